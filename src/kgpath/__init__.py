@@ -1,0 +1,79 @@
+"""kgpath: graph-constrained retrieval with a framework-free core.
+
+The public API is re-exported here; adapters for LlamaIndex and LangChain live in their
+own distributions (``llama-index-retrievers-kgpath``, ``langchain-kgpath``).
+"""
+
+from kgpath.embeddings import (
+    BaseEmbedder,
+    Embedder,
+    HashingEmbedder,
+    LangChainEmbedder,
+    LlamaIndexEmbedder,
+    LocalEmbedder,
+    OpenAIEmbedder,
+    default_embedder,
+)
+from kgpath.errors import (
+    BackendError,
+    ConfigError,
+    EmbeddingError,
+    EmptyGraphError,
+    GraphError,
+    KgpathError,
+    MissingDependencyError,
+    NodeNotFoundError,
+    ParseError,
+    PersistenceError,
+    QueryError,
+)
+from kgpath.graph import Edge, KnowledgeGraph, Node, Passage
+from kgpath.index import BM25Index, GraphIndex, VectorIndex
+from kgpath.llm import LLM, LangChainLLM, LlamaIndexLLM, OpenAILLM, ScriptedLLM
+from kgpath.methods.pcr import PathConstrainedRetriever, PCRConfig, PCRHit, PCRResult
+from kgpath.rerank import CallableReranker, CrossEncoderReranker, EmbeddingReranker, Reranker
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BM25Index",
+    "BackendError",
+    "BaseEmbedder",
+    "CallableReranker",
+    "ConfigError",
+    "CrossEncoderReranker",
+    "Edge",
+    "EmbeddingError",
+    "EmbeddingReranker",
+    "Embedder",
+    "EmptyGraphError",
+    "GraphError",
+    "GraphIndex",
+    "HashingEmbedder",
+    "KgpathError",
+    "KnowledgeGraph",
+    "LLM",
+    "LangChainEmbedder",
+    "LangChainLLM",
+    "LlamaIndexEmbedder",
+    "LlamaIndexLLM",
+    "LocalEmbedder",
+    "MissingDependencyError",
+    "Node",
+    "NodeNotFoundError",
+    "OpenAIEmbedder",
+    "OpenAILLM",
+    "PCRConfig",
+    "PCRHit",
+    "PCRResult",
+    "ParseError",
+    "Passage",
+    "PathConstrainedRetriever",
+    "PersistenceError",
+    "QueryError",
+    "Reranker",
+    "ScriptedLLM",
+    "VectorIndex",
+    "__version__",
+    "default_embedder",
+]

@@ -1,0 +1,92 @@
+"""One exception root for everything kgpath raises on purpose.
+
+Every error names the offending value in its message, so a user reading a traceback
+knows what to change without opening the source.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "KgpathError",
+    "ConfigError",
+    "NodeNotFoundError",
+    "EmptyGraphError",
+    "GraphError",
+    "EmbeddingError",
+    "QueryError",
+    "ParseError",
+    "PersistenceError",
+    "MissingDependencyError",
+    "BackendError",
+]
+
+
+class KgpathError(Exception):
+    """Root of every exception raised by kgpath."""
+
+
+class ConfigError(KgpathError, ValueError):
+    """A configuration value is out of its allowed range or of the wrong kind."""
+
+
+class GraphError(KgpathError, ValueError):
+    """The graph is malformed (edge to an unknown node, bad weight, ...)."""
+
+
+class NodeNotFoundError(KgpathError, KeyError):
+    """A node id or name does not exist in the graph."""
+
+    def __init__(self, message: str, *, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class EmptyGraphError(GraphError):
+    """An operation needs at least one node but the graph has none."""
+
+
+class EmbeddingError(KgpathError, ValueError):
+    """Embeddings are missing, contain NaN/inf, or have the wrong dimension."""
+
+
+class QueryError(KgpathError, ValueError):
+    """The query itself is unusable (empty, not a string, ...)."""
+
+
+class ParseError(KgpathError, ValueError):
+    """Text produced by an LLM (or a file) could not be parsed into the expected structure."""
+
+
+class PersistenceError(KgpathError, OSError):
+    """A saved index is truncated, corrupt, or of a newer format version."""
+
+
+class MissingDependencyError(KgpathError, ImportError):
+    """An optional dependency is needed; the message says which extra to install."""
+
+
+class BackendError(KgpathError, RuntimeError):
+    """An external backend (embedding API, LLM, database) failed or is unreachable."""
+
+
+def require(module: str, extra: str) -> object:
+    """Import an optional dependency or raise an actionable :class:`MissingDependencyError`.
+
+    Parameters
+    ----------
+    module
+        Importable module name, e.g. ``"openai"``.
+    extra
+        The pip requirement that provides it, e.g. ``"kgpath[openai]"``.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - exercised via monkeypatch in tests
+        raise MissingDependencyError(
+            f"optional dependency {module!r} is not installed; run: pip install '{extra}'"
+        ) from exc

@@ -1,0 +1,227 @@
+"""LLM protocol, backends, a scripted fake for tests, and tolerant JSON parsing.
+
+kgpath only needs text completion: ``complete(prompt) -> str`` and its async twin.
+Every LLM-using step in kgpath also has an LLM-free path, so no backend is required.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from kgpath.errors import BackendError, ConfigError, ParseError, require
+
+__all__ = [
+    "LLM",
+    "OpenAILLM",
+    "LlamaIndexLLM",
+    "LangChainLLM",
+    "ScriptedLLM",
+    "parse_json_response",
+]
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """What kgpath needs from a language model."""
+
+    def complete(self, prompt: str) -> str:
+        """Return the model's completion for ``prompt``."""
+        ...
+
+    async def acomplete(self, prompt: str) -> str:
+        """Async :meth:`complete`."""
+        ...
+
+
+class OpenAILLM:
+    """Chat completions on OpenAI or any OpenAI-compatible server (``base_url``)."""
+
+    def __init__(
+        self,
+        model: str = "gpt-4o-mini",
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        client: Any = None,
+        async_client: Any = None,
+    ) -> None:
+        self.model = model
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self._kwargs = {"api_key": api_key, "base_url": base_url}
+        self._client = client
+        self._aclient = async_client
+
+    def _params(self, prompt: str) -> dict[str, Any]:
+        p: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "temperature": self.temperature,
+        }
+        if self.max_tokens:
+            p["max_tokens"] = self.max_tokens
+        return p
+
+    def complete(self, prompt: str) -> str:
+        """Complete ``prompt`` with one chat turn."""
+        if self._client is None:
+            openai = require("openai", "kgpath[openai]")
+            self._client = openai.OpenAI(**self._kwargs)  # type: ignore[attr-defined]
+        try:
+            resp = self._client.chat.completions.create(**self._params(prompt))
+        except Exception as exc:  # noqa: BLE001
+            raise BackendError(f"OpenAI completion failed for model {self.model!r}: {exc}") from exc
+        return resp.choices[0].message.content or ""
+
+    async def acomplete(self, prompt: str) -> str:
+        """Async :meth:`complete` with the native async client."""
+        if self._aclient is None:
+            openai = require("openai", "kgpath[openai]")
+            self._aclient = openai.AsyncOpenAI(**self._kwargs)  # type: ignore[attr-defined]
+        try:
+            resp = await self._aclient.chat.completions.create(**self._params(prompt))
+        except Exception as exc:  # noqa: BLE001
+            raise BackendError(f"OpenAI completion failed for model {self.model!r}: {exc}") from exc
+        return resp.choices[0].message.content or ""
+
+
+class LlamaIndexLLM:
+    """Adapts any LlamaIndex ``LLM`` (``complete``/``acomplete`` returning a response)."""
+
+    def __init__(self, llm: Any) -> None:
+        self.llm = llm
+
+    def complete(self, prompt: str) -> str:
+        """Complete via the wrapped LlamaIndex LLM."""
+        return str(self.llm.complete(prompt).text)
+
+    async def acomplete(self, prompt: str) -> str:
+        """Async complete via the wrapped LlamaIndex LLM."""
+        return str((await self.llm.acomplete(prompt)).text)
+
+
+class LangChainLLM:
+    """Adapts any LangChain chat model or LLM (``invoke``/``ainvoke``)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    @staticmethod
+    def _text(out: Any) -> str:
+        content = getattr(out, "content", out)
+        if isinstance(content, list):  # content blocks
+            return "".join(
+                b.get("text", "") if isinstance(b, dict) else str(b) for b in content
+            )
+        return str(content)
+
+    def complete(self, prompt: str) -> str:
+        """Complete via ``invoke``."""
+        return self._text(self.model.invoke(prompt))
+
+    async def acomplete(self, prompt: str) -> str:
+        """Async complete via ``ainvoke``."""
+        return self._text(await self.model.ainvoke(prompt))
+
+
+class ScriptedLLM:
+    """A deterministic fake LLM for tests and demos.
+
+    Parameters
+    ----------
+    responses
+        Either a sequence of strings returned in order (cycling is an error: a test that
+        asks more than it scripted should fail loudly), or a callable ``prompt -> str``.
+    delay
+        Seconds to sleep per call (``asyncio.sleep`` in async), to test concurrency.
+
+    Every prompt is recorded in :attr:`prompts`.
+    """
+
+    def __init__(
+        self,
+        responses: Sequence[str] | Callable[[str], str],
+        *,
+        delay: float = 0.0,
+    ) -> None:
+        self._fn = responses if callable(responses) else None
+        self._queue = list(responses) if not callable(responses) else []
+        self.delay = delay
+        self.prompts: list[str] = []
+        self._lock = threading.Lock()
+
+    def _next(self, prompt: str) -> str:
+        with self._lock:
+            self.prompts.append(prompt)
+            if self._fn is not None:
+                return self._fn(prompt)
+            if not self._queue:
+                raise ConfigError(
+                    f"ScriptedLLM ran out of responses after {len(self.prompts) - 1} call(s)"
+                )
+            return self._queue.pop(0)
+
+    def complete(self, prompt: str) -> str:
+        """Return the next scripted response."""
+        if self.delay:
+            import time
+
+            time.sleep(self.delay)
+        return self._next(prompt)
+
+    async def acomplete(self, prompt: str) -> str:
+        """Async :meth:`complete` (sleeps with ``asyncio.sleep``)."""
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        return self._next(prompt)
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
+def parse_json_response(text: str, *, expect: type | tuple[type, ...] = (dict, list)) -> Any:
+    """Parse JSON out of an LLM reply, repairing the usual damage.
+
+    Repairs tried in order: code fences, prose around the first ``{...}``/``[...]``
+    block, trailing commas, single quotes. Raises :class:`ParseError` naming the text
+    when nothing parses or the top-level type is not ``expect``.
+    """
+    if not isinstance(text, str):
+        raise ParseError(f"LLM reply must be a string, got {type(text).__name__}")
+    candidates: list[str] = []
+    m = _FENCE.search(text)
+    if m:
+        candidates.append(m.group(1))
+    candidates.append(text)
+    for c in list(candidates):
+        for open_, close in (("{", "}"), ("[", "]")):
+            i, j = c.find(open_), c.rfind(close)
+            if 0 <= i < j:
+                candidates.append(c[i : j + 1])
+    for c in _expand(candidates):
+        try:
+            val = json.loads(c)
+        except (json.JSONDecodeError, ValueError):
+            continue
+        if isinstance(val, expect):
+            return val
+    snippet = text if len(text) < 200 else text[:200] + "..."
+    raise ParseError(f"could not parse JSON of type {expect} from LLM reply: {snippet!r}")
+
+
+def _expand(cands: Iterable[str]) -> Iterable[str]:
+    for c in cands:
+        c = c.strip()
+        yield c
+        fixed = _TRAILING_COMMA.sub(r"\1", c)
+        yield fixed
+        if "'" in fixed and '"' not in fixed:
+            yield fixed.replace("'", '"')
