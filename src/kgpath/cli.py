@@ -1,0 +1,95 @@
+"""Command line: ``kgpath demo``, ``kgpath eval <name> --data DIR``, ``kgpath info``.
+
+``kgpath eval <name>`` dispatches to ``kgpath.eval.<name>_eval.main(argv)``, so each
+evaluation lives beside its metrics and can be added without editing this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from pathlib import Path
+
+from kgpath.errors import KgpathError
+
+__all__ = ["main"]
+
+EVALS = {
+    "pcr": "PCR vs vector/BM25/hybrid on PathRAG-6-format data (paper Table 1 shape)",
+    "traversal": "semantic-graph traversal algorithms on HotpotQA-format data",
+}
+
+
+def _embedder(name: str):  # type: ignore[no-untyped-def]
+    from kgpath.embeddings import HashingEmbedder, LocalEmbedder, OpenAIEmbedder
+
+    if name == "local":
+        return LocalEmbedder()
+    if name == "hashing":
+        return HashingEmbedder()
+    if name == "openai":
+        return OpenAIEmbedder()
+    raise KgpathError(f"unknown embedder {name!r}; choose local, hashing or openai")
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from kgpath.data import load_demo_graph
+    from kgpath.demo import DemoContext, run_demo
+    from kgpath.index.graph_index import GraphIndex
+
+    emb = _embedder(args.embedder)
+    graph = load_demo_graph()
+    index = GraphIndex(graph, emb).build()
+    plot_dir = Path(args.out) if args.plot else None
+    if plot_dir:
+        plot_dir.mkdir(parents=True, exist_ok=True)
+    ctx = DemoContext(embedder=emb, graph=graph, index=index, plot_dir=plot_dir)
+    ctx.print(f"kgpath demo: {graph!r}, embedder {emb!r}")
+    sections = args.sections.split(",") if args.sections else None
+    run_demo(ctx, sections)
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace, rest: list[str]) -> int:
+    try:
+        mod = importlib.import_module(f"kgpath.eval.{args.name}_eval")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"kgpath.eval.{args.name}_eval":
+            raise
+        print(f"unknown evaluation {args.name!r}; available: {', '.join(EVALS)}", file=sys.stderr)
+        return 2
+    return int(mod.main(rest))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``kgpath`` command."""
+    parser = argparse.ArgumentParser(prog="kgpath", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("demo", help="offline walkthrough of every method on a demo corpus")
+    d.add_argument("--embedder", default="local", help="local (default), hashing or openai")
+    d.add_argument("--sections", default=None, help="comma list, e.g. pcr,pathrag")
+    d.add_argument("--plot", action="store_true", help="also write PNG/HTML pictures")
+    d.add_argument("--out", default="kgpath-demo-out", help="folder for --plot output")
+    e = sub.add_parser("eval", help="run an evaluation; see 'kgpath eval NAME --help'")
+    e.add_argument("name", help=" | ".join(f"{k}: {v}" for k, v in EVALS.items()))
+    args, rest = parser.parse_known_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        if args.cmd == "demo":
+            if rest:
+                parser.error(f"unrecognized arguments: {' '.join(rest)}")
+            return _cmd_demo(args)
+        return _cmd_eval(args, rest)
+    except KgpathError as exc:
+        print(f"kgpath: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
