@@ -1,0 +1,3 @@
+"""Metrics, dataset loaders and the ``kgpath eval`` commands."""
+
+__all__: list[str] = []
