@@ -1,0 +1,15 @@
+"""LlamaIndex retrievers for kgpath graph-constrained retrieval.
+
+Each retriever delegates to the framework-free ``kgpath`` core and returns ``NodeWithScore``
+objects whose metadata carries the method's trace (see ``_convert.py``).
+
+To add an adapter: one import line below and one ``__all__`` entry (keep both sorted).
+"""
+
+from llama_index.retrievers.kgpath._convert import KgpathQueryBundle
+from llama_index.retrievers.kgpath.base import PathConstrainedRetriever
+
+__all__ = [
+    "KgpathQueryBundle",
+    "PathConstrainedRetriever",
+]
