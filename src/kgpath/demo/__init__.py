@@ -31,13 +31,14 @@ class DemoContext:
     embedder: Embedder
     graph: KnowledgeGraph
     index: GraphIndex
-    out: TextIO = sys.stdout
+    out: TextIO | None = None
+    """Output stream; ``None`` means the current ``sys.stdout``."""
     plot_dir: Path | None = None
     extras: dict[str, Any] = field(default_factory=dict)
 
     def print(self, *args: Any) -> None:
         """Print to the demo's output stream."""
-        print(*args, file=self.out)
+        print(*args, file=self.out if self.out is not None else sys.stdout)
 
     def heading(self, title: str) -> None:
         """Print a section heading."""
