@@ -103,9 +103,12 @@ class PathConstrainedRetriever(BaseRetriever):
     """:class:`PCRConfig` overrides applied to every call (e.g. ``{"max_depth": 2}``)."""
 
     def __init__(self, **data: Any) -> None:
+        # Validated here rather than in pydantic validators, so that errors keep their
+        # kgpath type instead of being wrapped in a ValidationError (and True is not 1).
+        k = data.get("k", 10)
+        if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+            raise ConfigError(f"k must be a positive int, got {k!r}")
         super().__init__(**data)
-        # Validated here, after pydantic, so that errors keep their kgpath type instead of
-        # being wrapped in a pydantic ValidationError.
         if "k" in self.search_kwargs:
             raise ConfigError("pass k as the retriever's k field, not in search_kwargs")
         if "anchor" in self.search_kwargs or "anchor_name" in self.search_kwargs:
