@@ -11,9 +11,9 @@ from __future__ import annotations
 import networkx as nx
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kgpath import HashingEmbedder, KnowledgeGraph
-
 from langchain_kgpath import PathConstrainedRetriever
+
+from kgpath import HashingEmbedder, KnowledgeGraph
 
 EMBEDDER = HashingEmbedder(dim=32)
 
@@ -59,6 +59,6 @@ def test_documents_match_networkx(
         assert path[0] == f"n{anchor}" and path[-1] == d.id
         assert len(path) == d.metadata["hops"] + 1
         assert d.metadata["path_edges"] == [
-            [s, f"r{s[1:]}_{t[1:]}", t] for s, t in zip(path, path[1:])
+            [s, f"r{s[1:]}_{t[1:]}", t] for s, t in zip(path[:-1], path[1:], strict=True)
         ]
-        assert all(ref.has_edge(s, t) for s, t in zip(path, path[1:]))
+        assert all(ref.has_edge(s, t) for s, t in zip(path[:-1], path[1:], strict=True))

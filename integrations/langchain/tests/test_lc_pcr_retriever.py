@@ -28,6 +28,15 @@ from uuid import UUID
 
 import numpy as np
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.documents import Document
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnablePassthrough
+from langchain_kgpath import PathConstrainedRetriever
+
 from kgpath import (
     BaseEmbedder,
     ConfigError,
@@ -39,15 +48,6 @@ from kgpath import (
     NodeNotFoundError,
     QueryError,
 )
-from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.documents import Document
-from langchain_core.embeddings import DeterministicFakeEmbedding
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.output_parsers import StrOutputParser
-from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.runnables import RunnablePassthrough
-
-from langchain_kgpath import PathConstrainedRetriever
 
 VOCAB = ("alpha", "beta", "gamma", "delta")
 R2 = 1 / math.sqrt(2)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgpath import HashingEmbedder, KnowledgeGraph
-from kgpath.methods.pcr import PathConstrainedRetriever as CorePCR
 from langchain_core.retrievers import BaseRetriever
+from langchain_kgpath import PathConstrainedRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
-from langchain_kgpath import PathConstrainedRetriever
+from kgpath import HashingEmbedder, KnowledgeGraph
+from kgpath.methods.pcr import PathConstrainedRetriever as CorePCR
 
 
 def _graph() -> KnowledgeGraph:
