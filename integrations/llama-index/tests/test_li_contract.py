@@ -1,0 +1,301 @@
+"""Contract suite for the LlamaIndex PCR retriever (STYLE habit 10).
+
+Every test runs against the hand-written toy graph of ``conftest.py`` whose reachable set,
+shortest paths and cosine scores were computed by hand. The contract: sync == async, float
+scores in descending order, ``top_k`` honoured, trace metadata correct, works inside
+``RetrieverQueryEngine`` with ``MockLLM`` without touching ``Settings``, callbacks and
+instrumentation receive retrieval events, bad input raises kgpath's typed errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from llama_index.core.callbacks import CallbackManager, CBEventType, LlamaDebugHandler
+from llama_index.core.callbacks.schema import EventPayload
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
+from llama_index.core.llms import MockLLM
+from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.schema import MetadataMode, NodeWithScore
+from llama_index.retrievers.kgpath import KgpathQueryBundle, PathConstrainedRetriever
+
+from kgpath import ConfigError, GraphIndex, NodeNotFoundError, QueryError
+
+MODES = ["vector", "hybrid"]
+
+
+def _ids(nodes: list[NodeWithScore]) -> list[str]:
+    return [n.node.node_id for n in nodes]
+
+
+def _snapshot(nodes: list[NodeWithScore]) -> list[tuple[str, float, dict[str, Any]]]:
+    return [(n.node.node_id, n.score, dict(n.node.metadata)) for n in nodes]
+
+
+@pytest.fixture(params=MODES)
+def retriever(request: pytest.FixtureRequest, core_pcr: Any) -> PathConstrainedRetriever:
+    return PathConstrainedRetriever(core_pcr, anchor="a", k=3, mode=request.param)
+
+
+# ---------------------------------------------------------------- sync == async
+@pytest.mark.parametrize("query", ["east", "north", "up"])
+async def test_sync_equals_async(retriever: PathConstrainedRetriever, query: str) -> None:
+    sync = retriever.retrieve(query)
+    asyn = await retriever.aretrieve(query)
+    assert _snapshot(sync) == _snapshot(asyn)
+    assert len(sync) == 3
+
+
+async def test_async_awaits_the_embedders_async_api(core_pcr: Any) -> None:
+    r = PathConstrainedRetriever(core_pcr, anchor="a")
+    emb = core_pcr.index.embedder
+    await r.aretrieve("east")
+    assert emb.calls == [("async", "query", ("east",))]
+    r.retrieve("north")
+    assert emb.calls[-1] == ("sync", "query", ("north",))
+
+
+async def test_sync_equals_async_with_per_call_options(core_pcr: Any) -> None:
+    r = PathConstrainedRetriever(core_pcr, anchor="x")
+    kw: dict[str, Any] = {"anchor": "a", "k": 2, "max_depth": 1}
+    sync = r.retrieve_with("north", **kw)
+    asyn = await r.aretrieve_with("north", **kw)
+    assert _snapshot(sync) == _snapshot(asyn)
+    assert _ids(sync) == ["a", "b"]
+
+
+# ---------------------------------------------------------------- scores and top_k
+def test_scores_are_python_floats_in_descending_order(
+    retriever: PathConstrainedRetriever,
+) -> None:
+    nodes = retriever.retrieve_with("east", k=10)
+    scores = [n.score for n in nodes]
+    assert all(type(s) is float for s in scores)
+    assert all(type(n.node.metadata["score"]) is float for n in nodes)
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_vector_scores_equal_hand_computed_cosines(core_pcr: Any, toy: Any) -> None:
+    r = PathConstrainedRetriever(core_pcr, anchor="a", k=3)
+    east = r.retrieve("east")
+    assert _ids(east) == ["e", "c", "b"]  # x (1.0) and y (0.96) are not reachable
+    assert [n.score for n in east] == pytest.approx([toy.EAST_SCORES[i] for i in "ecb"], abs=1e-6)
+    north = r.retrieve("north")
+    assert _ids(north) == ["a", "b", "c"]
+    assert [n.score for n in north] == pytest.approx([toy.NORTH_SCORES[i] for i in "abc"], abs=1e-6)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 10])
+def test_top_k_honoured(core_pcr: Any, toy: Any, k: int) -> None:
+    reachable = len(toy.REACH_FROM_A)
+    by_k = PathConstrainedRetriever(core_pcr, anchor="a", k=k).retrieve("east")
+    by_alias = PathConstrainedRetriever(core_pcr, anchor="a", similarity_top_k=k).retrieve("east")
+    per_call = PathConstrainedRetriever(core_pcr, anchor="a").retrieve_with("east", k=k)
+    bundle = PathConstrainedRetriever(core_pcr, anchor="a").retrieve(
+        KgpathQueryBundle("east", k=k)
+    )
+    for nodes in (by_k, by_alias, per_call, bundle):
+        assert len(nodes) == min(k, reachable)
+        assert set(_ids(nodes)) <= set(toy.REACH_FROM_A)
+    assert _ids(by_k) == _ids(by_alias) == _ids(per_call) == _ids(bundle)
+
+
+def test_similarity_top_k_property_reflects_config(core_pcr: Any) -> None:
+    r = PathConstrainedRetriever(core_pcr, similarity_top_k=4)
+    assert r.similarity_top_k == 4 == r.config.k
+
+
+# ---------------------------------------------------------------- trace metadata
+def test_trace_metadata_matches_hand_computed_paths(core_pcr: Any, toy: Any) -> None:
+    r = PathConstrainedRetriever(core_pcr, anchor="a", k=10)
+    nodes = r.retrieve("east")
+    assert set(_ids(nodes)) == set(toy.REACH_FROM_A)  # exactly the reachable set, nothing else
+    rel = {"b": ["founded"], "d": ["owns"], "c": ["founded", "employs"],
+           "e": ["founded", "employs", "wrote"], "a": []}
+    text = {"a": "Acme", "b": "Acme -[founded]-> Beta Labs", "d": "Acme -[owns]-> Depot",
+            "c": "Acme -[founded]-> Beta Labs -[employs]-> Carol",
+            "e": "Acme -[founded]-> Beta Labs -[employs]-> Carol -[wrote]-> Essay"}
+    for rank, n in enumerate(nodes, start=1):
+        nid, m = n.node.node_id, n.node.metadata
+        hops, path = toy.REACH_FROM_A[nid]
+        assert m["kgpath_node_id"] == nid
+        assert m["hops"] == hops
+        assert m["path"] == path
+        assert m["path_relations"] == rel[nid]
+        assert m["path_text"] == text[nid]
+        assert m["anchor_id"] == "a" and m["anchor_name"] == "Acme"
+        assert m["anchor_resolution"] == "id"
+        assert m["fallback_used"] is False
+        assert m["reachable_count"] == 5
+        assert m["rank"] == rank
+        assert m["score"] == n.score
+        assert m["kgpath_method"] == "pcr" and m["score_mode"] == "vector"
+    by_id = {n.node.node_id: n.node.metadata for n in nodes}
+    assert by_id["c"]["provenance"] == ["p1", "p2"]
+    assert by_id["d"]["provenance"] == []
+    assert by_id["a"]["name"] == "Acme" and by_id["a"]["type"] == "company"
+
+
+def test_node_ids_are_the_kgpath_ids_and_stable(core_pcr: Any) -> None:
+    r = PathConstrainedRetriever(core_pcr, anchor="a", k=10)
+    first = r.retrieve("east")
+    second = r.retrieve("east")
+    assert _ids(first) == _ids(second)
+    assert [n.node.hash for n in first] == [n.node.hash for n in second]
+    assert all(n.node.node_id == n.node.metadata["kgpath_node_id"] for n in first)
+
+
+def test_node_text_is_the_kgpath_search_text(core_pcr: Any, toy_graph: Any) -> None:
+    nodes = PathConstrainedRetriever(core_pcr, anchor="a", k=10).retrieve("east")
+    for n in nodes:
+        assert n.node.get_content(MetadataMode.NONE) == toy_graph.node(n.node.node_id).search_text
+
+
+# ---------------------------------------------------------------- query engine
+@pytest.fixture
+def no_settings_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make any implicit use of Settings.llm / Settings.embed_model fail loudly."""
+    from llama_index.core import settings as li_settings
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("Settings default LLM / embed model was resolved")
+
+    monkeypatch.setattr(li_settings, "resolve_llm", boom)
+    monkeypatch.setattr(li_settings, "resolve_embed_model", boom)
+    monkeypatch.setattr(li_settings.Settings, "_llm", None)
+    monkeypatch.setattr(li_settings.Settings, "_embed_model", None)
+
+
+@pytest.mark.usefixtures("no_settings_defaults")
+async def test_inside_retriever_query_engine_with_mock_llm(
+    toy_graph: Any, query_embedder: Any
+) -> None:
+    r = PathConstrainedRetriever.from_graph(toy_graph, embedder=query_embedder, anchor="a", k=3)
+    engine = RetrieverQueryEngine.from_args(r, llm=MockLLM())
+    response = engine.query("east")
+    assert _ids(response.source_nodes) == ["e", "c", "b"]
+    assert all(type(n.score) is float for n in response.source_nodes)
+    # MockLLM echoes its prompt: the context holds node texts and the readable paths,
+    # but none of the long trace fields.
+    prompt = str(response)
+    assert "Essay on catalysis." in prompt and "Carol is a chemist." in prompt
+    assert "path_text: Acme -[founded]-> Beta Labs -[employs]-> Carol -[wrote]-> Essay" in prompt
+    assert "type: document" in prompt
+    for hidden in ("kgpath_node_id", "provenance", "anchor_resolution", "reachable_count",
+                   "path_relations", "path: ["):
+        assert hidden not in prompt
+    aresponse = await engine.aquery("east")
+    assert _snapshot(aresponse.source_nodes) == _snapshot(response.source_nodes)
+    # per-call anchor through the engine
+    moved = engine.query(KgpathQueryBundle("north", anchor="c", k=2))
+    assert _ids(moved.source_nodes) == ["b", "c"]
+    assert moved.source_nodes[0].node.metadata["path"] == ["c", "b"]
+
+
+# ---------------------------------------------------------------- callbacks / instrumentation
+async def test_callback_manager_receives_retrieve_events(core_pcr: Any) -> None:
+    handler = LlamaDebugHandler()
+    r = PathConstrainedRetriever(
+        core_pcr, anchor="a", k=2, callback_manager=CallbackManager([handler])
+    )
+    r.retrieve("east")
+    await r.aretrieve("north")
+    pairs = handler.get_event_pairs(CBEventType.RETRIEVE)
+    assert len(pairs) == 2
+    assert [p[0].payload[EventPayload.QUERY_STR] for p in pairs] == ["east", "north"]
+    assert [_ids(p[1].payload[EventPayload.NODES]) for p in pairs] == [["e", "c"], ["a", "b"]]
+
+
+class _Collect(BaseEventHandler):
+    events: list[Any] = []
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "Collect"
+
+    def handle(self, event: Any, **kwargs: Any) -> None:
+        if isinstance(event, RetrievalEndEvent):
+            self.events.append(event)
+
+
+def test_instrumentation_sees_retrieval_end_events(core_pcr: Any) -> None:
+    handler = _Collect(events=[])
+    root = get_dispatcher()
+    root.add_event_handler(handler)
+    try:
+        PathConstrainedRetriever(core_pcr, anchor="a", k=1).retrieve("east")
+    finally:
+        root.event_handlers.remove(handler)
+    assert len(handler.events) == 1
+    assert _ids(handler.events[0].nodes) == ["e"]
+
+
+# ---------------------------------------------------------------- typed errors
+async def test_unknown_anchor_id_raises_node_not_found(core_pcr: Any) -> None:
+    r = PathConstrainedRetriever(core_pcr, anchor="nope")
+    with pytest.raises(NodeNotFoundError, match="'nope'"):
+        r.retrieve("east")
+    with pytest.raises(NodeNotFoundError, match="'nope'"):
+        await r.aretrieve("east")
+
+
+def test_unknown_anchor_name_raises_node_not_found(core_pcr: Any) -> None:
+    r = PathConstrainedRetriever(core_pcr)
+    with pytest.raises(NodeNotFoundError, match="'Nobody'"):
+        r.retrieve_with("east", anchor_name="Nobody")
+
+
+@pytest.mark.parametrize("k", [0, -1])
+async def test_non_positive_k_raises_config_error(core_pcr: Any, k: int) -> None:
+    with pytest.raises(ConfigError, match=str(k)):
+        PathConstrainedRetriever(core_pcr, anchor="a", k=k)
+    with pytest.raises(ConfigError, match=str(k)):
+        PathConstrainedRetriever(core_pcr, anchor="a", similarity_top_k=k)
+    r = PathConstrainedRetriever(core_pcr, anchor="a")
+    with pytest.raises(ConfigError, match=str(k)):
+        r.retrieve_with("east", k=k)
+    with pytest.raises(ConfigError, match=str(k)):
+        await r.aretrieve(KgpathQueryBundle("east", k=k))
+
+
+@pytest.mark.parametrize("query", ["", "   "])
+async def test_empty_query_raises_query_error(core_pcr: Any, query: str) -> None:
+    r = PathConstrainedRetriever(core_pcr, anchor="a")
+    with pytest.raises(QueryError):
+        r.retrieve(query)
+    with pytest.raises(QueryError):
+        await r.aretrieve(query)
+
+
+def test_bad_options_raise_config_error(core_pcr: Any, toy_graph: Any) -> None:
+    with pytest.raises(ConfigError, match="max_depth"):
+        PathConstrainedRetriever(core_pcr, max_depth=-1)
+    with pytest.raises(ConfigError, match="top_n"):
+        PathConstrainedRetriever(core_pcr, top_n=3)
+    with pytest.raises(ConfigError, match="disagree"):
+        PathConstrainedRetriever(core_pcr, k=3, similarity_top_k=4)
+    with pytest.raises(ConfigError, match="KnowledgeGraph"):
+        PathConstrainedRetriever(toy_graph)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="str"):
+        PathConstrainedRetriever.from_graph(toy_graph, embedder="openai")
+    with pytest.raises(ConfigError, match="GraphIndex"):
+        PathConstrainedRetriever.from_graph(GraphIndex(toy_graph, core_pcr.index.embedder),
+                                            embedder=core_pcr.index.embedder)
+    r = PathConstrainedRetriever(core_pcr, anchor="a")
+    with pytest.raises(ConfigError, match="direction"):
+        r.retrieve_with("east", direction="sideways")
+    with pytest.raises(ConfigError, match="bogus"):
+        r.retrieve_with("east", bogus=1)
+
+
+def test_errors_are_reported_to_callbacks(core_pcr: Any) -> None:
+    handler = LlamaDebugHandler()
+    r = PathConstrainedRetriever(core_pcr, anchor="nope",
+                                 callback_manager=CallbackManager([handler]))
+    with pytest.raises(NodeNotFoundError):
+        r.retrieve("east")
+    (start, end), = handler.get_event_pairs(CBEventType.RETRIEVE)
+    assert isinstance(end.payload[EventPayload.EXCEPTION], NodeNotFoundError)
