@@ -28,7 +28,12 @@ import pytest
 from kgpath import BaseEmbedder, KnowledgeGraph
 from kgpath.methods.pcr import PathConstrainedRetriever as CorePCR
 
-QUERIES = {"east": [1.0, 0.0, 0.0], "north": [0.0, 1.0, 0.0], "up": [0.0, 0.0, 1.0]}
+QUERIES = {
+    "east": [1.0, 0.0, 0.0],
+    "north": [0.0, 1.0, 0.0],
+    "up": [0.0, 0.0, 1.0],
+    "Carol chemist": [0.8, 0.6, 0.0],  # for BM25-mode tests (PCR embeds the query anyway)
+}
 
 NODES = {
     # id: (name, text, type, embedding, provenance, metadata)
