@@ -1,0 +1,1121 @@
+"""Seven traversal algorithms over the semantic chunk graph.
+
+Reference: "Novel Knowledge Graph Traversal Algorithms: Enhancing Accuracy in Semantic
+Retrieval-Augmented Generation Systems" (shared/papers/kg-traversal-algorithms-article.txt),
+section "Knowledge Graph Traversal Algorithms". The article numbers its algorithms 1-7 but
+has no equations; docstrings cite "Alg. N, step M" after its numbered steps.
+
+Every algorithm starts at the **anchor**, the chunk most similar to the query, and then
+repeatedly picks the next chunk among candidates, extracting that chunk's sentences not seen
+before. Notation (all cosines of unit vectors): ``q`` query, ``u`` current chunk, ``c``
+candidate chunk, ``s`` sentence; ``E`` the extracted sentences.
+
+==============================  ===========================================  =================
+algorithm                       next chunk = argmax over candidates of       candidates
+==============================  ===========================================  =================
+1 ``basic_retrieval``           ``cos(q, c)``                                every chunk
+2 ``query_traversal``           ``cos(q, c)``                                neighbours of u
+3 ``kg_traversal``              ``cos(u, c)`` (query ignored)                neighbours of u
+                                                                             sharing no
+                                                                             sentence with E
+4 ``triangulation_average``     ``(cos(q,u) + cos(q,c) + cos(u,c)) / 3``     neighbours of u
+5 ``triangulation_geometric_3d``  ``-|| (q3 + u3 + c3)/3 - q3 ||`` in a 3-D  neighbours of u
+                                PCA of the chunk embeddings
+6 ``triangulation_fulldim``     ``-|| (q + u + c)/3 - q ||``                 neighbours of u
+7 ``llm_guided_traversal``      the LLM's choice among the top 5 by          neighbours of u
+                                ``cos(q, c)`` (fallback: the first)
+==============================  ===========================================  =================
+
+Stopping rules (article, each algorithm's last step):
+
+* budget: at most ``max_sentences`` (15) sentences; the relevance rules below may end the
+  walk only once ``min_sentences`` (10) are collected -- our reading of the article's
+  "10-15 sentences";
+* Alg. 1, 2, 5, 6 and 7 without an LLM: stop when every candidate is less relevant than what
+  is extracted, ``max_c cos(q, c) < mean_{s in E} cos(q, s)``;
+* Alg. 3: stop when the chosen hop's similarity ``cos(u, c)`` is lower than the previous
+  hop's;
+* Alg. 4: stop when ``mean_{s in E} cos(q, s)`` exceeds every candidate's triangle average;
+* Alg. 7: the LLM may answer ``stop`` (honoured at any time);
+* always: a safety cap of ``max_hops`` hops, and "dead end" when no candidate is left.
+
+Chunk adjacency is undirected: a similarity edge ``a -> b`` (b in a's top list) lets the
+walk go both ways, since cosine similarity is symmetric.
+
+Complexity per query: ``O(m d)`` once for the query-chunk cosines (``m`` chunks), then per
+hop ``O(|candidates| d)``; the walk makes at most ``min(max_hops, max_sentences)`` hops
+because each hop adds at least one new sentence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from kgpath.build.chunk_graph import (
+    NODE_CHUNK,
+    NODE_SENTENCE,
+    REL_HAS_SENTENCE,
+    REL_SIMILAR_INTER,
+    REL_SIMILAR_INTRA,
+)
+from kgpath.errors import ConfigError, GraphError, ParseError
+from kgpath.graph import KnowledgeGraph
+from kgpath.index.graph_index import GraphIndex, check_query
+from kgpath.llm import LLM, parse_json_response
+from kgpath.prompts.traversal import LLM_TRAVERSAL_PROMPT
+
+__all__ = [
+    "ALGORITHMS",
+    "TraversalConfig",
+    "TraversalStep",
+    "TraversedSentence",
+    "TraversalResult",
+    "ChunkGraphView",
+    "TraversalPolicy",
+    "BasicRetrievalPolicy",
+    "QueryTraversalPolicy",
+    "KGTraversalPolicy",
+    "TriangulationAveragePolicy",
+    "TriangulationGeometric3DPolicy",
+    "TriangulationFullDimPolicy",
+    "LLMGuidedPolicy",
+    "TraversalRetriever",
+    "basic_retrieval",
+    "query_traversal",
+    "kg_traversal",
+    "triangulation_average",
+    "triangulation_geometric_3d",
+    "triangulation_fulldim",
+    "llm_guided_traversal",
+    "allm_guided_traversal",
+    "parse_llm_choice",
+    "traverse",
+    "atraverse",
+    "format_traversal",
+]
+
+ALGORITHMS: tuple[str, ...] = (
+    "basic_retrieval",
+    "query_traversal",
+    "kg_traversal",
+    "triangulation_average",
+    "triangulation_geometric_3d",
+    "triangulation_fulldim",
+    "llm_guided_traversal",
+)
+
+Frontier = Literal["current", "visited"]
+
+
+# ============================================================================ config
+@dataclass(frozen=True, kw_only=True)
+class TraversalConfig:
+    """Traversal hyperparameters; defaults follow the article where it gives a number.
+
+    Attributes
+    ----------
+    max_sentences
+        Hard sentence budget (article: "10-15 sentences", upper end).
+    min_sentences
+        Relevance-based stopping rules apply only once this many sentences are extracted
+        (article's lower end). ``0`` applies them from the first hop.
+    max_hops
+        Safety cap on hops after the anchor (the article suggests "limiting hop count" for
+        large graphs).
+    frontier
+        ``"current"`` (article): candidates are the neighbours of the current chunk and a
+        walk with no unvisited neighbour stops ("dead end"). ``"visited"`` (extension):
+        candidates are the unvisited neighbours of every visited chunk, a best-first
+        expansion; scores still use the current chunk ``u``.
+    llm_candidates
+        Candidates shown to the LLM in Alg. 7 (article: 5).
+    preview_chars
+        Characters of each candidate/extracted sentence shown to the LLM.
+    pca_components
+        Dimensions of the PCA space of Alg. 5 (article: 3).
+    record_candidates
+        Best-scored candidates kept per step in the trace.
+    """
+
+    max_sentences: int = 15
+    min_sentences: int = 10
+    max_hops: int = 30
+    frontier: Frontier = "current"
+    llm_candidates: int = 5
+    preview_chars: int = 200
+    pca_components: int = 3
+    record_candidates: int = 5
+
+    def __post_init__(self) -> None:
+        for name, lo in (
+            ("max_sentences", 1), ("min_sentences", 0), ("max_hops", 0),
+            ("llm_candidates", 1), ("preview_chars", 1), ("pca_components", 1),
+            ("record_candidates", 0),
+        ):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise ConfigError(f"{name} must be an int >= {lo}, got {v!r}")
+        if self.min_sentences > self.max_sentences:
+            raise ConfigError(
+                f"min_sentences ({self.min_sentences}) exceeds max_sentences "
+                f"({self.max_sentences})"
+            )
+        if self.frontier not in ("current", "visited"):
+            raise ConfigError(f"frontier must be 'current' or 'visited', got {self.frontier!r}")
+
+
+# ============================================================================ results
+@dataclass(frozen=True)
+class TraversalStep:
+    """One visited chunk of the walk (hop 0 is the anchor)."""
+
+    hop: int
+    chunk_id: str
+    doc_id: str
+    score: float
+    """The policy score that selected this chunk (anchor: ``cos(q, anchor)``)."""
+    query_similarity: float
+    """``cos(q, chunk)``."""
+    transition_similarity: float | None
+    """``cos(previous chunk, chunk)``; ``None`` for the anchor."""
+    new_sentences: tuple[str, ...]
+    """Sentence node ids first extracted at this step."""
+    reason: str
+    """``"anchor"``, ``"policy"``, ``"llm"`` or ``"llm_fallback: ..."``."""
+    candidates: tuple[tuple[str, float], ...] = ()
+    """Best-scored candidates at this step (chunk id, policy score), best first."""
+
+
+@dataclass(frozen=True)
+class TraversedSentence:
+    """One extracted sentence, in extraction order."""
+
+    id: str
+    text: str
+    doc_id: str
+    chunk_id: str
+    hop: int
+    query_similarity: float
+
+
+@dataclass(frozen=True)
+class TraversalResult:
+    """Sentences in extraction order plus the traversal path that produced them."""
+
+    query: str
+    algorithm: str
+    anchor_id: str
+    sentences: tuple[TraversedSentence, ...]
+    path: tuple[TraversalStep, ...]
+    stop_reason: str
+    config: TraversalConfig
+    trace: dict[str, Any] = field(default_factory=dict)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.sentences)
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    @property
+    def path_ids(self) -> list[str]:
+        """Visited chunk ids in order (anchor first)."""
+        return [s.chunk_id for s in self.path]
+
+    @property
+    def documents(self) -> list[str]:
+        """Document (passage) ids in the order their first sentence was extracted."""
+        return list(dict.fromkeys(s.doc_id for s in self.sentences))
+
+    @property
+    def text(self) -> str:
+        """The extracted sentences joined with spaces (the context for an LLM)."""
+        return " ".join(s.text for s in self.sentences)
+
+
+# ============================================================================ view
+class ChunkGraphView:
+    """Array view of a chunk graph built by :mod:`kgpath.build.chunk_graph`.
+
+    Extracts, once, the chunk and sentence embeddings, chunk -> sentence membership
+    (CSR ``chunk_sent_ptr``/``chunk_sent``), document ids, and the undirected chunk
+    adjacency (CSR ``adj_ptr``/``adj``) from the ``similar_intra``/``similar_inter``
+    edges. Traversals never touch Python node objects.
+    """
+
+    def __init__(self, graph: KnowledgeGraph) -> None:
+        self.graph = graph
+        chunk_nodes: list[int] = []
+        sent_nodes: list[int] = []
+        for i, n in enumerate(graph.nodes):
+            if n.type == NODE_CHUNK:
+                chunk_nodes.append(i)
+            elif n.type == NODE_SENTENCE:
+                sent_nodes.append(i)
+        if not chunk_nodes:
+            raise GraphError("graph has no 'chunk' nodes; build it with ChunkGraphBuilder")
+        if not sent_nodes:
+            raise GraphError("chunk graph has no 'sentence' nodes (sentence_nodes=False)")
+        self.chunk_nodes = np.asarray(chunk_nodes, dtype=np.int64)
+        self.sent_nodes = np.asarray(sent_nodes, dtype=np.int64)
+        emb = graph.embeddings
+        self.chunk_emb = np.ascontiguousarray(emb[self.chunk_nodes])
+        self.sent_emb = np.ascontiguousarray(emb[self.sent_nodes])
+        cpos = {int(g): p for p, g in enumerate(chunk_nodes)}
+        spos = {int(g): p for p, g in enumerate(sent_nodes)}
+        self.chunk_ids = [graph.node_at(i).id for i in chunk_nodes]
+        self.sent_ids = [graph.node_at(i).id for i in sent_nodes]
+        self.sent_text = [graph.node_at(i).text for i in sent_nodes]
+        self.chunk_doc = [_doc_of(graph, i) for i in chunk_nodes]
+        self.sent_doc = [_doc_of(graph, i) for i in sent_nodes]
+        members: list[list[int]] = [[] for _ in chunk_nodes]
+        pairs: list[tuple[int, int]] = []
+        for e in graph.edges:
+            if e.relation == REL_HAS_SENTENCE:
+                c, s = cpos.get(graph.index_of(e.source)), spos.get(graph.index_of(e.target))
+                if c is not None and s is not None:
+                    members[c].append(s)
+            elif e.relation in (REL_SIMILAR_INTRA, REL_SIMILAR_INTER):
+                a, b = cpos.get(graph.index_of(e.source)), cpos.get(graph.index_of(e.target))
+                if a is not None and b is not None and a != b:
+                    pairs.append((a, b))
+        for c, m in enumerate(members):
+            if not m:
+                raise GraphError(f"chunk {self.chunk_ids[c]!r} has no sentence children")
+            m.sort()
+        self.chunk_sent_ptr = np.zeros(len(members) + 1, dtype=np.int64)
+        np.cumsum([len(m) for m in members], out=self.chunk_sent_ptr[1:])
+        self.chunk_sent = np.asarray([s for m in members for s in m], dtype=np.int64)
+        m_chunks = len(chunk_nodes)
+        if pairs:
+            p = np.asarray(pairs, dtype=np.int64)
+            both = np.unique(np.concatenate([p, p[:, ::-1]]), axis=0)
+        else:
+            both = np.zeros((0, 2), dtype=np.int64)
+        counts = np.bincount(both[:, 0], minlength=m_chunks)
+        self.adj_ptr = np.zeros(m_chunks + 1, dtype=np.int64)
+        np.cumsum(counts, out=self.adj_ptr[1:])
+        self.adj = both[:, 1].copy()
+        self._chunk_pos = {cid: i for i, cid in enumerate(self.chunk_ids)}
+        self._pca: tuple[int, np.ndarray, np.ndarray] | None = None
+
+    @property
+    def num_chunks(self) -> int:
+        """Number of chunks."""
+        return int(self.chunk_nodes.size)
+
+    def sentences_of(self, chunk: int) -> np.ndarray:
+        """Sentence positions of a chunk, in document order."""
+        return self.chunk_sent[self.chunk_sent_ptr[chunk] : self.chunk_sent_ptr[chunk + 1]]
+
+    def neighbours(self, chunk: int) -> np.ndarray:
+        """Chunk positions adjacent to ``chunk`` (undirected similarity edges)."""
+        return self.adj[self.adj_ptr[chunk] : self.adj_ptr[chunk + 1]]
+
+    def chunk_position(self, chunk_id: str) -> int:
+        """Position of a chunk id (raises :class:`GraphError` if unknown)."""
+        try:
+            return self._chunk_pos[chunk_id]
+        except KeyError:
+            raise GraphError(f"unknown chunk id {chunk_id!r}") from None
+
+    def pca(self, components: int = 3) -> tuple[np.ndarray, np.ndarray]:
+        """``(mean, basis)`` of a PCA of the chunk embeddings (Alg. 5, step 1).
+
+        The basis holds the top ``components`` eigenvectors of the ``d x d`` covariance
+        (columns, by decreasing eigenvalue, sign fixed so the largest-magnitude entry is
+        positive); memory ``O(d^2)`` whatever the number of chunks.
+        """
+        if self._pca is None or self._pca[0] != components:
+            x = self.chunk_emb.astype(np.float64)
+            mean = x.mean(axis=0)
+            xc = x - mean
+            cov = xc.T @ xc / max(1, x.shape[0])
+            vals, vecs = np.linalg.eigh(cov)
+            order = np.argsort(-vals, kind="stable")[: min(components, vecs.shape[1])]
+            basis = vecs[:, order]
+            flip = np.sign(basis[np.argmax(np.abs(basis), axis=0), np.arange(basis.shape[1])])
+            basis = basis * np.where(flip == 0, 1.0, flip)
+            self._pca = (components, mean, basis)
+        return self._pca[1], self._pca[2]
+
+
+def _doc_of(graph: KnowledgeGraph, index: int) -> str:
+    n = graph.node_at(index)
+    doc = n.metadata.get("doc_id") if n.metadata else None
+    if doc is None and n.provenance:
+        doc = n.provenance[0]
+    return str(doc) if doc is not None else n.id
+
+
+# ============================================================================ walk state
+class Walk:
+    """Mutable state of one traversal, handed to the policies."""
+
+    def __init__(self, view: ChunkGraphView, query_vec: np.ndarray, query: str) -> None:
+        q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+        if q.shape[0] != view.chunk_emb.shape[1]:
+            raise GraphError(
+                f"query embedding has dimension {q.shape[0]}, chunk embeddings have "
+                f"{view.chunk_emb.shape[1]}"
+            )
+        self.view = view
+        self.query = query
+        self.q = q
+        self.q_chunk = view.chunk_emb @ q
+        self.visited = np.zeros(view.num_chunks, dtype=bool)
+        self.extracted_mask = np.zeros(len(view.sent_ids), dtype=bool)
+        self.extracted: list[int] = []
+        self.extracted_sims: list[float] = []
+        self.sentence_hop: list[int] = []
+        self.sentence_chunk: list[int] = []
+        self.path: list[int] = []
+        self.transitions: list[float] = []
+        self.llm_calls = 0
+
+    @property
+    def current(self) -> int:
+        """Position of the chunk visited last."""
+        return self.path[-1]
+
+    @property
+    def mean_extracted(self) -> float:
+        """``mean_{s in E} cos(q, s)`` (the "relevance of what is extracted")."""
+        return float(np.mean(self.extracted_sims)) if self.extracted_sims else -np.inf
+
+    def new_sentence_counts(self) -> np.ndarray:
+        """Per chunk, how many of its sentences are not extracted yet."""
+        v = self.view
+        fresh = (~self.extracted_mask[v.chunk_sent]).astype(np.int64)
+        return np.add.reduceat(fresh, v.chunk_sent_ptr[:-1]) if fresh.size else fresh
+
+    def visit(self, chunk: int, max_sentences: int) -> list[int]:
+        """Mark ``chunk`` visited and extract its unseen sentences (within the budget)."""
+        hop = len(self.path)
+        if self.path:
+            self.transitions.append(float(self.view.chunk_emb[self.current] @
+                                          self.view.chunk_emb[chunk]))
+        self.visited[chunk] = True
+        self.path.append(chunk)
+        new: list[int] = []
+        for s in self.view.sentences_of(chunk):
+            if len(self.extracted) >= max_sentences:
+                break
+            s = int(s)
+            if self.extracted_mask[s]:
+                continue
+            self.extracted_mask[s] = True
+            self.extracted.append(s)
+            self.extracted_sims.append(float(self.view.sent_emb[s] @ self.q))
+            self.sentence_hop.append(hop)
+            self.sentence_chunk.append(chunk)
+            new.append(s)
+        return new
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A policy's decision: a position into the candidate array, or stop."""
+
+    index: int | None
+    reason: str
+
+
+# ============================================================================ policies
+class TraversalPolicy(ABC):
+    """One hook per algorithm: how candidates are scored, chosen and when to stop.
+
+    Subclasses implement :meth:`score`; the walk itself (:func:`traverse`) is shared.
+    """
+
+    name: ClassVar[str]
+    #: Candidates are every unvisited chunk instead of the current chunk's neighbours.
+    global_candidates: ClassVar[bool] = False
+    #: Skip candidates sharing any sentence with what is extracted (Alg. 3, step 3).
+    skip_overlapping: ClassVar[bool] = False
+
+    def limit(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+        """Optionally narrow the candidate set before scoring (default: keep all)."""
+        return cands
+
+    @abstractmethod
+    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+        """Score every candidate; the highest score is chosen."""
+
+    def stop_reason(
+        self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
+    ) -> str | None:
+        """Relevance stop (Alg. 1 step 3, Alg. 2 step 4): ``max cos(q,c) < mean cos(q,s)``."""
+        best = float(walk.q_chunk[cands].max())
+        if best < walk.mean_extracted:
+            return (
+                f"relevance: best candidate cos(q,c)={best:.4f} < mean extracted "
+                f"cos(q,s)={walk.mean_extracted:.4f}"
+            )
+        return None
+
+    def choose(
+        self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
+    ) -> Choice:
+        """Pick the best-scored candidate (ties: lowest chunk position)."""
+        return Choice(_argmax(cands, scores), "policy")
+
+    async def achoose(
+        self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
+    ) -> Choice:
+        """Async :meth:`choose` (default: the sync choice)."""
+        return self.choose(walk, cands, scores, config)
+
+
+def _argmax(cands: np.ndarray, scores: np.ndarray) -> int:
+    order = np.lexsort((cands, -scores))
+    return int(order[0])
+
+
+class BasicRetrievalPolicy(TraversalPolicy):
+    """Alg. 1 (``basic_retrieval``): the next most query-similar chunk anywhere, no edges."""
+
+    name = "basic_retrieval"
+    global_candidates = True
+
+    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+        """``cos(q, c)``."""
+        return walk.q_chunk[cands]
+
+
+class QueryTraversalPolicy(TraversalPolicy):
+    """Alg. 2 (``query_traversal``): the neighbour most similar to the query."""
+
+    name = "query_traversal"
+
+    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+        """``cos(q, c)`` (Alg. 2, step 2)."""
+        return walk.q_chunk[cands]
+
+
+class KGTraversalPolicy(TraversalPolicy):
+    """Alg. 3 (``kg_traversal``): the neighbour most similar to the current chunk.
+
+    The query is used only to pick the anchor. Candidates sharing a sentence with the
+    extracted set are skipped (step 3); the walk stops when the chosen hop is less similar
+    than the previous hop (step 4).
+    """
+
+    name = "kg_traversal"
+    skip_overlapping = True
+
+    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+        """``cos(u, c)`` (Alg. 3, step 2)."""
+        v = walk.view
+        return v.chunk_emb[cands] @ v.chunk_emb[walk.current]
+
+    def stop_reason(
+        self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
+    ) -> str | None:
+        """Stop when ``max cos(u, c)`` is below the previous hop's ``cos``."""
+        if not walk.transitions:
+            return None
+        best, prev = float(scores.max()), walk.transitions[-1]
+        if best < prev:
+            return f"similarity drop: next hop cos={best:.4f} < previous hop cos={prev:.4f}"
+        return None
+
+
+class TriangulationAveragePolicy(TraversalPolicy):
+    """Alg. 4 (``triangulation_average``): mean of the three pairwise similarities."""
+
+    name = "triangulation_average"
+
+    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+        """``(cos(q,u) + cos(q,c) + cos(u,c)) / 3`` (Alg. 4, step 2)."""
+        v = walk.view
+        u = walk.current
+        return (walk.q_chunk[u] + walk.q_chunk[cands] + v.chunk_emb[cands] @ v.chunk_emb[u]) / 3
+
+    def stop_reason(
+        self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
+    ) -> str | None:
+        """Stop when ``mean cos(q, s)`` over E exceeds every candidate's average (step 4)."""
+        best = float(scores.max())
+        if walk.mean_extracted > best:
+            return (
+                f"relevance: mean extracted cos(q,s)={walk.mean_extracted:.4f} > best "
+                f"triangle average {best:.4f}"
+            )
+        return None
+
+
+class TriangulationGeometric3DPolicy(TraversalPolicy):
+    """Alg. 5 (``triangulation_geometric_3d``): triangle centroid closest to the query in 3-D.
+
+    Query, current and candidate embeddings are projected with a PCA of the chunk
+    embeddings (:meth:`ChunkGraphView.pca`); the score is minus the distance between the
+    centroid ``(q3 + u3 + c3) / 3`` and ``q3``.
+    """
+
+    name = "triangulation_geometric_3d"
+
+    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+        """``-|| (q3 + u3 + c3)/3 - q3 ||`` (Alg. 5, steps 1-3)."""
+        v = walk.view
+        mean, basis = v.pca(config.pca_components)
+        q3 = (walk.q.astype(np.float64) - mean) @ basis
+        u3 = (v.chunk_emb[walk.current].astype(np.float64) - mean) @ basis
+        c3 = (v.chunk_emb[cands].astype(np.float64) - mean) @ basis
+        centroid = (q3 + u3 + c3) / 3.0
+        return -np.linalg.norm(centroid - q3, axis=1)
+
+
+class TriangulationFullDimPolicy(TraversalPolicy):
+    """Alg. 6 (``triangulation_fulldim``): the same centroid rule in the embedding space.
+
+    For unit vectors ``||(q+u+c)/3 - q||^2 = (6 + 2 cos(u,c) - 4 cos(q,u) - 4 cos(q,c)) / 9``,
+    so the rule rewards query similarity and penalises similarity to the current chunk.
+    """
+
+    name = "triangulation_fulldim"
+
+    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+        """``-|| (q + u + c)/3 - q ||`` (Alg. 6, steps 1-2)."""
+        v = walk.view
+        q = walk.q.astype(np.float64)
+        centroid = (q + v.chunk_emb[walk.current] + v.chunk_emb[cands].astype(np.float64)) / 3
+        return -np.linalg.norm(centroid - q, axis=1)
+
+
+class LLMGuidedPolicy(TraversalPolicy):
+    """Alg. 7 (``llm_guided_traversal``): an LLM picks among the top-5 query-similar neighbours.
+
+    The prompt (:data:`~kgpath.prompts.traversal.LLM_TRAVERSAL_PROMPT`) shows the query,
+    the extracted sentences, and the candidates' previews with their ``cos(q, c)``. The
+    reply ``{"choice": N}`` visits candidate N, ``{"choice": "stop"}`` ends the walk; an
+    unusable reply falls back to the most similar candidate (step 4) and is recorded.
+
+    Without an LLM (``llm=None``) every step takes that fallback and the relevance stop
+    of Alg. 2 applies: the walk equals ``query_traversal`` restricted to the top 5. This is
+    the documented LLM-free path; it adds no judgement of its own.
+    """
+
+    name = "llm_guided_traversal"
+
+    def __init__(self, llm: LLM | None = None) -> None:
+        self.llm = llm
+
+    def limit(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+        """Keep the ``llm_candidates`` most query-similar candidates (step 1)."""
+        order = np.lexsort((cands, -walk.q_chunk[cands]))
+        return cands[order[: config.llm_candidates]]
+
+    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+        """``cos(q, c)`` (what the LLM is shown, and the fallback order)."""
+        return walk.q_chunk[cands]
+
+    def stop_reason(
+        self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
+    ) -> str | None:
+        """With an LLM the model decides when to stop; without one, Alg. 2's rule."""
+        if self.llm is not None:
+            return None
+        return super().stop_reason(walk, cands, scores, config)
+
+    def prompt(
+        self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
+    ) -> str:
+        """Fill :data:`LLM_TRAVERSAL_PROMPT` for this step (step 2)."""
+        v = walk.view
+        n = config.preview_chars
+        extracted = "\n".join(f"- {_clip(v.sent_text[s], n)}" for s in walk.extracted)
+        lines = []
+        for i, (c, sc) in enumerate(zip(cands.tolist(), scores.tolist(), strict=True), 1):
+            title = v.graph.node_at(int(v.chunk_nodes[c])).name
+            body = _clip(v.graph.node_at(int(v.chunk_nodes[c])).text, n)
+            lines.append(f"{i}. [{sc:.3f}] {title}: {body}" if title else f"{i}. [{sc:.3f}] {body}")
+        return LLM_TRAVERSAL_PROMPT.format(
+            query=walk.query,
+            num_sentences=len(walk.extracted),
+            extracted=extracted or "(nothing yet)",
+            candidates="\n".join(lines),
+            num_candidates=len(lines),
+        )
+
+    def _decide(self, reply: str, cands: np.ndarray, scores: np.ndarray) -> Choice:
+        parsed = parse_llm_choice(reply, len(cands))
+        if parsed == "stop":
+            return Choice(None, "llm: stop")
+        if isinstance(parsed, int):
+            return Choice(parsed, "llm")
+        snippet = reply if len(reply) <= 60 else reply[:60] + "..."
+        return Choice(_argmax(cands, scores), f"llm_fallback: unusable reply {snippet!r}")
+
+    def choose(
+        self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
+    ) -> Choice:
+        """Ask the LLM (sync); fall back to the most similar candidate."""
+        if self.llm is None:
+            return Choice(_argmax(cands, scores), "llm_fallback: no LLM configured")
+        walk.llm_calls += 1
+        return self._decide(self.llm.complete(self.prompt(walk, cands, scores, config)),
+                            cands, scores)
+
+    async def achoose(
+        self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
+    ) -> Choice:
+        """Ask the LLM (native async); fall back to the most similar candidate."""
+        if self.llm is None:
+            return Choice(_argmax(cands, scores), "llm_fallback: no LLM configured")
+        walk.llm_calls += 1
+        reply = await self.llm.acomplete(self.prompt(walk, cands, scores, config))
+        return self._decide(reply, cands, scores)
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3].rstrip() + "..."
+
+
+def parse_llm_choice(reply: str, num_candidates: int) -> int | Literal["stop"] | None:
+    """Read an LLM reply to :data:`LLM_TRAVERSAL_PROMPT`.
+
+    Returns a 0-based candidate position, ``"stop"``, or ``None`` when the reply is
+    unusable (no JSON ``choice``, out-of-range number, anything else). A bare number or
+    the bare word ``stop`` is accepted too.
+    """
+    value: Any
+    try:
+        obj = parse_json_response(reply, expect=dict)
+        value = obj.get("choice", obj.get("next"))
+    except ParseError:
+        value = reply.strip().strip(".").strip()
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v == "stop":
+            return "stop"
+        if v.isdigit():
+            value = int(v)
+        else:
+            return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value - 1 if 1 <= value <= num_candidates else None
+
+
+_POLICIES: dict[str, type[TraversalPolicy]] = {
+    "basic_retrieval": BasicRetrievalPolicy,
+    "query_traversal": QueryTraversalPolicy,
+    "kg_traversal": KGTraversalPolicy,
+    "triangulation_average": TriangulationAveragePolicy,
+    "triangulation_geometric_3d": TriangulationGeometric3DPolicy,
+    "triangulation_fulldim": TriangulationFullDimPolicy,
+    "llm_guided_traversal": LLMGuidedPolicy,
+}
+
+
+def make_policy(algorithm: str, *, llm: LLM | None = None) -> TraversalPolicy:
+    """Instantiate the policy of an algorithm by name."""
+    cls = _POLICIES.get(algorithm)
+    if cls is None:
+        raise ConfigError(f"unknown traversal algorithm {algorithm!r}; choose from {ALGORITHMS}")
+    return LLMGuidedPolicy(llm) if cls is LLMGuidedPolicy else cls()
+
+
+# ============================================================================ the walk
+_Request = tuple[np.ndarray, np.ndarray]
+
+
+def _walk(
+    walk: Walk, policy: TraversalPolicy, config: TraversalConfig
+) -> Generator[_Request, Choice, tuple[str, list[TraversalStep]]]:
+    """Run the shared walk, yielding ``(candidates, scores)`` and receiving a choice.
+
+    Written as a generator so the sync and async drivers run the same steps and only
+    differ in how :meth:`TraversalPolicy.choose` is awaited.
+    """
+    v = walk.view
+    anchor = int(np.lexsort((np.arange(v.num_chunks), -walk.q_chunk))[0])
+    new = walk.visit(anchor, config.max_sentences)
+    steps = [_step(walk, 0, anchor, float(walk.q_chunk[anchor]), new, "anchor", (), ())]
+    while True:
+        if len(walk.extracted) >= config.max_sentences:
+            return "max_sentences", steps
+        if len(walk.path) - 1 >= config.max_hops:
+            return "max_hops", steps
+        cands = _candidates(walk, policy, config)
+        if cands.size == 0:
+            return "dead end: no unvisited candidate adds a sentence", steps
+        cands = policy.limit(walk, cands, config)
+        scores = np.asarray(policy.score(walk, cands, config), dtype=np.float64)
+        if len(walk.extracted) >= config.min_sentences:
+            reason = policy.stop_reason(walk, cands, scores, config)
+            if reason is not None:
+                return reason, steps
+        choice = yield cands, scores
+        if choice.index is None:
+            return choice.reason, steps
+        nxt = int(cands[choice.index])
+        new = walk.visit(nxt, config.max_sentences)
+        steps.append(
+            _step(walk, len(steps), nxt, float(scores[choice.index]), new, choice.reason,
+                  cands, scores, config.record_candidates)
+        )
+
+
+def _candidates(walk: Walk, policy: TraversalPolicy, config: TraversalConfig) -> np.ndarray:
+    v = walk.view
+    if policy.global_candidates:
+        cands = np.arange(v.num_chunks, dtype=np.int64)
+    elif config.frontier == "current":
+        cands = np.unique(v.neighbours(walk.current))
+    else:
+        cands = np.unique(np.concatenate([v.neighbours(c) for c in walk.path]))
+    cands = cands[~walk.visited[cands]]
+    if cands.size == 0:
+        return cands
+    fresh = walk.new_sentence_counts()[cands]
+    if policy.skip_overlapping:
+        total = np.diff(v.chunk_sent_ptr)[cands]
+        return cands[fresh == total]
+    return cands[fresh > 0]
+
+
+def _step(
+    walk: Walk,
+    hop: int,
+    chunk: int,
+    score: float,
+    new: list[int],
+    reason: str,
+    cands: Sequence[int] | np.ndarray,
+    scores: Sequence[float] | np.ndarray,
+    keep: int = 0,
+) -> TraversalStep:
+    v = walk.view
+    recorded: tuple[tuple[str, float], ...] = ()
+    if keep and len(cands):
+        c = np.asarray(cands)
+        sc = np.asarray(scores)
+        order = np.lexsort((c, -sc))[:keep]
+        recorded = tuple((v.chunk_ids[int(c[i])], float(sc[i])) for i in order)
+    return TraversalStep(
+        hop=hop,
+        chunk_id=v.chunk_ids[chunk],
+        doc_id=v.chunk_doc[chunk],
+        score=score,
+        query_similarity=float(walk.q_chunk[chunk]),
+        transition_similarity=walk.transitions[-1] if hop > 0 else None,
+        new_sentences=tuple(v.sent_ids[s] for s in new),
+        reason=reason,
+        candidates=recorded,
+    )
+
+
+def _result(
+    walk: Walk,
+    policy: TraversalPolicy,
+    config: TraversalConfig,
+    stop: str,
+    steps: list[TraversalStep],
+) -> TraversalResult:
+    v = walk.view
+    sentences = tuple(
+        TraversedSentence(
+            id=v.sent_ids[s], text=v.sent_text[s], doc_id=v.sent_doc[s],
+            chunk_id=v.chunk_ids[c], hop=h, query_similarity=sim,
+        )
+        for s, c, h, sim in zip(
+            walk.extracted, walk.sentence_chunk, walk.sentence_hop, walk.extracted_sims,
+            strict=True,
+        )
+    )
+    trace: dict[str, Any] = {
+        "algorithm": policy.name,
+        "anchor_id": steps[0].chunk_id,
+        "hops": len(steps) - 1,
+        "path": [s.chunk_id for s in steps],
+        "documents_visited": list(dict.fromkeys(s.doc_id for s in steps)),
+        "stop_reason": stop,
+        "mean_extracted_similarity": walk.mean_extracted if walk.extracted else None,
+        "frontier": "global" if policy.global_candidates else config.frontier,
+    }
+    if isinstance(policy, LLMGuidedPolicy):
+        trace["llm"] = policy.llm is not None
+        trace["llm_calls"] = walk.llm_calls
+        trace["llm_fallbacks"] = sum(1 for s in steps if s.reason.startswith("llm_fallback"))
+    return TraversalResult(
+        query=walk.query,
+        algorithm=policy.name,
+        anchor_id=steps[0].chunk_id,
+        sentences=sentences,
+        path=tuple(steps),
+        stop_reason=stop,
+        config=config,
+        trace=trace,
+    )
+
+
+def _as_view(graph: KnowledgeGraph | ChunkGraphView) -> ChunkGraphView:
+    return graph if isinstance(graph, ChunkGraphView) else ChunkGraphView(graph)
+
+
+def traverse(
+    graph: KnowledgeGraph | ChunkGraphView,
+    query_vec: np.ndarray,
+    policy: TraversalPolicy | str,
+    *,
+    config: TraversalConfig | None = None,
+    query: str = "",
+    llm: LLM | None = None,
+) -> TraversalResult:
+    """Run one algorithm (a policy or its name) from the anchor chunk; sync."""
+    cfg = config or TraversalConfig()
+    pol = make_policy(policy, llm=llm) if isinstance(policy, str) else policy
+    walk = Walk(_as_view(graph), query_vec, query)
+    gen = _walk(walk, pol, cfg)
+    try:
+        request = next(gen)
+        while True:
+            request = gen.send(pol.choose(walk, request[0], request[1], cfg))
+    except StopIteration as done:
+        stop, steps = done.value
+    return _result(walk, pol, cfg, stop, steps)
+
+
+async def atraverse(
+    graph: KnowledgeGraph | ChunkGraphView,
+    query_vec: np.ndarray,
+    policy: TraversalPolicy | str,
+    *,
+    config: TraversalConfig | None = None,
+    query: str = "",
+    llm: LLM | None = None,
+) -> TraversalResult:
+    """Async :func:`traverse` (the LLM policy awaits ``acomplete``)."""
+    cfg = config or TraversalConfig()
+    pol = make_policy(policy, llm=llm) if isinstance(policy, str) else policy
+    walk = Walk(_as_view(graph), query_vec, query)
+    gen = _walk(walk, pol, cfg)
+    try:
+        request = next(gen)
+        while True:
+            choice = await pol.achoose(walk, request[0], request[1], cfg)
+            request = gen.send(choice)
+    except StopIteration as done:
+        stop, steps = done.value
+    return _result(walk, pol, cfg, stop, steps)
+
+
+# ---------------------------------------------------------------------- named entry points
+def basic_retrieval(
+    graph: KnowledgeGraph | ChunkGraphView,
+    query_vec: np.ndarray,
+    *,
+    config: TraversalConfig | None = None,
+    query: str = "",
+) -> TraversalResult:
+    """Alg. 1: chunks in decreasing ``cos(q, c)`` order, ignoring edges."""
+    return traverse(graph, query_vec, BasicRetrievalPolicy(), config=config, query=query)
+
+
+def query_traversal(
+    graph: KnowledgeGraph | ChunkGraphView,
+    query_vec: np.ndarray,
+    *,
+    config: TraversalConfig | None = None,
+    query: str = "",
+) -> TraversalResult:
+    """Alg. 2: hop to the neighbour most similar to the query."""
+    return traverse(graph, query_vec, QueryTraversalPolicy(), config=config, query=query)
+
+
+def kg_traversal(
+    graph: KnowledgeGraph | ChunkGraphView,
+    query_vec: np.ndarray,
+    *,
+    config: TraversalConfig | None = None,
+    query: str = "",
+) -> TraversalResult:
+    """Alg. 3: hop to the neighbour most similar to the current chunk."""
+    return traverse(graph, query_vec, KGTraversalPolicy(), config=config, query=query)
+
+
+def triangulation_average(
+    graph: KnowledgeGraph | ChunkGraphView,
+    query_vec: np.ndarray,
+    *,
+    config: TraversalConfig | None = None,
+    query: str = "",
+) -> TraversalResult:
+    """Alg. 4: hop to the neighbour with the best mean of the three similarities."""
+    return traverse(graph, query_vec, TriangulationAveragePolicy(), config=config, query=query)
+
+
+def triangulation_geometric_3d(
+    graph: KnowledgeGraph | ChunkGraphView,
+    query_vec: np.ndarray,
+    *,
+    config: TraversalConfig | None = None,
+    query: str = "",
+) -> TraversalResult:
+    """Alg. 5: triangle-centroid rule in a 3-D PCA space."""
+    return traverse(
+        graph, query_vec, TriangulationGeometric3DPolicy(), config=config, query=query
+    )
+
+
+def triangulation_fulldim(
+    graph: KnowledgeGraph | ChunkGraphView,
+    query_vec: np.ndarray,
+    *,
+    config: TraversalConfig | None = None,
+    query: str = "",
+) -> TraversalResult:
+    """Alg. 6: triangle-centroid rule in the full embedding space."""
+    return traverse(graph, query_vec, TriangulationFullDimPolicy(), config=config, query=query)
+
+
+def llm_guided_traversal(
+    graph: KnowledgeGraph | ChunkGraphView,
+    query_vec: np.ndarray,
+    *,
+    llm: LLM | None = None,
+    config: TraversalConfig | None = None,
+    query: str = "",
+) -> TraversalResult:
+    """Alg. 7: the LLM chooses among the top-5 neighbours (``llm=None``: fallback only)."""
+    return traverse(graph, query_vec, LLMGuidedPolicy(llm), config=config, query=query)
+
+
+async def allm_guided_traversal(
+    graph: KnowledgeGraph | ChunkGraphView,
+    query_vec: np.ndarray,
+    *,
+    llm: LLM | None = None,
+    config: TraversalConfig | None = None,
+    query: str = "",
+) -> TraversalResult:
+    """Async :func:`llm_guided_traversal` (native ``acomplete``)."""
+    return await atraverse(graph, query_vec, LLMGuidedPolicy(llm), config=config, query=query)
+
+
+# ============================================================================ retriever
+class TraversalRetriever:
+    """Query-in, sentences-out retriever exposing all seven algorithms by name.
+
+    Parameters
+    ----------
+    index
+        A :class:`GraphIndex` over a chunk graph, or the chunk graph itself (wrapped with
+        ``embedder``). Embeddings stored in the graph by the builder are reused.
+    embedder
+        Query embedder (must be the one the graph was built with).
+    algorithm
+        Default algorithm (one of :data:`ALGORITHMS`); per call: ``retrieve(algorithm=...)``.
+    config
+        :class:`TraversalConfig`; per-call overrides are keyword arguments of
+        :meth:`retrieve` (applied with ``dataclasses.replace``).
+    llm
+        Used by ``llm_guided_traversal`` only.
+
+    Examples
+    --------
+    >>> from kgpath import HashingEmbedder
+    >>> from kgpath.build.chunk_graph import build_chunk_graph
+    >>> emb = HashingEmbedder()
+    >>> g = build_chunk_graph({"Cats": "Cats purr. Cats hunt mice. Mice fear cats.",
+    ...                        "Dogs": "Dogs bark. Dogs chase cats."}, embedder=emb)
+    >>> r = TraversalRetriever(g, embedder=emb).retrieve("Why do mice fear cats?")
+    >>> r.path_ids[0]
+    'chunk:Cats:0'
+    """
+
+    def __init__(
+        self,
+        index: GraphIndex | KnowledgeGraph,
+        *,
+        embedder: Any = None,
+        algorithm: str = "query_traversal",
+        config: TraversalConfig | None = None,
+        llm: LLM | None = None,
+    ) -> None:
+        self.index = index if isinstance(index, GraphIndex) else GraphIndex(index, embedder)
+        make_policy(algorithm)  # validate the name early
+        self.algorithm = algorithm
+        self.config = config or TraversalConfig()
+        self.llm = llm
+        self._view: ChunkGraphView | None = None
+        self._view_version = -1
+
+    @property
+    def graph(self) -> KnowledgeGraph:
+        """The chunk graph."""
+        return self.index.graph
+
+    @property
+    def view(self) -> ChunkGraphView:
+        """The array view (rebuilt if the graph changed)."""
+        if self._view is None or self._view_version != self.graph.version:
+            self.index.build()
+            self._view = ChunkGraphView(self.graph)
+            self._view_version = self.graph.version
+        return self._view
+
+    def _config(self, overrides: dict[str, Any]) -> TraversalConfig:
+        clean = {k: v for k, v in overrides.items() if v is not None}
+        unknown = set(clean) - {f.name for f in dataclasses.fields(TraversalConfig)}
+        if unknown:
+            raise ConfigError(f"unknown traversal option(s): {sorted(unknown)}")
+        return dataclasses.replace(self.config, **clean) if clean else self.config
+
+    def retrieve(
+        self, query: str, *, algorithm: str | None = None, **overrides: Any
+    ) -> TraversalResult:
+        """Run one algorithm for ``query``; ``overrides`` are :class:`TraversalConfig` fields."""
+        q = check_query(query)
+        cfg = self._config(overrides)
+        policy = make_policy(algorithm or self.algorithm, llm=self.llm)
+        view = self.view
+        return traverse(view, self.index.embed_query(q), policy, config=cfg, query=q)
+
+    async def aretrieve(
+        self, query: str, *, algorithm: str | None = None, **overrides: Any
+    ) -> TraversalResult:
+        """Async :meth:`retrieve` (query embedding and LLM calls awaited)."""
+        q = check_query(query)
+        cfg = self._config(overrides)
+        policy = make_policy(algorithm or self.algorithm, llm=self.llm)
+        view = self.view
+        qv = await self.index.aembed_query(q)
+        return await atraverse(view, qv, policy, config=cfg, query=q)
+
+    def retrieve_all(
+        self, query: str, algorithms: Sequence[str] = ALGORITHMS, **overrides: Any
+    ) -> dict[str, TraversalResult]:
+        """Run several algorithms on one query, embedding it once."""
+        q = check_query(query)
+        cfg = self._config(overrides)
+        view = self.view
+        qv = self.index.embed_query(q)
+        return {
+            a: traverse(view, qv, make_policy(a, llm=self.llm), config=cfg, query=q)
+            for a in algorithms
+        }
+
+
+def format_traversal(result: TraversalResult, graph: KnowledgeGraph | None = None) -> str:
+    """Render the path, e.g. ``Alpha#0 -(0.91)-> Alpha#1 -(0.62)-> Beta#0``."""
+    parts = []
+    for s in result.path:
+        label = s.chunk_id
+        if graph is not None and s.chunk_id in graph:
+            n = graph.node(s.chunk_id)
+            label = f"{n.name or n.metadata.get('doc_id', '')}#{n.metadata.get('position', '')}"
+        if s.transition_similarity is None:
+            parts.append(label)
+        else:
+            parts.append(f"-({s.transition_similarity:.2f})-> {label}")
+    return " ".join(parts)
