@@ -150,3 +150,36 @@ def test_pathrag6_loader_merges_duplicate_edges(datasets):
 
     raw = json.loads((datasets / "pathrag6" / "tech" / "edges.json").read_text())
     assert g.num_edges == len({(e["source"], e["target"]) for e in raw}) < len(raw)
+
+
+def test_from_arrays_bulk_build_matches_incremental():
+    ids = ["n0", "n1", "n2", "n3"]
+    src, dst = [0, 1, 1, 2, 0], [1, 2, 2, 3, 3]
+    g = KnowledgeGraph.from_arrays(ids, src, dst, embeddings=np.eye(4, dtype=np.float32))
+    h = KnowledgeGraph()
+    for i in ids:
+        h.add_node(i)
+    for s, t in zip(src, dst):
+        h.add_edge(ids[s], ids[t])
+    assert g.num_edges == h.num_edges == 4  # duplicate 1->2 merged
+    for name in ("out_indptr", "out_indices", "in_indptr", "in_indices"):
+        assert g.csr()[name].tolist() == h.csr()[name].tolist()
+    assert g.embeddings.shape == (4, 4)
+    with pytest.raises(GraphError, match="out of range"):
+        KnowledgeGraph.from_arrays(ids, [0], [9])
+    with pytest.raises(GraphError, match="duplicates"):
+        KnowledgeGraph.from_arrays(["a", "a"], [], [])
+
+
+def test_bfs_scratch_is_reset_between_calls_and_threads(chain_graph):
+    from concurrent.futures import ThreadPoolExecutor
+
+    first = chain_graph.bfs("a").nodes.tolist()
+    assert chain_graph.bfs("x").nodes.tolist() == [4, 5]
+    assert chain_graph.bfs("a").nodes.tolist() == first
+    with ThreadPoolExecutor(4) as ex:
+        outs = list(ex.map(lambda s: chain_graph.bfs(s).nodes.tolist(), ["a", "x"] * 20))
+    assert outs == [first, [4, 5]] * 20
+    chain_graph.add_node("z")  # scratch must grow with the graph
+    chain_graph.add_edge("a", "z")
+    assert chain_graph.bfs("a").nodes.tolist() == [0, 1, 6, 2, 3]

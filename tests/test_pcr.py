@@ -191,3 +191,13 @@ def test_config_is_frozen_and_keyword_only():
         cfg.k = 3  # type: ignore[misc]
     with pytest.raises(TypeError):
         PCRConfig(5)  # type: ignore[misc]
+
+
+def test_retrieve_by_vector_equals_text_query(pcr):
+    by_text = pcr.retrieve("q", anchor="A", k=3)
+    by_vec = pcr.retrieve_by_vector(np.array([1.0, 0.0]), anchor="A", k=3)
+    assert by_vec.ids == by_text.ids
+    with pytest.raises(EmbeddingError, match="dimension 3"):
+        pcr.retrieve_by_vector(np.ones(3), anchor="A")
+    with pytest.raises(QueryError):
+        pcr.retrieve_by_vector(np.array([1.0, 0.0]), anchor="A", mode="hybrid")

@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,18 +119,27 @@ class BFSResult:
     dist: np.ndarray
     parent: np.ndarray
     parent_edge: np.ndarray
+    parent_pos: np.ndarray
+    """Position in :attr:`nodes` of each node's BFS parent (``-1`` for the source)."""
+
+    def position_of(self, node: int) -> int:
+        """Position of node index ``node`` in :attr:`nodes` (``-1`` if not reached)."""
+        hit = np.flatnonzero(self.nodes == node)
+        return int(hit[0]) if hit.size else -1
 
     def path_to(self, node: int) -> list[int]:
         """Node indices of the BFS shortest path from the source to ``node``."""
-        pos = {int(n): i for i, n in enumerate(self.nodes)}
-        if node not in pos:
+        pos = self.position_of(node)
+        if pos < 0:
             raise NodeNotFoundError(f"node index {node} was not reached", key=str(node))
-        out = [node]
-        while True:
-            p = int(self.parent[pos[out[-1]]])
-            if p < 0:
-                break
-            out.append(p)
+        return [int(self.nodes[i]) for i in self.path_positions(pos)]
+
+    def path_positions(self, pos: int) -> list[int]:
+        """Positions (into :attr:`nodes`) along the shortest path to ``nodes[pos]``."""
+        out = [pos]
+        while self.parent_pos[pos] >= 0:
+            pos = int(self.parent_pos[pos])
+            out.append(pos)
         out.reverse()
         return out
 
@@ -161,6 +171,7 @@ class KnowledgeGraph:
         self._emb_mask: np.ndarray | None = None
         self._csr: dict[str, np.ndarray] | None = None
         self._version = 0
+        self._tls = threading.local()
 
     # ------------------------------------------------------------------ building
     def add_node(
@@ -424,14 +435,55 @@ class KnowledgeGraph:
             raise NodeNotFoundError(f"node index {source!r} out of range", key=str(source))
         csr = self.csr()
         dirs = ("out", "in") if direction == "both" else (direction,)
-        seen = np.zeros(len(self._nodes), dtype=bool)
-        seen[s] = True
+        position, owner = self._bfs_scratch()
+        position[s] = 0
         nodes = [np.array([s], dtype=np.int32)]
         dist = [np.zeros(1, dtype=np.int32)]
         parent = [np.full(1, -1, dtype=np.int32)]
         pedge = [np.full(1, -1, dtype=np.int32)]
+        ppos = [np.full(1, -1, dtype=np.int32)]
+        try:
+            self._bfs_levels(
+                csr, dirs, max_depth, position, owner, nodes, dist, parent, pedge, ppos
+            )
+        finally:
+            for arr in nodes:  # restore the scratch invariant (all -1) in O(reached)
+                position[arr] = -1
+        return BFSResult(
+            source=s,
+            nodes=np.concatenate(nodes),
+            dist=np.concatenate(dist),
+            parent=np.concatenate(parent),
+            parent_edge=np.concatenate(pedge),
+            parent_pos=np.concatenate(ppos),
+        )
+
+    def _bfs_scratch(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-thread reusable arrays: avoids page-faulting O(n) memory on every query."""
+        n = len(self._nodes)
+        tls = self._tls
+        pos = getattr(tls, "position", None)
+        if pos is None or pos.shape[0] != n:
+            tls.position = pos = np.full(n, -1, dtype=np.int32)
+            tls.owner = np.empty(n, dtype=np.int64)
+        return pos, tls.owner
+
+    @staticmethod
+    def _bfs_levels(
+        csr: dict[str, np.ndarray],
+        dirs: tuple[str, ...],
+        max_depth: int | None,
+        position: np.ndarray,
+        owner: np.ndarray,
+        nodes: list[np.ndarray],
+        dist: list[np.ndarray],
+        parent: list[np.ndarray],
+        pedge: list[np.ndarray],
+        ppos: list[np.ndarray],
+    ) -> None:
+        """Expand level by level, appending each level's arrays to the output lists."""
         frontier = nodes[0]
-        depth = 0
+        depth, count = 0, 1
         while frontier.size and (max_depth is None or depth < max_depth):
             depth += 1
             nb_parts, par_parts, e_parts = [], [], []
@@ -442,7 +494,7 @@ class KnowledgeGraph:
                 total = int(counts.sum())
                 if total == 0:
                     continue
-                # positions = concat(arange(starts[i], starts[i]+counts[i]))
+                # positions = concat(arange(starts[i], starts[i] + counts[i]))
                 offs = np.repeat(starts - np.cumsum(counts) + counts, counts)
                 pos = offs + np.arange(total)
                 nb_parts.append(csr[f"{d}_indices"][pos])
@@ -450,27 +502,27 @@ class KnowledgeGraph:
                 par_parts.append(np.repeat(frontier, counts))
             if not nb_parts:
                 break
-            nb = np.concatenate(nb_parts)
-            par = np.concatenate(par_parts)
-            eds = np.concatenate(e_parts)
-            fresh = ~seen[nb]
+            nb = np.concatenate(nb_parts) if len(nb_parts) > 1 else nb_parts[0]
+            fresh = position[nb] < 0
             if not fresh.any():
                 break
-            nb, par, eds = nb[fresh], par[fresh], eds[fresh]
-            uniq, first = np.unique(nb, return_index=True)
-            seen[uniq] = True
-            frontier = uniq.astype(np.int32, copy=False)
+            nb = nb[fresh]
+            par = (np.concatenate(par_parts) if len(par_parts) > 1 else par_parts[0])[fresh]
+            eds = (np.concatenate(e_parts) if len(e_parts) > 1 else e_parts[0])[fresh]
+            # keep the first occurrence of each new node, in linear time (no sort):
+            # writing positions in reverse leaves the smallest index per node in `owner`
+            idx = np.arange(nb.size)
+            owner[nb[::-1]] = idx[::-1]
+            first = idx[owner[nb] == idx]
+            frontier = nb[first].astype(np.int32, copy=False)
+            position[frontier] = np.arange(count, count + frontier.size, dtype=np.int32)
+            count += frontier.size
             nodes.append(frontier)
-            dist.append(np.full(uniq.size, depth, dtype=np.int32))
-            parent.append(par[first].astype(np.int32, copy=False))
+            dist.append(np.full(frontier.size, depth, dtype=np.int32))
+            parents = par[first].astype(np.int32, copy=False)
+            parent.append(parents)
             pedge.append(eds[first].astype(np.int32, copy=False))
-        return BFSResult(
-            source=s,
-            nodes=np.concatenate(nodes),
-            dist=np.concatenate(dist),
-            parent=np.concatenate(parent),
-            parent_edge=np.concatenate(pedge),
-        )
+            ppos.append(position[parents])
 
     # ------------------------------------------------------------------ embeddings
     @property
@@ -596,6 +648,54 @@ class KnowledgeGraph:
                 g._nodes[g.index_of(ent)] = Node(
                     n.id, n.name, n.text, n.type, n.metadata, tuple(dict.fromkeys(prov))
                 )
+        return g
+
+    @classmethod
+    def from_arrays(
+        cls,
+        node_ids: Sequence[str],
+        sources: Sequence[int] | np.ndarray,
+        targets: Sequence[int] | np.ndarray,
+        *,
+        relations: Sequence[str] | None = None,
+        texts: Sequence[str] | None = None,
+        embeddings: np.ndarray | None = None,
+    ) -> KnowledgeGraph:
+        """Bulk-build from node ids and integer edge endpoint arrays (fast path).
+
+        ``sources[i] -> targets[i]`` index into ``node_ids``. Duplicate
+        ``(source, target, relation)`` edges are merged as in :meth:`add_edge`. Intended
+        for large generated or exported graphs (10^5-10^6 nodes).
+        """
+        from types import MappingProxyType
+
+        g = cls()
+        empty: Mapping[str, Any] = MappingProxyType({})
+        ids = [str(x) for x in node_ids]
+        if len(set(ids)) != len(ids):
+            raise GraphError("node_ids contain duplicates")
+        src = np.asarray(sources, dtype=np.int64)
+        dst = np.asarray(targets, dtype=np.int64)
+        n = len(ids)
+        if src.shape != dst.shape:
+            raise GraphError(f"sources and targets differ in length: {src.shape} vs {dst.shape}")
+        if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
+            raise GraphError(f"edge endpoint out of range [0, {n})")
+        txt = list(texts) if texts is not None else [""] * n
+        g._nodes = [Node(i, i, t, None, empty) for i, t in zip(ids, txt)]
+        g._node_index = {i: k for k, i in enumerate(ids)}
+        rel = list(relations) if relations is not None else None
+        for k in range(src.size):
+            a, b = ids[src[k]], ids[dst[k]]
+            r = rel[k] if rel is not None else ""
+            key = (a, b, r)
+            if key in g._edge_key:
+                continue
+            g._edge_key[key] = len(g._edges)
+            g._edges.append(Edge(a, b, r, "", None, 1.0, (), empty))
+        g._version += 1
+        if embeddings is not None:
+            g.set_embeddings(embeddings)
         return g
 
     @classmethod

@@ -80,7 +80,10 @@ class VectorIndex:
         q = self._query(query)
         if candidates is None:
             return self.vectors @ q
-        return self.vectors[np.asarray(candidates, dtype=np.int64)] @ q
+        cand = np.asarray(candidates, dtype=np.int64)
+        if cand.size * 4 > len(self):  # large sets: one full mat-vec beats a big gather
+            return (self.vectors @ q)[cand]
+        return self.vectors[cand] @ q
 
     def search(
         self,

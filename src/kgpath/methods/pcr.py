@@ -231,9 +231,8 @@ class PathConstrainedRetriever:
         return self.index.graph
 
     def _config(self, overrides: dict[str, Any]) -> PCRConfig:
-        clean = {k: v for k, v in overrides.items() if v is not None}
-        if "max_depth" in overrides and overrides["max_depth"] is None:
-            clean.pop("max_depth", None)
+        # None means "not given", except max_depth where None explicitly means unlimited
+        clean = {k: v for k, v in overrides.items() if v is not None or k == "max_depth"}
         unknown = set(clean) - {f.name for f in dataclasses.fields(PCRConfig)}
         if unknown:
             raise ConfigError(f"unknown PCR option(s): {sorted(unknown)}")
@@ -295,6 +294,33 @@ class PathConstrainedRetriever:
         qv = self.index.embed_query(q)
         return self._retrieve(q, qv, anchor, anchor_name, cfg)
 
+    def retrieve_by_vector(
+        self,
+        query_vec: np.ndarray,
+        *,
+        query: str = "",
+        anchor: str | None = None,
+        anchor_name: str | None = None,
+        **overrides: Any,
+    ) -> PCRResult:
+        """PCR with a precomputed query embedding (``query`` text is needed for hybrid/BM25).
+
+        Useful when the query was embedded elsewhere, and for benchmarks that measure the
+        retrieval itself without the embedding model.
+        """
+        cfg = self._config(overrides)
+        if cfg.mode != "vector":
+            query = check_query(query)
+        qv = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+        if qv.shape[0] != self.index.vector_index.dim:
+            from kgpath.errors import EmbeddingError
+
+            raise EmbeddingError(
+                f"query vector has dimension {qv.shape[0]}, index has "
+                f"{self.index.vector_index.dim}"
+            )
+        return self._retrieve(query, qv, anchor, anchor_name, cfg)
+
     async def aretrieve(
         self,
         query: str,
@@ -328,11 +354,12 @@ class PathConstrainedRetriever:
         pos, scores = constrained_search(
             self.index, query, qv, cand, cfg.k, mode=cfg.mode, alpha=cfg.alpha
         )
-        order = {int(n): i for i, n in enumerate(bfs.nodes)}
-        hits = []
-        for p, s in zip(pos, scores):
-            node_idx = int(cand[p])
-            hits.append(self._hit(bfs, order, node_idx, float(s)))
+        # candidate positions equal BFS positions (offset by one without the anchor)
+        offset = 0 if fallback or cfg.include_anchor else 1
+        hits = [
+            self._hit(bfs, int(cand[p]), int(p) + offset, float(sc))
+            for p, sc in zip(pos, scores)
+        ]
         return PCRResult(
             query=query,
             anchor=g.node_at(a),
@@ -354,27 +381,20 @@ class PathConstrainedRetriever:
             },
         )
 
-    def _hit(self, bfs: BFSResult, order: dict[int, int], node_idx: int, score: float) -> PCRHit:
+    def _hit(self, bfs: BFSResult, node_idx: int, bfs_pos: int, score: float) -> PCRHit:
+        """Build a hit, walking BFS parent pointers back to the anchor for its path."""
         g = self.graph
-        if node_idx not in order:
+        if bfs_pos >= bfs.nodes.size or int(bfs.nodes[bfs_pos]) != node_idx:
+            bfs_pos = bfs.position_of(node_idx)  # global fallback: candidates are all nodes
+        if bfs_pos < 0:
             return PCRHit(node=g.node_at(node_idx), score=score, hops=None, path=())
-        chain: list[int] = [node_idx]
-        edges: list[Edge] = []
-        while True:
-            i = order[chain[-1]]
-            par = int(bfs.parent[i])
-            if par < 0:
-                break
-            edges.append(g.edge_at(int(bfs.parent_edge[i])))
-            chain.append(par)
-        chain.reverse()
-        edges.reverse()
+        steps = bfs.path_positions(bfs_pos)
         return PCRHit(
             node=g.node_at(node_idx),
             score=score,
-            hops=int(bfs.dist[order[node_idx]]),
-            path=tuple(g.node_at(c).id for c in chain),
-            edges=tuple(edges),
+            hops=int(bfs.dist[steps[-1]]),
+            path=tuple(g.node_at(int(bfs.nodes[i])).id for i in steps),
+            edges=tuple(g.edge_at(int(bfs.parent_edge[i])) for i in steps[1:]),
         )
 
 
