@@ -201,3 +201,20 @@ def test_retrieve_by_vector_equals_text_query(pcr):
         pcr.retrieve_by_vector(np.ones(3), anchor="A")
     with pytest.raises(QueryError):
         pcr.retrieve_by_vector(np.array([1.0, 0.0]), anchor="A", mode="hybrid")
+
+
+async def test_first_async_call_embeds_nodes_asynchronously(table_embedder):
+    class AsyncOnly(table_embedder):
+        def _embed(self, texts, kind):
+            raise AssertionError("sync embedding used in async path")
+
+        async def _aembed(self, texts, kind):
+            return table_embedder._embed(self, texts, kind)
+
+    g = KnowledgeGraph()
+    for n in "AB":
+        g.add_node(n, name=n, text=n)
+    g.add_edge("A", "B")
+    pcr = PathConstrainedRetriever(g, embedder=AsyncOnly({"A": [1, 0], "B": [0, 1], "q": [0, 1]}))
+    res = await pcr.aretrieve("q", anchor="A")
+    assert res.ids == ["B", "A"]

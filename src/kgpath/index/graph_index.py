@@ -60,16 +60,16 @@ class GraphIndex:
         self._built_version = -1
 
     # ------------------------------------------------------------------ building
-    def _ensure(self) -> None:
+    def _stale(self) -> bool:
         if self._built_version == self.graph.version and self._vec is not None:
-            return
-        g = self.graph
-        if len(g) == 0:
+            return False
+        if len(self.graph) == 0:
             raise EmptyGraphError("cannot search an empty graph")
-        missing = g.missing_embeddings()
+        return True
+
+    def _store(self, missing: list[int], vecs: np.ndarray) -> None:
+        g = self.graph
         if missing:
-            texts = [g.node_at(i).search_text for i in missing]
-            vecs = self.embedder.embed_passages(texts)
             if g.embedding_dim is not None and vecs.shape[1] != g.embedding_dim:
                 raise EmbeddingError(
                     f"embedder dimension {vecs.shape[1]} does not match the graph's stored "
@@ -80,9 +80,29 @@ class GraphIndex:
         self._bm25 = None
         self._built_version = g.version
 
+    def _ensure(self) -> None:
+        if not self._stale():
+            return
+        missing = self.graph.missing_embeddings()
+        texts = [self.graph.node_at(i).search_text for i in missing]
+        self._store(missing, self.embedder.embed_passages(texts) if missing else np.zeros(0))
+
+    async def _aensure(self) -> None:
+        if not self._stale():
+            return
+        missing = self.graph.missing_embeddings()
+        texts = [self.graph.node_at(i).search_text for i in missing]
+        vecs = await self.embedder.aembed_passages(texts) if missing else np.zeros(0)
+        self._store(missing, vecs)
+
     def build(self) -> GraphIndex:
         """Embed missing nodes and build the vector index now (otherwise lazy)."""
         self._ensure()
+        return self
+
+    async def abuild(self) -> GraphIndex:
+        """Async :meth:`build`: node embeddings awaited on the embedder's async API."""
+        await self._aensure()
         return self
 
     @property
@@ -114,7 +134,8 @@ class GraphIndex:
         return q
 
     async def aembed_query(self, query: str) -> np.ndarray:
-        """Async :meth:`embed_query`."""
+        """Async :meth:`embed_query` (also builds the index asynchronously if needed)."""
+        await self._aensure()
         q = (await self.embedder.aembed_queries([check_query(query)]))[0]
         if q.shape[0] != self.vector_index.dim:
             raise EmbeddingError(
