@@ -311,13 +311,15 @@ class Schema:
             for t in items:
                 for label in (t.name, *t.aliases):
                     key = type_key(label)
+                    if key in table and label == t.name:
+                        raise SchemaError(
+                            f"duplicate {kind} type {t.name!r} (same key as {table[key]!r})"
+                        )
                     if key in table and table[key] != t.name:
                         raise SchemaError(
-                            f"{kind} type {t.name!r}: name or alias {label!r} is already used "
+                            f"{kind} type {t.name!r}: alias {label!r} is already used "
                             f"by {kind} type {table[key]!r}"
                         )
-                    if key in table and label == t.name:
-                        raise SchemaError(f"duplicate {kind} type {t.name!r}")
                     table[key] = t.name
             lookup[kind] = table
         known = {t.name for t in self.entities}
