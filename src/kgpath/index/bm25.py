@@ -1,4 +1,4 @@
-"""BM25 (Okapi, rank-bm25) that can score only a candidate set.
+r"""BM25 (Okapi, rank-bm25) that can score only a candidate set.
 
 Tokenisation: lower-case ``\\w+`` tokens minus a short English stop-word list. The same
 tokeniser is applied to documents and queries. Defaults ``k1 = 1.5``, ``b = 0.75`` (the PCR
@@ -48,7 +48,9 @@ class BM25Index:
     def __len__(self) -> int:
         return self._n
 
-    def scores(self, query: str, candidates: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+    def scores(
+        self, query: str, candidates: Sequence[int] | np.ndarray | None = None
+    ) -> np.ndarray:
         """BM25 score of ``query`` for every text, or only for ``candidates`` (in order)."""
         if self._bm25 is None:
             return np.zeros(0 if candidates is None else len(candidates), dtype=np.float32)

@@ -119,7 +119,7 @@ class VectorIndex:
             pos = top_k(s, kk)
             return cand[pos], s[pos]
         sel = self._faiss.IDSelectorBatch(cand)
-        params = self._faiss.SearchParameters(sel=sel)
+        params = self._faiss.SearchParameters(sel=sel)  # type: ignore[call-arg]
         d, i = self._index.search(q[None, :], kk, params=params)
         keep = i[0] >= 0
         return i[0][keep].astype(np.int64), d[0][keep]

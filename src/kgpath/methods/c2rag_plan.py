@@ -363,7 +363,7 @@ def _declared_placeholders(value: Any, repairs: list[str]) -> tuple[dict[str, st
     else:
         repairs.append(f"ignored 'placeholders' of type {type(value).__name__}")
         return {}, False
-    return out, True
+    return out, bool(out)  # an empty declaration declares nothing
 
 
 def _parse_constraint(
