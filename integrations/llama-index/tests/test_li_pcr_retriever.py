@@ -115,6 +115,12 @@ def test_max_depth_and_direction(core_pcr: CorePCR) -> None:
     assert set(_ids(both)) == {"a", "b", "c", "d", "e", "x"}  # y stays isolated
 
 
+def test_per_call_max_depth_none_means_unlimited(core_pcr: CorePCR) -> None:
+    r = PathConstrainedRetriever(core_pcr, anchor="a", k=10, max_depth=1)
+    assert set(_ids(r.retrieve("east"))) == {"a", "b", "d"}
+    assert set(_ids(r.retrieve_with("east", max_depth=None))) == {"a", "b", "c", "d", "e"}
+
+
 def test_include_anchor_false(core_pcr: CorePCR) -> None:
     nodes = PathConstrainedRetriever(core_pcr, anchor="a", k=10, include_anchor=False).retrieve(
         "north"
