@@ -131,7 +131,8 @@ def ref_query(G: nx.DiGraph, nodes: list[int], budget: float) -> dict[str, Any]:
             tq = time.perf_counter()
             for path in nx.all_simple_paths(G, s, t, cutoff=3):
                 ok = all(
-                    u in emitting and level.get(v) == level[u] + 1 for u, v in zip(path, path[1:], strict=False)
+                    u in emitting and level.get(v) == level[u] + 1
+                    for u, v in zip(path, path[1:], strict=False)
                 )
                 if not ok:
                     continue
