@@ -359,6 +359,7 @@ _QWORD = (r"who|whom|whose|what|which|where|when|why|how|did|does|do|was|were|is
           r"have|had|can|could")
 _SPLIT_CONJ = re.compile(rf",?\s+(?:and|but|then|also)\s+(?=(?:{_QWORD})\b)", re.IGNORECASE)
 _SPLIT_HARD = re.compile(r"(?<=\?)\s+|;\s*")
+_LEAD_CONJ = re.compile(r"^(?:and|but|then|also)\s+(?=\w)", re.IGNORECASE)
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SUFFIXES = ("ers", "ing", "ies", "er", "ed", "es", "s", "y", "e")
 
@@ -375,7 +376,7 @@ def split_question(question: str) -> list[str]:
     q = question.strip()
     parts: list[str] = []
     for chunk in _SPLIT_HARD.split(q):
-        parts.extend(p.strip(" ,") for p in _SPLIT_CONJ.split(chunk))
+        parts.extend(_LEAD_CONJ.sub("", p.strip(" ,")) for p in _SPLIT_CONJ.split(chunk))
     parts = [p for p in parts if p]
     if len(parts) > 1 and q.endswith("?"):
         parts = [p if p.endswith("?") else p + "?" for p in parts]
@@ -412,7 +413,7 @@ class _TypeDetector:
                 if ph:
                     tab.setdefault(ph, canon)
             self.tables[kind] = tab
-        names: dict[tuple[str, ...], str] = {}
+        names: dict[tuple[str, ...], tuple[str, str]] = {}
         if graph is not None:
             for n in graph.nodes:
                 if is_layer_node(n.metadata):
@@ -421,7 +422,7 @@ class _TypeDetector:
                 words = _WORD.findall(n.name.lower())
                 if t is None or not words or all(w in STOPWORDS for w in words):
                     continue
-                names.setdefault(tuple(_stem(w) for w in words), t)
+                names.setdefault(tuple(_stem(w) for w in words), (t, n.name))
         self.names = names
         lens = [len(k) for tab in (*self.tables.values(), names) for k in tab]
         self.max_len = max(lens, default=1)
@@ -442,8 +443,9 @@ class _TypeDetector:
                         found[kind].append(tab[key])
                         hit = True
                 if key in self.names:
-                    found["entity"].append(self.names[key])
-                    mentions.append(" ".join(key))
+                    typ, name = self.names[key]
+                    found["entity"].append(typ)
+                    mentions.append(name)
                     hit = True
                 if hit:
                     for j in range(i, i + n):
