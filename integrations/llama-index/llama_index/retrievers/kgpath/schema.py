@@ -1,0 +1,554 @@
+"""LlamaIndex adapters for schema-guided retrieval (kgpath.methods.schema).
+
+Reference: N. Balic, "Schema-Guided Graph Retrieval for Multi-Hop Reasoning", 2026.
+
+Three ways in, all delegating every decision to the framework-free core:
+
+* :class:`SchemaGuidedRetriever` - a ``BaseRetriever`` over a kgpath graph: schema-aware
+  decomposition, typed (filter/boost) retrieval of each sub-question, concurrent, merged and
+  de-duplicated evidence (nodes, triples, passages) with the sub-questions each item answers.
+* :class:`SchemaDecomposeQueryTransform` - a ``BaseQueryTransform`` that decomposes a query
+  with the schema. As a plain transform it can only hand *one* bundle on, so it returns the
+  original query with the sub-questions as ``custom_embedding_strs`` (embedding retrievers
+  then average them). :class:`SchemaSubQuestionRetriever` wraps ANY LlamaIndex retriever and
+  runs it once per sub-question (threads / ``asyncio.gather``), merging by node id.
+* :func:`graph_from_schema_llm_output` - turns ``SchemaLLMPathExtractor`` output
+  (``EntityNode``/``Relation`` lists under ``KG_NODES_KEY``/``KG_RELATIONS_KEY`` in node
+  metadata) into a kgpath graph bounded by the same schema; :func:`schema_to_llamaindex_kwargs`
+  goes the other way, configuring ``SchemaLLMPathExtractor`` from a kgpath schema, so one schema
+  drives extraction in LlamaIndex and retrieval in kgpath.
+
+Prompts are exposed through ``get_prompts``/``update_prompts`` under ``"decompose_prompt"``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.callbacks.base import CallbackManager
+from llama_index.core.graph_stores.types import (
+    KG_NODES_KEY,
+    KG_RELATIONS_KEY,
+    EntityNode,
+    Relation,
+)
+from llama_index.core.indices.query.query_transform.base import BaseQueryTransform
+from llama_index.core.llms import LLM as LlamaLLM
+from llama_index.core.prompts import BasePromptTemplate, PromptTemplate
+from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
+from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
+
+from kgpath.build.extract import ExtractionResult, TypedEntity, TypedTriple, assemble_graph
+from kgpath.build.hierarchy import Hierarchy
+from kgpath.build.schema import Schema, type_key
+from kgpath.embeddings import Embedder, LlamaIndexEmbedder
+from kgpath.errors import ConfigError
+from kgpath.graph import KnowledgeGraph
+from kgpath.index.graph_index import GraphIndex
+from kgpath.llm import LLM, LlamaIndexLLM
+from kgpath.methods.schema import (
+    DecompositionPlan,
+    EvidenceItem,
+    SchemaDecomposer,
+    SchemaResult,
+    SchemaRetrieverConfig,
+    aparallel_map,
+    parallel_map,
+)
+from kgpath.methods.schema import SchemaGuidedRetriever as CoreSchemaGuidedRetriever
+from kgpath.prompts.schema import SCHEMA_DECOMPOSE_PROMPT
+
+__all__ = [
+    "SchemaDecomposeQueryTransform",
+    "SchemaGuidedRetriever",
+    "SchemaSubQuestionRetriever",
+    "evidence_to_node_with_score",
+    "graph_from_schema_llm_output",
+    "schema_to_llamaindex_kwargs",
+]
+
+EvidenceKind = Literal["node", "triple", "passage"]
+_KINDS: tuple[EvidenceKind, ...] = ("node", "triple", "passage")
+#: Metadata keys the answer LLM sees: what the item is and which sub-question(s) it answers.
+LLM_VISIBLE = ("evidence_kind", "schema_type", "sub_question_texts")
+
+
+# ---------------------------------------------------------------------- small conversions
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, Mapping):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _to_llm(llm: Any) -> LLM | None:
+    if llm is None:
+        return None
+    if isinstance(llm, LlamaLLM):
+        return LlamaIndexLLM(llm)
+    if hasattr(llm, "complete") and hasattr(llm, "acomplete"):
+        return llm  # a kgpath LLM
+    raise ConfigError(f"llm must be None, a LlamaIndex LLM or a kgpath LLM, got {llm!r}")
+
+
+def _to_embedder(embedder: Any) -> Embedder | None:
+    if embedder is None or isinstance(embedder, Embedder):
+        return embedder
+    if isinstance(embedder, BaseEmbedding):
+        return LlamaIndexEmbedder(embedder)
+    raise ConfigError(
+        "embed_model must be None, a kgpath Embedder or a LlamaIndex BaseEmbedding, "
+        f"got {embedder!r}"
+    )
+
+
+def _template(prompt: BasePromptTemplate | str) -> str:
+    text = prompt if isinstance(prompt, str) else prompt.get_template()
+    if "{question}" not in text:
+        raise ConfigError("a decompose prompt must contain the {question} variable")
+    return text
+
+
+def evidence_to_node_with_score(
+    item: EvidenceItem, result: SchemaResult, *, rank: int
+) -> NodeWithScore:
+    """One merged evidence item as a ``NodeWithScore`` (id, text, float score, trace).
+
+    Ids: the kgpath node id for nodes, ``"triple:<source>|<relation>|<target>"`` for triples,
+    ``"passage:<id>"`` for passages. Metadata (the trace): ``kgpath_method="schema"``,
+    ``evidence_kind``, ``schema_type``, ``sub_questions`` (0-based indices),
+    ``sub_question_texts``, ``score``, ``base_score``, ``type_affinity``, ``rank``,
+    ``plan_source``, ``provenance`` and, for nodes, ``name``/``type``. Trace keys are hidden
+    from embeddings; only ``evidence_kind``, ``schema_type`` and ``sub_question_texts`` reach
+    the LLM.
+    """
+    subs = [result.plan.sub_questions[i].text for i in item.sub_questions]
+    trace: dict[str, Any] = {
+        "kgpath_method": "schema",
+        "evidence_kind": item.kind,
+        "schema_type": item.schema_type,
+        "sub_questions": list(item.sub_questions),
+        "sub_question_texts": subs,
+        "score": float(item.score),
+        "base_score": float(item.base_score),
+        "type_affinity": item.type_affinity,
+        "rank": rank,
+        "plan_source": result.plan.source,
+    }
+    meta: dict[str, Any] = {}
+    if item.node is not None:
+        meta = dict(item.node.metadata)
+        trace.update(kgpath_node_id=item.node.id, name=item.node.name, type=item.node.type,
+                     provenance=list(item.node.provenance))
+        node_id = item.node.id
+    elif item.edge is not None:
+        e = item.edge
+        trace.update(source=e.source, relation=e.relation, target=e.target,
+                     provenance=list(e.provenance))
+        node_id = f"triple:{item.key}"
+    else:
+        node_id = f"passage:{item.key}"
+        if item.passage is not None:
+            meta = dict(item.passage.metadata)
+        trace["passage_id"] = item.key
+    meta.update(_jsonable(trace))
+    hidden_llm = [k for k in trace if k not in LLM_VISIBLE or trace[k] in (None, "", [])]
+    node = TextNode(id_=node_id, text=item.text, metadata=_jsonable(meta),
+                    excluded_embed_metadata_keys=list(trace),
+                    excluded_llm_metadata_keys=hidden_llm)
+    return NodeWithScore(node=node, score=float(item.score))
+
+
+# ---------------------------------------------------------------------- the retriever
+class SchemaGuidedRetriever(BaseRetriever):
+    """LlamaIndex retriever running kgpath's schema-guided retrieval.
+
+    Parameters
+    ----------
+    retriever
+        A core :class:`kgpath.methods.schema.SchemaGuidedRetriever`; use :meth:`from_graph`
+        to start from a graph and a schema.
+    similarity_top_k
+        Cap on returned items after merging (all kinds ranked by score); ``None`` = all.
+    include
+        Evidence kinds to return, any of ``"node"``, ``"triple"``, ``"passage"`` (default all).
+    config_overrides
+        :class:`~kgpath.methods.schema.SchemaRetrieverConfig` fields applied on every call.
+
+    The last :class:`~kgpath.methods.schema.SchemaResult` (plan, per-sub-question traces) is
+    kept in :attr:`last_result`.
+    """
+
+    def __init__(
+        self,
+        retriever: CoreSchemaGuidedRetriever,
+        *,
+        similarity_top_k: int | None = None,
+        include: Sequence[EvidenceKind] = _KINDS,
+        config_overrides: Mapping[str, Any] | None = None,
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+    ) -> None:
+        if not isinstance(retriever, CoreSchemaGuidedRetriever):
+            raise ConfigError(
+                "retriever must be a kgpath.methods.schema.SchemaGuidedRetriever, got "
+                f"{type(retriever).__name__}; use SchemaGuidedRetriever.from_graph(...)"
+            )
+        if similarity_top_k is not None and (
+            isinstance(similarity_top_k, bool) or not isinstance(similarity_top_k, int)
+            or similarity_top_k < 1
+        ):
+            raise ConfigError(
+                f"similarity_top_k must be None or an int >= 1, got {similarity_top_k!r}"
+            )
+        bad = [k for k in include if k not in _KINDS]
+        if bad or not include:
+            raise ConfigError(f"include must be a non-empty subset of {_KINDS}, got {include!r}")
+        self._core = retriever
+        self._top_k = similarity_top_k
+        self._include = tuple(include)
+        self._overrides = dict(config_overrides or {})
+        retriever._config(self._overrides)  # validate once, early
+        self.last_result: SchemaResult | None = None
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    @classmethod
+    def from_graph(
+        cls,
+        graph: KnowledgeGraph | GraphIndex,
+        schema: Schema,
+        *,
+        llm: Any = None,
+        embed_model: Any = None,
+        config: SchemaRetrieverConfig | None = None,
+        hierarchy: Hierarchy | None = None,
+        decompose_prompt: BasePromptTemplate | str | None = None,
+        **kwargs: Any,
+    ) -> SchemaGuidedRetriever:
+        """Build from a graph and schema; ``llm``/``embed_model`` may be LlamaIndex objects.
+
+        Without ``llm`` the LLM-free heuristic decomposer is used (documented as weaker).
+        """
+        kg_llm = _to_llm(llm)
+        index = graph if isinstance(graph, GraphIndex) else GraphIndex(
+            graph, _to_embedder(embed_model))
+        cfg = config or SchemaRetrieverConfig()
+        decomposer = SchemaDecomposer(
+            schema, kg_llm, graph=index.graph, max_sub_questions=cfg.max_sub_questions,
+            prompt=_template(decompose_prompt) if decompose_prompt else SCHEMA_DECOMPOSE_PROMPT,
+        )
+        core = CoreSchemaGuidedRetriever(index, schema, config=cfg, decomposer=decomposer,
+                                         hierarchy=hierarchy)
+        return cls(core, **kwargs)
+
+    @property
+    def core(self) -> CoreSchemaGuidedRetriever:
+        """The wrapped kgpath retriever."""
+        return self._core
+
+    # ------------------------------------------------------------------ prompts
+    def _get_prompts(self) -> PromptDictType:
+        return {"decompose_prompt": PromptTemplate(self._core.decomposer.prompt)}
+
+    def _get_prompt_modules(self) -> PromptMixinType:
+        return {}
+
+    def _update_prompts(self, prompts: PromptDictType) -> None:
+        if "decompose_prompt" in prompts:
+            self._core.decomposer.prompt = _template(prompts["decompose_prompt"])
+
+    # ------------------------------------------------------------------ retrieval
+    def _to_nodes(self, res: SchemaResult) -> list[NodeWithScore]:
+        self.last_result = res
+        items = [it for it in res.evidence if it.kind in self._include]
+        items.sort(key=lambda it: -it.score)  # stable: nodes, triples, passages on ties
+        if self._top_k is not None:
+            items = items[: self._top_k]
+        return [evidence_to_node_with_score(it, res, rank=i + 1) for i, it in enumerate(items)]
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return self._to_nodes(self._core.retrieve(query_bundle.query_str, **self._overrides))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        res = await self._core.aretrieve(query_bundle.query_str, **self._overrides)
+        return self._to_nodes(res)
+
+
+# ---------------------------------------------------------------------- transform form
+class SchemaDecomposeQueryTransform(BaseQueryTransform):
+    """Decompose a query with the schema (LLM or LLM-free heuristic).
+
+    :meth:`decompose`/:meth:`adecompose` return the validated
+    :class:`~kgpath.methods.schema.DecompositionPlan`. As a query transform (``run``), the
+    query string is kept and the sub-questions become ``custom_embedding_strs``; the plan is
+    kept in :attr:`last_plan` and also stored under ``"kgpath_plan"`` in the ``metadata``
+    dict passed to ``run`` (LlamaIndex swaps an empty dict for a new one, so pass a
+    non-empty dict to read it there).
+    """
+
+    def __init__(
+        self,
+        schema: Schema,
+        llm: Any = None,
+        *,
+        graph: KnowledgeGraph | None = None,
+        max_sub_questions: int = 4,
+        decompose_prompt: BasePromptTemplate | str | None = None,
+    ) -> None:
+        self._decomposer = SchemaDecomposer(
+            schema, _to_llm(llm), graph=graph, max_sub_questions=max_sub_questions,
+            prompt=_template(decompose_prompt) if decompose_prompt else SCHEMA_DECOMPOSE_PROMPT,
+        )
+        self.last_plan: DecompositionPlan | None = None
+
+    @property
+    def decomposer(self) -> SchemaDecomposer:
+        """The kgpath decomposer."""
+        return self._decomposer
+
+    def decompose(self, query: str) -> DecompositionPlan:
+        """Validated plan for ``query``."""
+        self.last_plan = self._decomposer.decompose(query)
+        return self.last_plan
+
+    async def adecompose(self, query: str) -> DecompositionPlan:
+        """Async :meth:`decompose`."""
+        self.last_plan = await self._decomposer.adecompose(query)
+        return self.last_plan
+
+    def _get_prompts(self) -> PromptDictType:
+        return {"decompose_prompt": PromptTemplate(self._decomposer.prompt)}
+
+    def _update_prompts(self, prompts: PromptDictType) -> None:
+        if "decompose_prompt" in prompts:
+            self._decomposer.prompt = _template(prompts["decompose_prompt"])
+
+    def _run(self, query_bundle: QueryBundle, metadata: dict[str, Any]) -> QueryBundle:
+        plan = self.decompose(query_bundle.query_str)
+        metadata["kgpath_plan"] = plan
+        return QueryBundle(
+            query_str=query_bundle.query_str,
+            custom_embedding_strs=[s.text for s in plan.sub_questions],
+        )
+
+
+class SchemaSubQuestionRetriever(BaseRetriever):
+    """Feed schema-validated sub-questions to ANY LlamaIndex retriever and merge the results.
+
+    Each sub-question is retrieved by ``retriever`` concurrently (a bounded thread pool for
+    ``retrieve``, ``asyncio.gather`` with a semaphore for ``aretrieve``). Results are merged by
+    node id: a node keeps its best score and gets ``kgpath_sub_questions`` (indices) and
+    ``kgpath_sub_question_texts`` in its metadata; merged nodes are copies, the wrapped
+    retriever's nodes are not mutated.
+
+    ``type_metadata_key``: when set, nodes whose metadata value under that key resolves to an
+    entity type of the schema that is NOT among the sub-question's involved node types are
+    dropped (nodes without the key are kept). This is a post-retrieval filter - weaker than the
+    core retriever's before-scoring filter, since the wrapped retriever already spent its
+    top-k on them.
+    """
+
+    def __init__(
+        self,
+        retriever: BaseRetriever,
+        transform: SchemaDecomposeQueryTransform,
+        *,
+        max_concurrency: int = 4,
+        similarity_top_k: int | None = None,
+        type_metadata_key: str | None = None,
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+    ) -> None:
+        if not isinstance(retriever, BaseRetriever):
+            raise ConfigError(f"retriever must be a LlamaIndex BaseRetriever, got {retriever!r}")
+        if not isinstance(transform, SchemaDecomposeQueryTransform):
+            raise ConfigError(
+                f"transform must be a SchemaDecomposeQueryTransform, got {transform!r}")
+        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or (
+            max_concurrency < 1
+        ):
+            raise ConfigError(f"max_concurrency must be an int >= 1, got {max_concurrency!r}")
+        self._retriever = retriever
+        self._transform = transform
+        self._max_concurrency = max_concurrency
+        self._top_k = similarity_top_k
+        self._type_key = type_metadata_key
+        self.last_plan: DecompositionPlan | None = None
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    def _get_prompt_modules(self) -> PromptMixinType:
+        return {"query_transform": self._transform}
+
+    def _typed(self, nodes: list[NodeWithScore], types: tuple[str, ...]) -> list[NodeWithScore]:
+        if self._type_key is None or not types:
+            return nodes
+        schema = self._transform.decomposer.schema
+        keep = []
+        for n in nodes:
+            raw = n.node.metadata.get(self._type_key)
+            t = schema.resolve("entity", raw) if isinstance(raw, str) else None
+            if t is None or t in types:
+                keep.append(n)
+        return keep
+
+    def _merge(
+        self, plan: DecompositionPlan, runs: list[list[NodeWithScore]]
+    ) -> list[NodeWithScore]:
+        self.last_plan = plan
+        best: dict[str, NodeWithScore] = {}
+        tags: dict[str, list[int]] = {}
+        order: dict[str, int] = {}
+        for i, nodes in enumerate(runs):
+            for n in self._typed(nodes, plan.sub_questions[i].types.nodes):
+                nid = n.node.node_id
+                tags.setdefault(nid, [])
+                if i not in tags[nid]:
+                    tags[nid].append(i)
+                order.setdefault(nid, len(order))
+                s = n.score if n.score is not None else float("-inf")
+                cur = best.get(nid)
+                if cur is None or s > (cur.score if cur.score is not None else float("-inf")):
+                    best[nid] = n
+        out = []
+        for nid, n in best.items():
+            node = n.node.model_copy(deep=True)
+            node.metadata["kgpath_sub_questions"] = tags[nid]
+            node.metadata["kgpath_sub_question_texts"] = [
+                plan.sub_questions[i].text for i in tags[nid]]
+            node.excluded_embed_metadata_keys = list(dict.fromkeys(
+                [*node.excluded_embed_metadata_keys, "kgpath_sub_questions",
+                 "kgpath_sub_question_texts"]))
+            node.excluded_llm_metadata_keys = list(dict.fromkeys(
+                [*node.excluded_llm_metadata_keys, "kgpath_sub_questions"]))
+            out.append(NodeWithScore(node=node, score=n.score))
+        out.sort(key=lambda x: (-(x.score if x.score is not None else float("-inf")),
+                                order[x.node.node_id]))
+        return out[: self._top_k] if self._top_k is not None else out
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        plan = self._transform.decompose(query_bundle.query_str)
+        runs = parallel_map(lambda sq: self._retriever.retrieve(QueryBundle(sq.text)),
+                            list(plan.sub_questions), max_workers=self._max_concurrency)
+        return self._merge(plan, [r for r, _, _ in runs])
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        plan = await self._transform.adecompose(query_bundle.query_str)
+
+        async def one(sq: Any) -> list[NodeWithScore]:
+            return await self._retriever.aretrieve(QueryBundle(sq.text))
+
+        runs = await aparallel_map(one, list(plan.sub_questions), limit=self._max_concurrency)
+        return self._merge(plan, [r for r, _, _ in runs])
+
+
+# ---------------------------------------------------------------------- extraction bridge
+def _li_label(name: str) -> str:
+    """LlamaIndex's SchemaLLMPathExtractor upper-cases types and writes spaces as ``_``."""
+    return name.replace(" ", "_").upper()
+
+
+def schema_to_llamaindex_kwargs(schema: Schema) -> dict[str, Any]:
+    """``SchemaLLMPathExtractor`` keyword arguments that enforce this kgpath schema.
+
+    Returns ``possible_entities`` / ``possible_relations`` (``Literal`` types of the labels,
+    written the way LlamaIndex normalises them: upper case, ``_`` for spaces),
+    ``kg_validation_schema`` (every allowed ``(head, relation, tail)``; a relation with no
+    head/tail restriction expands to every entity type), ``possible_entity_props`` (attribute
+    names, or ``None``) and ``strict=True``.
+    """
+    ents = [e.name for e in schema.entities]
+    triples = []
+    for r in schema.relations:
+        for h in r.head or ents:
+            for t in r.tail or ents:
+                triples.append((_li_label(h), _li_label(r.name), _li_label(t)))
+    kwargs: dict[str, Any] = {
+        "possible_entities": Literal[tuple(_li_label(e) for e in ents)],  # type: ignore[valid-type]
+        "kg_validation_schema": triples,
+        "strict": True,
+        "possible_entity_props": [a.name for a in schema.attributes] or None,
+    }
+    if schema.relations:
+        kwargs["possible_relations"] = Literal[  # type: ignore[valid-type]
+            tuple(_li_label(r.name) for r in schema.relations)]
+    return kwargs
+
+
+def graph_from_schema_llm_output(
+    nodes: Sequence[BaseNode],
+    schema: Schema | None = None,
+    *,
+    graph: KnowledgeGraph | None = None,
+    strict: bool = True,
+) -> ExtractionResult:
+    """Build a kgpath graph from ``SchemaLLMPathExtractor`` output, bounded by ``schema``.
+
+    For each text node: its ``KG_NODES_KEY`` entities (``EntityNode``: ``label`` -> type,
+    ``name``, ``properties`` -> attributes) and ``KG_RELATIONS_KEY`` relations (``Relation``:
+    ``label``, ``source_id``, ``target_id``) become typed records whose provenance is the
+    text node's id; the text node becomes a passage. Property keys that merely copy the text
+    node's own metadata (LlamaIndex copies chunk metadata into every property dict) are not
+    treated as attributes. Labels like ``BORN_IN`` resolve to ``born in`` (case and ``_``
+    folded). Everything then goes through :func:`kgpath.build.extract.assemble_graph`, the same
+    bounding used for kgpath's own extractor.
+
+    ``schema=None`` accepts every label seen (a permissive schema named ``"from-llamaindex"``
+    with unrestricted relations) - no bounding, only conversion.
+    """
+    passages: list[tuple[str, str]] = []
+    entities: list[TypedEntity] = []
+    triples: list[TypedTriple] = []
+    for tn in nodes:
+        if not isinstance(tn, BaseNode):
+            raise ConfigError(f"expected LlamaIndex nodes, got {type(tn).__name__}")
+        pid = tn.node_id
+        chunk_meta = {k: v for k, v in tn.metadata.items()
+                      if k not in (KG_NODES_KEY, KG_RELATIONS_KEY)}
+        passages.append((pid, tn.get_content(metadata_mode=MetadataMode.NONE)))
+        by_id: dict[str, EntityNode] = {}
+        for en in tn.metadata.get(KG_NODES_KEY, []) or []:
+            if not isinstance(en, EntityNode):
+                continue  # ChunkNode or other labelled nodes carry no entity
+            by_id[en.id] = en
+            attrs = {k: v for k, v in en.properties.items()
+                     if not (k in chunk_meta and chunk_meta[k] == v)}
+            entities.append(TypedEntity(name=en.name, type=en.label, attributes=attrs,
+                                        source=pid))
+        for rel in tn.metadata.get(KG_RELATIONS_KEY, []) or []:
+            if not isinstance(rel, Relation):
+                continue
+            h, t = by_id.get(rel.source_id), by_id.get(rel.target_id)
+            props = {k: v for k, v in rel.properties.items()
+                     if not (k in chunk_meta and chunk_meta[k] == v)}
+            triples.append(TypedTriple(
+                head=h.name if h else rel.source_id, head_type=h.label if h else "",
+                relation=rel.label, tail=t.name if t else rel.target_id,
+                tail_type=t.label if t else "", source=pid, properties=props,
+            ))
+    if schema is None:
+        labels: dict[str, str] = {}
+        for lab in [e.type for e in entities] + [x for tr in triples
+                                                for x in (tr.head_type, tr.tail_type)]:
+            if lab:
+                labels.setdefault(type_key(lab), lab)
+        rels: dict[str, str] = {}
+        for tr in triples:
+            rels.setdefault(type_key(tr.relation), tr.relation)
+        if not labels:
+            raise ConfigError("no typed entities found in the nodes' metadata "
+                              f"({KG_NODES_KEY!r}); pass schema= or run the extractor first")
+        schema = Schema(name="from-llamaindex", entities=tuple(labels.values()),
+                        relations=tuple(rels.values()))
+    res = assemble_graph(schema, entities, triples, passages=passages, graph=graph,
+                         strict=strict)
+    trace = dict(res.trace)
+    trace.update(extractor="llama_index.SchemaLLMPathExtractor", passages=len(passages))
+    return dataclasses.replace(res, trace=trace)
