@@ -95,6 +95,7 @@ __all__ = [
     "llm_guided_traversal",
     "allm_guided_traversal",
     "parse_llm_choice",
+    "make_policy",
     "traverse",
     "atraverse",
     "format_traversal",
@@ -604,8 +605,9 @@ class LLMGuidedPolicy(TraversalPolicy):
 
     name = "llm_guided_traversal"
 
-    def __init__(self, llm: LLM | None = None) -> None:
+    def __init__(self, llm: LLM | None = None, *, prompt: str = LLM_TRAVERSAL_PROMPT) -> None:
         self.llm = llm
+        self.template = prompt
 
     def limit(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
         """Keep the ``llm_candidates`` most query-similar candidates (step 1)."""
@@ -627,7 +629,7 @@ class LLMGuidedPolicy(TraversalPolicy):
     def prompt(
         self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
     ) -> str:
-        """Fill :data:`LLM_TRAVERSAL_PROMPT` for this step (step 2)."""
+        """Fill the prompt template (:data:`LLM_TRAVERSAL_PROMPT`) for this step (step 2)."""
         v = walk.view
         n = config.preview_chars
         extracted = "\n".join(f"- {_clip(v.sent_text[s], n)}" for s in walk.extracted)
@@ -636,7 +638,7 @@ class LLMGuidedPolicy(TraversalPolicy):
             title = v.graph.node_at(int(v.chunk_nodes[c])).name
             body = _clip(v.graph.node_at(int(v.chunk_nodes[c])).text, n)
             lines.append(f"{i}. [{sc:.3f}] {title}: {body}" if title else f"{i}. [{sc:.3f}] {body}")
-        return LLM_TRAVERSAL_PROMPT.format(
+        return self.template.format(
             query=walk.query,
             num_sentences=len(walk.extracted),
             extracted=extracted or "(nothing yet)",
@@ -716,12 +718,14 @@ _POLICIES: dict[str, type[TraversalPolicy]] = {
 }
 
 
-def make_policy(algorithm: str, *, llm: LLM | None = None) -> TraversalPolicy:
+def make_policy(
+    algorithm: str, *, llm: LLM | None = None, llm_prompt: str = LLM_TRAVERSAL_PROMPT
+) -> TraversalPolicy:
     """Instantiate the policy of an algorithm by name."""
     cls = _POLICIES.get(algorithm)
     if cls is None:
         raise ConfigError(f"unknown traversal algorithm {algorithm!r}; choose from {ALGORITHMS}")
-    return LLMGuidedPolicy(llm) if cls is LLMGuidedPolicy else cls()
+    return LLMGuidedPolicy(llm, prompt=llm_prompt) if cls is LLMGuidedPolicy else cls()
 
 
 # ============================================================================ the walk
@@ -1020,6 +1024,8 @@ class TraversalRetriever:
         :meth:`retrieve` (applied with ``dataclasses.replace``).
     llm
         Used by ``llm_guided_traversal`` only.
+    llm_prompt
+        Template of each LLM step (variables as in :data:`LLM_TRAVERSAL_PROMPT`).
 
     Examples
     --------
@@ -1041,14 +1047,19 @@ class TraversalRetriever:
         algorithm: str = "query_traversal",
         config: TraversalConfig | None = None,
         llm: LLM | None = None,
+        llm_prompt: str = LLM_TRAVERSAL_PROMPT,
     ) -> None:
         self.index = index if isinstance(index, GraphIndex) else GraphIndex(index, embedder)
         make_policy(algorithm)  # validate the name early
+        self.llm_prompt = llm_prompt
         self.algorithm = algorithm
         self.config = config or TraversalConfig()
         self.llm = llm
         self._view: ChunkGraphView | None = None
         self._view_version = -1
+
+    def _policy(self, algorithm: str) -> TraversalPolicy:
+        return make_policy(algorithm, llm=self.llm, llm_prompt=self.llm_prompt)
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -1064,7 +1075,8 @@ class TraversalRetriever:
             self._view_version = self.graph.version
         return self._view
 
-    def _config(self, overrides: dict[str, Any]) -> TraversalConfig:
+    def resolve_config(self, **overrides: Any) -> TraversalConfig:
+        """The config with per-call ``overrides`` applied (``None`` values are ignored)."""
         clean = {k: v for k, v in overrides.items() if v is not None}
         unknown = set(clean) - {f.name for f in dataclasses.fields(TraversalConfig)}
         if unknown:
@@ -1076,8 +1088,8 @@ class TraversalRetriever:
     ) -> TraversalResult:
         """Run one algorithm for ``query``; ``overrides`` are :class:`TraversalConfig` fields."""
         q = check_query(query)
-        cfg = self._config(overrides)
-        policy = make_policy(algorithm or self.algorithm, llm=self.llm)
+        cfg = self.resolve_config(**overrides)
+        policy = self._policy(algorithm or self.algorithm)
         view = self.view
         return traverse(view, self.index.embed_query(q), policy, config=cfg, query=q)
 
@@ -1086,8 +1098,8 @@ class TraversalRetriever:
     ) -> TraversalResult:
         """Async :meth:`retrieve` (query embedding and LLM calls awaited)."""
         q = check_query(query)
-        cfg = self._config(overrides)
-        policy = make_policy(algorithm or self.algorithm, llm=self.llm)
+        cfg = self.resolve_config(**overrides)
+        policy = self._policy(algorithm or self.algorithm)
         view = self.view
         qv = await self.index.aembed_query(q)
         return await atraverse(view, qv, policy, config=cfg, query=q)
@@ -1097,11 +1109,11 @@ class TraversalRetriever:
     ) -> dict[str, TraversalResult]:
         """Run several algorithms on one query, embedding it once."""
         q = check_query(query)
-        cfg = self._config(overrides)
+        cfg = self.resolve_config(**overrides)
         view = self.view
         qv = self.index.embed_query(q)
         return {
-            a: traverse(view, qv, make_policy(a, llm=self.llm), config=cfg, query=q)
+            a: traverse(view, qv, self._policy(a), config=cfg, query=q)
             for a in algorithms
         }
 
