@@ -700,12 +700,15 @@ def propagate_resources(
         raise ConfigError(f"start nodes must be distinct, got {starts!r}")
     indptr, indices, degree = adj.indptr, adj.indices, adj.degree
     k = len(starts)
-    f_slot = np.arange(k, dtype=np.int64)
-    f_node = np.asarray(starts, dtype=np.int64)
-    f_res = np.ones(k)
-    f_state = np.arange(k, dtype=np.int64)
+    f_slot: np.ndarray = np.arange(k, dtype=np.int64)
+    f_node: np.ndarray = np.asarray(starts, dtype=np.int64)
+    f_res: np.ndarray = np.ones(k)
+    f_state: np.ndarray = np.arange(k, dtype=np.int64)
     seen = np.sort(f_slot * n + f_node)  # keys slot·n + node of every state so far
-    slots, nodes, levels, res = [f_slot], [f_node], [np.zeros(k, np.int64)], [f_res]
+    slots: list[np.ndarray] = [f_slot]
+    nodes: list[np.ndarray] = [f_node]
+    levels: list[np.ndarray] = [np.zeros(k, np.int64)]
+    res: list[np.ndarray] = [f_res]
     emits: list[np.ndarray] = []
     stops: list[np.ndarray] = []
     fsrc: list[np.ndarray] = []
@@ -833,8 +836,8 @@ def best_paths_from(
         return out
     tops = _m_best(prop, m)
     for p in tstates:
-        for seq in tops[p]:
-            out.append(_candidate(nodes, res, list(seq)))
+        for states in tops[p]:
+            out.append(_candidate(nodes, res, list(states)))
     return out
 
 

@@ -257,14 +257,16 @@ class PathRAGRetriever(BaseRetriever):
 
 def _keyword_formatter(tmpl: BasePromptTemplate, var: str) -> Callable[[str], str]:
     def fmt(query: str) -> str:
-        return tmpl.format(**{var: query})
+        values: dict[str, Any] = {var: query}
+        return tmpl.format(**values)
 
     return fmt
 
 
 def _qa_formatter(tmpl: BasePromptTemplate, qv: str, cv: str) -> Callable[[str, str], str]:
     def fmt(query: str, paths: str) -> str:
-        return tmpl.format(**{qv: query, cv: paths})
+        values: dict[str, Any] = {qv: query, cv: paths}
+        return tmpl.format(**values)
 
     return fmt
 
