@@ -240,3 +240,22 @@ async def test_local_embedder_on_the_demo_graph() -> None:
     anodes = await r.aretrieve_with(query, anchor_name="Marie Curie")
     assert _ids(anodes) == _ids(nodes)
     assert [a.score for a in anodes] == pytest.approx([n.score for n in nodes], abs=1e-6)
+
+
+async def test_precomputed_bundle_embedding_is_used(toy_graph, query_embedder):
+    from llama_index.core.schema import QueryBundle
+    from llama_index.retrievers.kgpath import PathConstrainedRetriever
+
+    from kgpath import EmbeddingError
+
+    r = PathConstrainedRetriever.from_graph(toy_graph, embedder=query_embedder, anchor="a")
+    query = "east"
+    plain = r.retrieve(query)
+    vec = query_embedder.embed_queries([query])[0].tolist()
+    n_calls = len(query_embedder.calls)
+    bundle = QueryBundle(query_str="text that the embedder does not know", embedding=vec)
+    for got in (r.retrieve(bundle), await r.aretrieve(bundle)):
+        assert [n.node.node_id for n in got] == [n.node.node_id for n in plain]
+    assert len(query_embedder.calls) == n_calls  # the model was not asked again
+    with pytest.raises(EmbeddingError, match="dimension"):
+        r.retrieve(QueryBundle(query_str="q", embedding=[1.0] * (len(vec) + 1)))

@@ -103,9 +103,10 @@ class PathConstrainedRetriever(BaseRetriever):
 
     Notes
     -----
-    The query string (``QueryBundle.query_str``) is what kgpath embeds; a bundle's
-    precomputed ``embedding`` or ``custom_embedding_strs`` are not used, because the query
-    embedding must come from the same embedder as the node embeddings.
+    As in LlamaIndex's ``VectorIndexRetriever``, a bundle's precomputed ``embedding`` is used
+    when present (it must come from the same model as the node embeddings; a dimension
+    mismatch raises :class:`kgpath.EmbeddingError`); otherwise ``query_str`` is embedded.
+    ``custom_embedding_strs`` are not used.
 
     Examples
     --------
@@ -268,11 +269,20 @@ class PathConstrainedRetriever(BaseRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         """Run PCR synchronously (Eq. 1 then Eq. 2) and convert the hits."""
         query, kwargs = self._call_args(query_bundle)
+        if query_bundle.embedding is not None:  # precomputed (e.g. HyDE) embedding wins
+            return self._to_nodes(
+                self._pcr.retrieve_by_vector(query_bundle.embedding, query=query, **kwargs)
+            )
         return self._to_nodes(self._pcr.retrieve(query, **kwargs))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         """Run PCR with the query embedding awaited on the embedder's async API."""
         query, kwargs = self._call_args(query_bundle)
+        if query_bundle.embedding is not None:
+            await self._pcr.index.abuild()
+            return self._to_nodes(
+                self._pcr.retrieve_by_vector(query_bundle.embedding, query=query, **kwargs)
+            )
         return self._to_nodes(await self._pcr.aretrieve(query, **kwargs))
 
     def _bundle(
