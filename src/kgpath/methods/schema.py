@@ -226,7 +226,9 @@ _KIND_OF = {"nodes": "entity", "relations": "relation", "attributes": "attribute
 
 
 def _warn(msg: str) -> None:
-    logger.warning(msg)
+    # one user-visible channel (warnings); the log record is INFO so that an application
+    # without logging configured does not print every message twice
+    logger.info(msg)
     warnings.warn(msg, SchemaWarning, stacklevel=4)
 
 
