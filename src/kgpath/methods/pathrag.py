@@ -1124,7 +1124,7 @@ def materialize_path(graph: KnowledgeGraph, cand: PathCandidate, rank: int) -> P
 def _edges_between(csr: dict[str, np.ndarray], u: int, v: int) -> list[int]:
     lo, hi = int(csr["out_indptr"][u]), int(csr["out_indptr"][u + 1])
     sel = csr["out_indices"][lo:hi] == v
-    return sorted(int(e) for e in csr["out_edges"][lo:hi][sel])
+    return [int(e) for e in np.sort(csr["out_edges"][lo:hi][sel])]
 
 
 QAPrompt = str | Callable[[str, str], str]
