@@ -1,5 +1,17 @@
 """One module per paper: pcr, pathrag, c2rag, schema, traversal."""
 
+from kgpath.methods.pathrag import (
+    PATHRAG_LT,
+    PathOrdering,
+    PathRAGConfig,
+    PathRAGPath,
+    PathRAGResult,
+    PathRAGRetriever,
+    path_reliability,
+    propagate_resources,
+    prune_paths,
+    textual_path,
+)
 from kgpath.methods.pcr import (
     PathConstrainedRetriever,
     PCRConfig,
@@ -11,6 +23,16 @@ from kgpath.methods.pcr import (
 )
 
 __all__ = [
+    "PATHRAG_LT",
+    "PathOrdering",
+    "PathRAGConfig",
+    "PathRAGPath",
+    "PathRAGResult",
+    "PathRAGRetriever",
+    "path_reliability",
+    "propagate_resources",
+    "prune_paths",
+    "textual_path",
     "PCRConfig",
     "PCRHit",
     "PCRResult",
