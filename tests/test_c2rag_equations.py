@@ -261,6 +261,7 @@ def test_config_defaults_follow_the_paper() -> None:
         ({"binding": "all"}, "binding must be"),
         ({"recovery_scope": "near"}, "recovery_scope must be"),
         ({"on_invalid_plan": "ignore"}, "on_invalid_plan must be"),
+        ({"rerank_input": "both"}, "rerank_input must be"),
     ],
 )
 def test_config_rejects_bad_values(kwargs: dict, match: str) -> None:

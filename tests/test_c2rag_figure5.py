@@ -373,3 +373,12 @@ def test_figure5_recovery_scope_anchor_filters_passages() -> None:
         "p_white", "p_palace", "p_london", "p_tourism", "p_flambard", "p_medieval",
         "p_penn", "p_jewels", "p_bridge", "p_hamlets",
     }
+
+
+def test_rerank_input_constraint_sends_lin_tau_only() -> None:
+    r, _, _, rr = make(binding="dominant", rerank_input="constraint")
+    res = r.retrieve(QUERY)
+    assert rr.queries[0] == "No Cross, No Crown written during imprisonment in ?prison"
+    assert rr.queries[-1] == "Tower of London used as a prison until ?year"
+    # the scripted scores do not depend on the query prefix: same decisions
+    assert [h.state for h in res.hops] == ["resolved", "unresolved"]

@@ -116,6 +116,7 @@ State = Literal["resolved", "unresolved"]
 BindingMode = Literal["pool", "dominant"]
 RecoveryScope = Literal["all", "anchor"]
 InvalidPlanPolicy = Literal["fallback", "error"]
+RerankInput = Literal["query_and_constraint", "constraint"]
 
 
 # ====================================================================== config
@@ -159,6 +160,11 @@ class C2RAGConfig:
         :class:`~kgpath.ParseError` / :class:`~kgpath.BackendError`.
     separator
         The ``‖`` of Eq. 6 and Eq. 12 between the query and ``Lin(τ)``.
+    rerank_input
+        ``"query_and_constraint"``: the reranker query is ``q ‖ Lin(τ)`` (Eq. 6, Eq. 12);
+        ``"constraint"``: ``Lin(τ)`` alone, a deviation that helps bi-encoders, whose single
+        query vector is otherwise dominated by the whole question (see
+        ``benchmarks/c2rag_gamma_sweep.py``).
     """
 
     m: int = 3
@@ -173,6 +179,7 @@ class C2RAGConfig:
     recovery_scope: RecoveryScope = "all"
     on_invalid_plan: InvalidPlanPolicy = "fallback"
     separator: str = " | "
+    rerank_input: RerankInput = "query_and_constraint"
 
     def __post_init__(self) -> None:
         for name in ("m", "top_e", "top_r", "k_s", "k_t_pool", "k_t"):
@@ -209,6 +216,17 @@ class C2RAGConfig:
             )
         if not isinstance(self.separator, str):
             raise ConfigError(f"separator must be a string, got {self.separator!r}")
+        if self.rerank_input not in ("query_and_constraint", "constraint"):
+            raise ConfigError(
+                "rerank_input must be 'query_and_constraint' or 'constraint', got "
+                f"{self.rerank_input!r}"
+            )
+
+    def rerank_query(self, query: str, lin: str) -> str:
+        """Return the reranker's query text: ``q ‖ Lin(τ)`` (Eq. 6/12) or ``Lin(τ)``."""
+        if self.rerank_input == "constraint":
+            return lin
+        return query + self.separator + lin
 
 
 # ====================================================================== equations
@@ -1027,7 +1045,7 @@ class ConstraintCheckedRetriever:
         init_pos = top_k(s_rel, cfg.top_r)
         initial = [dataclasses.replace(pool[int(k)], s_rel=float(s_rel[k])) for k in init_pos]
         # Eq. 6: contextual rerank on q ‖ Lin(τ) ‖ Lin(c), keep top-K_s.
-        z = yield from self._score(query + cfg.separator + lin, [x.text for x in initial])
+        z = yield from self._score(cfg.rerank_query(query, lin), [x.text for x in initial])
         initial = [dataclasses.replace(x, z=float(s)) for x, s in zip(initial, z, strict=True)]
         top_pos = top_k(np.asarray(z, dtype=np.float64), cfg.k_s)
         # Eq. 7-9: sufficiency.
@@ -1132,7 +1150,7 @@ class ConstraintCheckedRetriever:
             RecoveredPassage(pidx.ids[int(r)], pidx.texts[int(r)], float(s))
             for r, s in zip(rows_, s_txt, strict=True)
         ]
-        scores = yield from self._score(query + cfg.separator + lin, [x.text for x in pool])
+        scores = yield from self._score(cfg.rerank_query(query, lin), [x.text for x in pool])
         pool = [dataclasses.replace(x, score=float(s)) for x, s in zip(pool, scores, strict=True)]
         keep = top_k(np.asarray(scores, dtype=np.float64), cfg.k_t)
         return TextualRecovery(lin, scope, tuple(pool), tuple(pool[int(k)] for k in keep))
