@@ -30,6 +30,13 @@ from kgpath.errors import (
 from kgpath.graph import Edge, KnowledgeGraph, Node, Passage
 from kgpath.index import BM25Index, GraphIndex, VectorIndex
 from kgpath.llm import LLM, LangChainLLM, LlamaIndexLLM, OpenAILLM, ScriptedLLM
+from kgpath.methods.pathrag import (
+    PATHRAG_LT,
+    PathRAGConfig,
+    PathRAGPath,
+    PathRAGResult,
+    PathRAGRetriever,
+)
 from kgpath.methods.pcr import PathConstrainedRetriever, PCRConfig, PCRHit, PCRResult
 from kgpath.rerank import CallableReranker, CrossEncoderReranker, EmbeddingReranker, Reranker
 
@@ -63,12 +70,17 @@ __all__ = [
     "NodeNotFoundError",
     "OpenAIEmbedder",
     "OpenAILLM",
+    "PATHRAG_LT",
     "PCRConfig",
     "PCRHit",
     "PCRResult",
     "ParseError",
     "Passage",
     "PathConstrainedRetriever",
+    "PathRAGConfig",
+    "PathRAGPath",
+    "PathRAGResult",
+    "PathRAGRetriever",
     "PersistenceError",
     "QueryError",
     "Reranker",
