@@ -8,8 +8,20 @@ To add an adapter: one import line below and one ``__all__`` entry (keep both so
 
 from llama_index.retrievers.kgpath._convert import KgpathQueryBundle
 from llama_index.retrievers.kgpath.base import PathConstrainedRetriever
+from llama_index.retrievers.kgpath.pathrag import (
+    PATHRAG_KEYWORD_TEMPLATE,
+    PATHRAG_QA_TEMPLATE,
+    PathOrderPostprocessor,
+    PathRAGRetriever,
+    pathrag_query_engine,
+)
 
 __all__ = [
     "KgpathQueryBundle",
+    "PATHRAG_KEYWORD_TEMPLATE",
+    "PATHRAG_QA_TEMPLATE",
     "PathConstrainedRetriever",
+    "PathOrderPostprocessor",
+    "PathRAGRetriever",
+    "pathrag_query_engine",
 ]
