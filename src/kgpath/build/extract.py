@@ -328,8 +328,8 @@ def assemble_graph(
         if _node_key(tr.head) == _node_key(tr.tail):
             rejected.append(Rejection(tr, "self-referencing triple"))
             continue
-        canon, reason = schema.check_triple(tr.head_type, tr.relation, tr.tail_type)
-        if canon is None:
+        checked, reason = schema.check_triple(tr.head_type, tr.relation, tr.tail_type)
+        if checked is None:
             if strict:
                 rejected.append(Rejection(tr, reason))
                 continue
@@ -341,7 +341,7 @@ def assemble_graph(
                 properties=tr.properties,
             ), reason))
             continue
-        ht, rel, tt = canon
+        ht, rel, tt = checked
         h = touch(tr.head, ht, None, tr.source)
         t = touch(tr.tail, tt, None, tr.source)
         edges.append((TypedTriple(

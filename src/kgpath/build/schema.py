@@ -377,23 +377,24 @@ class Schema:
                 f"{name!r} is not a {kind} type of schema {self.name!r}; "
                 f"known: {self.names(kind)}"
             )
-        items: tuple[AnyType, ...] = {
+        return next(t for t in self._items(kind) if t.name == canon)
+
+    def _items(self, kind: str) -> tuple[AnyType, ...]:
+        items: dict[str, tuple[AnyType, ...]] = {
             "entity": self.entities, "relation": self.relations, "attribute": self.attributes
-        }[kind]
-        return next(t for t in items if t.name == canon)
+        }
+        if kind not in items:
+            raise SchemaError(f"kind must be one of {_KINDS}, got {kind!r}")
+        return items[kind]
 
     def names(self, kind: TypeKind) -> list[str]:
         """Canonical type names of one kind, in schema order."""
-        items = {"entity": self.entities, "relation": self.relations, "attribute": self.attributes}
-        if kind not in items:
-            raise SchemaError(f"kind must be one of {_KINDS}, got {kind!r}")
-        return [t.name for t in items[kind]]
+        return [t.name for t in self._items(kind)]
 
     def labels(self, kind: TypeKind) -> dict[str, str]:
         """Every accepted label (name or alias, as written) mapped to its canonical name."""
-        items = {"entity": self.entities, "relation": self.relations, "attribute": self.attributes}
         out: dict[str, str] = {}
-        for t in items[kind]:
+        for t in self._items(kind):
             for label in (t.name, *t.aliases):
                 out[label] = t.name
         return out
@@ -733,7 +734,9 @@ def evolve_schema(
     known_ent = {type_key(label): e.name for e in ents for label in (e.name, *e.aliases)}
 
     def exists(kind: str, name: str) -> bool:
-        items = {"entity": ents, "relation": rels, "attribute": attrs}[kind]
+        tables: dict[str, Sequence[AnyType]] = {"entity": ents, "relation": rels,
+                                                "attribute": attrs}
+        items = tables[kind]
         key = type_key(name)
         return any(key in {type_key(x) for x in (t.name, *t.aliases)} for t in items)
 

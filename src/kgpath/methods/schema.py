@@ -426,7 +426,7 @@ class _TypeDetector:
                     continue
                 names.setdefault(tuple(_stem(w) for w in words), (t, n.name))
         self.names = names
-        lens = [len(k) for tab in (*self.tables.values(), names) for k in tab]
+        lens = [len(k) for tab in self.tables.values() for k in tab] + [len(k) for k in names]
         self.max_len = max(lens, default=1)
 
     def detect(self, text: str) -> tuple[InvolvedTypes, list[str]]:
@@ -487,7 +487,8 @@ def heuristic_decomposition(
     subs = tuple(SubQuestion(c, t if not t.is_empty else plan_types)
                  for c, (t, _) in zip(clauses, detected, strict=True))
     mentions = sorted({m for _, ms in detected for m in ms})
-    notes = ("LLM-free heuristic decomposition (clause split + type-name matching)",)
+    notes: tuple[str, ...] = (
+        "LLM-free heuristic decomposition (clause split + type-name matching)",)
     if mentions:
         notes += (f"node names matched: {mentions}",)
     return DecompositionPlan(q, subs, plan_types, "heuristic", notes=notes)
@@ -914,6 +915,7 @@ class SchemaGuidedRetriever:
         self.hierarchy = hierarchy
         self._table: _TypeTable | None = None
         self._router: CommunityRouter | None = None
+        self._router_version = -1
         self._lock = threading.Lock()
 
     @property
@@ -942,8 +944,9 @@ class SchemaGuidedRetriever:
             if self.hierarchy is not None:
                 n_base = int((~self._table.layer).sum())
                 if n_base >= cfg.route_min_nodes:
-                    if self._router is None:
+                    if self._router is None or self._router_version != g.version:
                         self._router = CommunityRouter(self.hierarchy, g, self.index.embedder)
+                        self._router_version = g.version
                     router = self._router
             return self._table, router
 
@@ -1115,7 +1118,7 @@ class SchemaGuidedRetriever:
             return []
         g = self.graph
         csr = g.csr()
-        parts = []
+        parts: list[np.ndarray] = []
         for d in ("out", "in"):
             ip, ed = csr[f"{d}_indptr"], csr[f"{d}_edges"]
             parts.extend(ed[ip[h]: ip[h + 1]] for h in hits)
