@@ -21,6 +21,22 @@ from kgpath.methods.pcr import (
     format_path,
     reachable_candidates,
 )
+from kgpath.methods.schema import (
+    DecompositionPlan,
+    EvidenceItem,
+    InvolvedTypes,
+    SchemaDecomposer,
+    SchemaGuidedRetriever,
+    SchemaResult,
+    SchemaRetrieverConfig,
+    SubQuestion,
+    SubQuestionResult,
+    format_evidence,
+    heuristic_decomposition,
+    merge_evidence,
+    parse_decomposition,
+    validate_plan,
+)
 
 __all__ = [
     "PATHRAG_LT",
@@ -40,4 +56,18 @@ __all__ = [
     "constrained_search",
     "format_path",
     "reachable_candidates",
+    "DecompositionPlan",
+    "EvidenceItem",
+    "InvolvedTypes",
+    "SchemaDecomposer",
+    "SchemaGuidedRetriever",
+    "SchemaResult",
+    "SchemaRetrieverConfig",
+    "SubQuestion",
+    "SubQuestionResult",
+    "format_evidence",
+    "heuristic_decomposition",
+    "merge_evidence",
+    "parse_decomposition",
+    "validate_plan",
 ]
