@@ -203,7 +203,7 @@ class PathRAGRetriever(BaseRetriever):
         if "top_k" in kw:
             raise ConfigError("pass k, not top_k, to the LangChain PathRAGRetriever")
         out = {**self.search_kwargs, **kw, "top_k": self.k if k is None else k}
-        self.pathrag._config(out)  # validates names and values (ConfigError)
+        self.pathrag.resolve_config(**out)  # validates names and values (ConfigError)
         return out
 
     def _documents(self, result: PathRAGResult) -> list[Document]:

@@ -1239,7 +1239,11 @@ class PathRAGRetriever:
         """The underlying graph."""
         return self.index.graph
 
-    def _config(self, overrides: dict[str, Any]) -> PathRAGConfig:
+    def resolve_config(self, **overrides: Any) -> PathRAGConfig:
+        """Return this retriever's config with per-call ``overrides`` applied and validated.
+
+        Raises :class:`ConfigError` for unknown option names or invalid values.
+        """
         unknown = set(overrides) - {f.name for f in dataclasses.fields(PathRAGConfig)}
         if unknown:
             raise ConfigError(f"unknown PathRAG option(s): {sorted(unknown)}")
@@ -1267,7 +1271,7 @@ class PathRAGRetriever:
         self, query: str, **overrides: Any
     ) -> tuple[KeywordExtraction, list[RetrievedNode]]:
         """Section 4.1 only: keywords and the retrieved node set ``V_q``."""
-        cfg = self._config(overrides)
+        cfg = self.resolve_config(**overrides)
         kws = extract_keywords(query, self.llm, prompt=self.keyword_prompt)
         kv = self.index.embedder.embed_queries(list(kws.keywords))
         return kws, self._nodes_for(kws, kv, cfg)
@@ -1276,7 +1280,7 @@ class PathRAGRetriever:
     def retrieve(self, query: str, **overrides: Any) -> PathRAGResult:
         """Run PathRAG for ``query``; ``overrides`` are :class:`PathRAGConfig` fields."""
         q = check_query(query)
-        cfg = self._config(overrides)
+        cfg = self.resolve_config(**overrides)
         t0 = time.perf_counter()
         kws = extract_keywords(q, self.llm, prompt=self.keyword_prompt)
         kv = self.index.embedder.embed_queries(list(kws.keywords))
@@ -1293,7 +1297,7 @@ class PathRAGRetriever:
     async def aretrieve(self, query: str, **overrides: Any) -> PathRAGResult:
         """Async :meth:`retrieve` (LLM and keyword embedding awaited)."""
         q = check_query(query)
-        cfg = self._config(overrides)
+        cfg = self.resolve_config(**overrides)
         t0 = time.perf_counter()
         kws = await aextract_keywords(q, self.llm, prompt=self.keyword_prompt)
         kv = await self.index.embedder.aembed_queries(list(kws.keywords))
@@ -1315,7 +1319,7 @@ class PathRAGRetriever:
         Unknown ids raise :class:`NodeNotFoundError`; duplicates are ignored.
         """
         q = check_query(query)
-        cfg = self._config(overrides)
+        cfg = self.resolve_config(**overrides)
         g = self.graph
         nodes = [
             RetrievedNode(g.node_at(i), i, "(given)", float("nan"))

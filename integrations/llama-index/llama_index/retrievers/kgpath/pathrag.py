@@ -210,7 +210,7 @@ class PathRAGRetriever(BaseRetriever):
         self._core = core
         self._overrides: dict[str, Any] = {}
         if top_k is not None:
-            core._config({"top_k": top_k})  # validates
+            core.resolve_config(top_k=top_k)  # validates
             self._overrides["top_k"] = top_k
         self._order = order
         self._keyword_template: BasePromptTemplate = PATHRAG_KEYWORD_TEMPLATE
