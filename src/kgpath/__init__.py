@@ -4,6 +4,9 @@ The public API is re-exported here; adapters for LlamaIndex and LangChain live i
 own distributions (``llama-index-retrievers-kgpath``, ``langchain-kgpath``).
 """
 
+from kgpath.build.extract import ExtractionConfig, PatternExtractor, SchemaExtractor
+from kgpath.build.hierarchy import Hierarchy, HierarchyConfig, build_hierarchy
+from kgpath.build.schema import EvolutionPolicy, Schema, SchemaError, SchemaWarning
 from kgpath.embeddings import (
     BaseEmbedder,
     Embedder,
@@ -38,6 +41,13 @@ from kgpath.methods.pathrag import (
     PathRAGRetriever,
 )
 from kgpath.methods.pcr import PathConstrainedRetriever, PCRConfig, PCRHit, PCRResult
+from kgpath.methods.schema import (
+    DecompositionPlan,
+    SchemaDecomposer,
+    SchemaGuidedRetriever,
+    SchemaResult,
+    SchemaRetrieverConfig,
+)
 from kgpath.rerank import CallableReranker, CrossEncoderReranker, EmbeddingReranker, Reranker
 
 __version__ = "0.1.0"
@@ -85,6 +95,21 @@ __all__ = [
     "QueryError",
     "Reranker",
     "ScriptedLLM",
+    "DecompositionPlan",
+    "EvolutionPolicy",
+    "ExtractionConfig",
+    "Hierarchy",
+    "HierarchyConfig",
+    "PatternExtractor",
+    "Schema",
+    "SchemaDecomposer",
+    "SchemaError",
+    "SchemaExtractor",
+    "SchemaGuidedRetriever",
+    "SchemaResult",
+    "SchemaRetrieverConfig",
+    "SchemaWarning",
+    "build_hierarchy",
     "VectorIndex",
     "__version__",
     "default_embedder",
