@@ -13,6 +13,11 @@ from langchain_kgpath.pathrag import (
     format_paths,
 )
 from langchain_kgpath.retrievers import PathConstrainedRetriever, as_kgpath_embedder
+from langchain_kgpath.schema import (
+    SchemaGuidedRetriever,
+    decompose_runnable,
+    merge_sub_question_documents,
+)
 
 __version__ = "0.1.0"
 
@@ -21,7 +26,10 @@ __all__ = [
     "PathConstrainedRetriever",
     "PathOrderCompressor",
     "PathRAGRetriever",
+    "SchemaGuidedRetriever",
     "__version__",
     "as_kgpath_embedder",
+    "decompose_runnable",
     "format_paths",
+    "merge_sub_question_documents",
 ]

@@ -15,6 +15,13 @@ from llama_index.retrievers.kgpath.pathrag import (
     PathRAGRetriever,
     pathrag_query_engine,
 )
+from llama_index.retrievers.kgpath.schema import (
+    SchemaDecomposeQueryTransform,
+    SchemaGuidedRetriever,
+    SchemaSubQuestionRetriever,
+    graph_from_schema_llm_output,
+    schema_to_llamaindex_kwargs,
+)
 
 __all__ = [
     "KgpathQueryBundle",
@@ -23,5 +30,10 @@ __all__ = [
     "PathConstrainedRetriever",
     "PathOrderPostprocessor",
     "PathRAGRetriever",
+    "SchemaDecomposeQueryTransform",
+    "SchemaGuidedRetriever",
+    "SchemaSubQuestionRetriever",
+    "graph_from_schema_llm_output",
     "pathrag_query_engine",
+    "schema_to_llamaindex_kwargs",
 ]
