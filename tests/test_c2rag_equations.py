@@ -276,3 +276,25 @@ def test_config_gamma_below_one_warns_but_is_allowed() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         C2RAGConfig(gamma=1.0)  # exactly 1 is fine (resolves single candidates)
+
+
+# ---------------------------------------------------------------- check on any scored list
+
+
+def test_check_sufficiency_on_arbitrary_scores() -> None:
+    from kgpath.methods.c2rag import check_sufficiency
+
+    res = check_sufficiency([0.29, 0.9, None, 0.3, 0.1, float("nan")])
+    assert res.top == (1, 3, 0)  # the top K_s = 3 usable scores, best first
+    assert res.probabilities == pytest.approx((62 / 65, 2 / 65, 1 / 65))
+    assert res.n_eff == pytest.approx(4225 / 3849) and res.state == "resolved"
+    assert res.probability_of(3) == pytest.approx(2 / 65) and res.probability_of(4) is None
+    flat = check_sufficiency([0.5, 0.5, 0.5, 0.5], k_s=4)
+    assert flat.n_eff == pytest.approx(4.0) and flat.state == "unresolved"
+    empty = check_sufficiency([None, None])
+    assert empty.state == "unresolved" and empty.n_eff is None and empty.top == ()
+    assert check_sufficiency([0.1]).n_eff == 1.0
+    with pytest.raises(ConfigError, match="k_s"):
+        check_sufficiency([0.1], k_s=0)
+    with pytest.raises(ConfigError, match="gamma"):
+        check_sufficiency([0.1], gamma=0)

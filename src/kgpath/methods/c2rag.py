@@ -108,6 +108,8 @@ __all__ = [
     "induced_entities",
     "merge_bindings",
     "format_blocks",
+    "SufficiencyCheck",
+    "check_sufficiency",
 ]
 
 log = logging.getLogger(__name__)
@@ -440,6 +442,63 @@ def merge_bindings(
     if common:
         return tuple(x for x in ordered if x in common), "intersection"
     return tuple(ordered), "union"
+
+
+@dataclass(frozen=True)
+class SufficiencyCheck:
+    """Eq. 7-9 applied to an arbitrary scored list (see :func:`check_sufficiency`)."""
+
+    state: State
+    n_eff: float | None
+    """``None`` when no item had a usable score."""
+    top: tuple[int, ...]
+    """Positions (in the input) of the ``k_s`` best-scored items, best first."""
+    probabilities: tuple[float, ...]
+    """Eq. 7 probabilities of :attr:`top`."""
+    gamma: float
+
+    def probability_of(self, position: int) -> float | None:
+        """Eq. 7 probability of input item ``position`` (``None`` if not in the top)."""
+        for pos, p in zip(self.top, self.probabilities, strict=True):
+            if pos == position:
+                return p
+        return None
+
+
+def check_sufficiency(
+    scores: Sequence[float | None],
+    *,
+    gamma: float = 1.5,
+    epsilon: float = 0.01,
+    k_s: int = 3,
+) -> SufficiencyCheck:
+    """C2RAG's sufficiency check on any scored list (Eq. 7-9 over its top-``K_s``).
+
+    Items whose score is ``None`` or not finite are ignored; with no usable score the
+    list is unresolved and ``n_eff`` is ``None``. This is what the LlamaIndex and LangChain
+    "sufficiency fallback" adapters apply to other retrievers' results.
+
+    >>> check_sufficiency([0.29, 0.9, None, 0.3]).top
+    (1, 3, 0)
+    """
+    if isinstance(k_s, bool) or not isinstance(k_s, int) or k_s <= 0:
+        raise ConfigError(f"k_s must be a positive int, got {k_s!r}")
+    if not isinstance(gamma, (int, float)) or not math.isfinite(gamma) or gamma <= 0:
+        raise ConfigError(f"gamma must be a finite number > 0, got {gamma!r}")
+    usable = [
+        (i, float(s)) for i, s in enumerate(scores)
+        if s is not None and not isinstance(s, bool) and math.isfinite(float(s))
+    ]
+    if not usable:
+        return SufficiencyCheck("unresolved", None, (), (), float(gamma))
+    usable.sort(key=lambda x: (-x[1], x[0]))
+    top = usable[:k_s]
+    p = normalize_scores([s for _, s in top], epsilon)
+    n_eff = effective_candidates(p)
+    return SufficiencyCheck(
+        sufficiency_state(n_eff, gamma), n_eff, tuple(i for i, _ in top),
+        tuple(float(x) for x in p), float(gamma),
+    )
 
 
 # ====================================================================== trace types

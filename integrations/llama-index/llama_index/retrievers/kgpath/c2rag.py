@@ -47,10 +47,8 @@ from kgpath.methods.c2rag import (
     ConstraintCheckedRetriever,
     Evidence,
     EvidenceBlock,
-    effective_candidates,
+    check_sufficiency,
     format_blocks,
-    normalize_scores,
-    sufficiency_state,
 )
 from kgpath.prompts.c2rag import EVIDENCE_QA_PROMPT, PLANNER_PROMPT
 from kgpath.rerank import Reranker
@@ -456,15 +454,13 @@ class SufficiencyPostprocessor(BaseNodePostprocessor):
     # ------------------------------------------------------------------ the check
     def check(self, nodes: Sequence[NodeWithScore]) -> tuple[str, float | None, dict[str, float]]:
         """Return ``(state, N_eff, {node_id: p})`` for the ``top_k`` scored nodes."""
-        scored = [n for n in nodes if n.score is not None and math.isfinite(n.score)]
-        scored.sort(key=lambda n: -float(n.score))  # type: ignore[arg-type]
-        top = scored[: self.top_k]
-        if not top:
-            return "unresolved", None, {}
-        p = normalize_scores([float(n.score) for n in top], self.epsilon)  # type: ignore[arg-type]
-        n_eff = effective_candidates(p)
-        probs = {n.node.node_id: float(pk) for n, pk in zip(top, p, strict=True)}
-        return sufficiency_state(n_eff, self.gamma), n_eff, probs
+        res = check_sufficiency(
+            [n.score for n in nodes], gamma=self.gamma, epsilon=self.epsilon, k_s=self.top_k
+        )
+        probs = {
+            nodes[i].node.node_id: p for i, p in zip(res.top, res.probabilities, strict=True)
+        }
+        return res.state, res.n_eff, probs
 
     def _mark(
         self,
