@@ -324,7 +324,9 @@ def _from_c2rag(res: Any, graph: KnowledgeGraph | None) -> Picture:
         label = h.linearized or (h.constraint.to_dict().get("text", "") if h.constraint else "")
         hops.append(PicHop(h.step, label, str(h.state), h.n_eff, tuple(dict.fromkeys(touched))))
     notes = [
-        f"hop {hp.step}: {hp.state}" + (f", N_eff {hp.n_eff:.2f}" if hp.n_eff is not None else "")
+        f"hop {hp.step} [{hp.state}"
+        + (f", N_eff {hp.n_eff:.2f}" if hp.n_eff is not None else "")
+        + f"]: {hp.label}"
         for hp in hops
     ]
     for var, ids in res.bindings.items():
