@@ -30,6 +30,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
 from kgpath.embeddings import Embedder, LangChainEmbedder
@@ -460,7 +461,7 @@ class SufficiencyFallbackRetriever(_SufficiencyMixin, BaseRetriever):
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         """Primary retrieval, the check, and the fallback when it fails."""
-        cfg = {"callbacks": run_manager.get_child()}
+        cfg = RunnableConfig(callbacks=run_manager.get_child())
         docs = self.primary.invoke(query, config=cfg)
         res = self.check(docs)
         fb = self.fallback.invoke(query, config=cfg) if res.state != "resolved" else None
@@ -470,7 +471,7 @@ class SufficiencyFallbackRetriever(_SufficiencyMixin, BaseRetriever):
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         """Async: both retrievers are awaited (``ainvoke``)."""
-        cfg = {"callbacks": run_manager.get_child()}
+        cfg = RunnableConfig(callbacks=run_manager.get_child())
         docs = await self.primary.ainvoke(query, config=cfg)
         res = self.check(docs)
         fb = await self.fallback.ainvoke(query, config=cfg) if res.state != "resolved" else None
@@ -511,7 +512,7 @@ class SufficiencyCompressor(_SufficiencyMixin, BaseDocumentCompressor):
         res = self.check(documents)
         fb = None
         if res.state != "resolved" and self.fallback is not None:
-            fb = self.fallback.invoke(query, config={"callbacks": callbacks})
+            fb = self.fallback.invoke(query, config=RunnableConfig(callbacks=callbacks))
         return self._combine(documents, fb, res)
 
     async def acompress_documents(
@@ -521,5 +522,5 @@ class SufficiencyCompressor(_SufficiencyMixin, BaseDocumentCompressor):
         res = self.check(documents)
         fb = None
         if res.state != "resolved" and self.fallback is not None:
-            fb = await self.fallback.ainvoke(query, config={"callbacks": callbacks})
+            fb = await self.fallback.ainvoke(query, config=RunnableConfig(callbacks=callbacks))
         return self._combine(documents, fb, res)

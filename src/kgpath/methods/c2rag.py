@@ -1021,8 +1021,8 @@ class ConstraintCheckedRetriever:
                     Anchor(nid, self.graph.node(nid).name, None, f"binding {a_var}")
                     for nid in bound[a_var]
                 ]
-                names = {a_var: [a.name for a in anchors]}
-                lin = c.linearize(names, plan.placeholders)
+                anchor_names = {a_var: [a.name for a in anchors]}
+                lin = c.linearize(anchor_names, plan.placeholders)
                 h = yield from self._hop(query, plan, i, c, "P2", anchors, var, lin, cfg,
                                          len(order) + 1, "")
                 record(h)
