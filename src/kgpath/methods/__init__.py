@@ -1,5 +1,20 @@
 """One module per paper: pcr, pathrag, c2rag, schema, traversal."""
 
+from kgpath.methods.c2rag import (
+    C2RAGConfig,
+    C2RAGResult,
+    ConstraintCheckedRetriever,
+    EvidenceBlock,
+    HopTrace,
+    check_sufficiency,
+    effective_candidates,
+    format_blocks,
+    induced_entities,
+    merge_bindings,
+    normalize_scores,
+    sufficiency_state,
+    token_coverage,
+)
 from kgpath.methods.pathrag import (
     PATHRAG_LT,
     PathOrdering,
@@ -39,6 +54,19 @@ from kgpath.methods.schema import (
 )
 
 __all__ = [
+    "C2RAGConfig",
+    "C2RAGResult",
+    "ConstraintCheckedRetriever",
+    "EvidenceBlock",
+    "HopTrace",
+    "check_sufficiency",
+    "effective_candidates",
+    "format_blocks",
+    "induced_entities",
+    "merge_bindings",
+    "normalize_scores",
+    "sufficiency_state",
+    "token_coverage",
     "PATHRAG_LT",
     "PathOrdering",
     "PathRAGConfig",
