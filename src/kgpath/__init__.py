@@ -33,6 +33,7 @@ from kgpath.errors import (
 from kgpath.graph import Edge, KnowledgeGraph, Node, Passage
 from kgpath.index import BM25Index, GraphIndex, VectorIndex
 from kgpath.llm import LLM, LangChainLLM, LlamaIndexLLM, OpenAILLM, ScriptedLLM
+from kgpath.methods.c2rag import C2RAGConfig, C2RAGResult, ConstraintCheckedRetriever
 from kgpath.methods.pathrag import (
     PATHRAG_LT,
     PathRAGConfig,
@@ -56,6 +57,9 @@ __all__ = [
     "BM25Index",
     "BackendError",
     "BaseEmbedder",
+    "C2RAGConfig",
+    "C2RAGResult",
+    "ConstraintCheckedRetriever",
     "CallableReranker",
     "ConfigError",
     "CrossEncoderReranker",
