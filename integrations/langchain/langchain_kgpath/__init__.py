@@ -6,6 +6,13 @@ Each method module (``retrievers`` for PCR, ``pathrag``, ``c2rag``, ``schema``,
 ``metadata``. Add one import line and one ``__all__`` line per exported name.
 """
 
+from langchain_kgpath.c2rag import (
+    C2RAG_CHAT_PROMPT,
+    C2RAGRetriever,
+    SufficiencyCompressor,
+    SufficiencyFallbackRetriever,
+    format_evidence_blocks,
+)
 from langchain_kgpath.pathrag import (
     PATHRAG_CHAT_PROMPT,
     PathOrderCompressor,
@@ -22,14 +29,19 @@ from langchain_kgpath.schema import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "C2RAG_CHAT_PROMPT",
+    "C2RAGRetriever",
     "PATHRAG_CHAT_PROMPT",
     "PathConstrainedRetriever",
     "PathOrderCompressor",
     "PathRAGRetriever",
     "SchemaGuidedRetriever",
+    "SufficiencyCompressor",
+    "SufficiencyFallbackRetriever",
     "__version__",
     "as_kgpath_embedder",
     "decompose_runnable",
+    "format_evidence_blocks",
     "format_paths",
     "merge_sub_question_documents",
 ]

@@ -8,6 +8,12 @@ To add an adapter: one import line below and one ``__all__`` entry (keep both so
 
 from llama_index.retrievers.kgpath._convert import KgpathQueryBundle
 from llama_index.retrievers.kgpath.base import PathConstrainedRetriever
+from llama_index.retrievers.kgpath.c2rag import (
+    C2RAG_EVIDENCE_PROMPT,
+    C2RAG_PLANNER_PROMPT,
+    C2RAGRetriever,
+    SufficiencyPostprocessor,
+)
 from llama_index.retrievers.kgpath.pathrag import (
     PATHRAG_KEYWORD_TEMPLATE,
     PATHRAG_QA_TEMPLATE,
@@ -24,6 +30,9 @@ from llama_index.retrievers.kgpath.schema import (
 )
 
 __all__ = [
+    "C2RAG_EVIDENCE_PROMPT",
+    "C2RAG_PLANNER_PROMPT",
+    "C2RAGRetriever",
     "KgpathQueryBundle",
     "PATHRAG_KEYWORD_TEMPLATE",
     "PATHRAG_QA_TEMPLATE",
@@ -33,6 +42,7 @@ __all__ = [
     "SchemaDecomposeQueryTransform",
     "SchemaGuidedRetriever",
     "SchemaSubQuestionRetriever",
+    "SufficiencyPostprocessor",
     "graph_from_schema_llm_output",
     "pathrag_query_engine",
     "schema_to_llamaindex_kwargs",
