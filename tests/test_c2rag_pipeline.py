@@ -330,3 +330,25 @@ async def test_aretrieve_uses_async_backends_and_matches_sync() -> None:
     s = retriever().retrieve("q?", plan=p)
     assert rr.async_calls >= 3
     assert json.loads(a.to_json()) == json.loads(s.to_json())
+
+
+def test_cross_encoder_reranker_receives_query_constraint_candidate_pairs() -> None:
+    from kgpath import CrossEncoderReranker
+
+    class FakeCrossEncoder:
+        def __init__(self) -> None:
+            self.pairs: list[tuple[str, str]] = []
+
+        def predict(self, pairs: list[tuple[str, str]]) -> list[float]:
+            self.pairs.extend(pairs)
+            return [3.0 if "Paris" in b else -2.0 for _, b in pairs]  # logit-like scores
+
+    model = FakeCrossEncoder()
+    res = retriever(reranker=CrossEncoderReranker(model), epsilon=0.5).retrieve(
+        "Where was Dave born?", plan=plan(("Dave", "born in", "?city"))
+    )
+    assert model.pairs[0] == ("Where was Dave born? | Dave born in ?city", "Dave born in Paris")
+    # z = [3, -2], ε = 0.5 -> p = [5.5, 0.5] / 6, N_eff = 36 / 30.5
+    h = res.hops[0]
+    assert list(h.probabilities) == pytest.approx([5.5 / 6, 0.5 / 6])
+    assert h.n_eff == pytest.approx(36 / 30.5) and h.state == "resolved"

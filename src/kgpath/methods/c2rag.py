@@ -48,6 +48,9 @@ Notes on reading the paper
 * The paper gives no value for ε. Eq. 7 is not scale-free: ε is the score gap (in reranker
   units) below which candidates count as tied. The default 0.01 suits cosine scores of the
   offline bi-encoder (range [-1, 1]); raise it (about 0.5-1) for cross-encoder logits.
+  The min-shift gives the lowest of the ``K_s`` candidates weight ``ε/Σ``, so as ε -> 0
+  ``N_eff`` ranges over ``[1, K_s - 1]`` rather than ``[1, K_s]``; with ``K_s = 3`` a
+  small ε makes any ``γ >= 2`` accept almost every hop.
 * Figure 5 binds ``?year = 1952`` after textual recovery; recovery yields passages, not
   graph entities, so here the value is left to the reader (the LLM) and the placeholder
   stays unbound.
