@@ -342,9 +342,9 @@ def similarity_edges(
         block = emb[r0:r1] @ emb.T  # (B, n): the only dense score array
         for i in range(r0, r1):
             row = block[i - r0]
-            s, e = int(row_start[i]), int(row_end[i])
-            if top_k_intra > 0 and e - s > 1:
-                cols = np.arange(s, e)
+            lo, hi = int(row_start[i]), int(row_end[i])
+            if top_k_intra > 0 and hi - lo > 1:
+                cols = np.arange(lo, hi)
                 cols = cols[cols != i]
                 vals = row[cols]
                 kk = min(top_k_intra, cols.size)
@@ -353,9 +353,9 @@ def similarity_edges(
                 dst_parts.append(cols[order].astype(np.int64))
                 sim_parts.append(vals[order].astype(np.float32))
                 intra_parts.append(np.ones(kk, bool))
-            if top_x_inter > 0 and n - (e - s) > 0:
-                row[s:e] = -np.inf  # mask the row's own document (block is scratch)
-                xx = min(top_x_inter, n - (e - s))
+            if top_x_inter > 0 and n - (hi - lo) > 0:
+                row[lo:hi] = -np.inf  # mask the row's own document (block is scratch)
+                xx = min(top_x_inter, n - (hi - lo))
                 if xx < n:
                     part = np.argpartition(-row, xx - 1)[:xx]
                 else:

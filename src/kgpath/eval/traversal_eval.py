@@ -260,8 +260,8 @@ def evaluate_traversal(
             prag = PathRAGRetriever(index, config=PathRAGConfig(node_match="text"))
             for q in data.questions:
                 with _clock(m):
-                    res = prag.retrieve(q.question)
-                m.add(_passages_of(n for p in res.paths for n in p.nodes), q.gold_titles)
+                    pres = prag.retrieve(q.question)
+                m.add(_passages_of(n for p in pres.paths for n in p.nodes), q.gold_titles)
             methods.append(m)
     return TraversalEvalReport(
         questions=len(data.questions),
