@@ -280,6 +280,14 @@ def test_pathrag_sub_retriever(pg_index):
     res = PathRAGRetriever(GraphIndex(graph, EMB)).retrieve("Marie Curie radiotherapy", top_k=5)
     assert [n.score for n in nodes] == pytest.approx([p.reliability for p in res.paths])
     assert all(n.node.metadata["kgpath_method"] == "pathrag" for n in nodes)
+    # a second sub-retriever can share the first one's GraphIndex (node vectors embedded once)
+    pcr = PCRSubRetriever.from_index(pg_index, embedder=EMB)
+    shared = PathRAGSubRetriever.from_index(pg_index, graph_index=pcr.index, top_k=5)
+    assert shared.index is pcr.index and shared.graph is pcr.graph
+    assert [n.score for n in shared.retrieve("Marie Curie radiotherapy")] == pytest.approx(
+        [p.reliability for p in res.paths])
+    with pytest.raises(ConfigError, match="own embedder"):
+        PathRAGSubRetriever(pg_index.property_graph_store, graph_index=pcr.index, embedder=EMB)
 
 
 # ---------------------------------------------------------------------- Ladybug store

@@ -430,6 +430,7 @@ class _KgpathPGRetriever(BasePGRetriever):
         *,
         embedder: Any = None,
         graph: KnowledgeGraph | None = None,
+        graph_index: GraphIndex | None = None,
         include_text: bool = False,
         include_text_preamble: str | None = DEFAULT_PREAMBLE,
         show_progress: bool = False,
@@ -437,9 +438,15 @@ class _KgpathPGRetriever(BasePGRetriever):
     ) -> None:
         super().__init__(graph_store=graph_store, include_text=include_text,
                          include_text_preamble=include_text_preamble, **kwargs)
+        if graph_index is not None:
+            if graph is not None and graph is not graph_index.graph:
+                raise ConfigError("pass graph or graph_index, not both")
+            if embedder is not None:
+                raise ConfigError("graph_index has its own embedder; pass embedder=None")
+            graph = graph_index.graph
         self._embedder: Embedder | None = to_kgpath_embedder(embedder)
         self._graph = graph
-        self._index: GraphIndex | None = None
+        self._index: GraphIndex | None = graph_index
         self._show_progress = show_progress
 
     @property
@@ -517,6 +524,9 @@ class PCRSubRetriever(_KgpathPGRetriever):
         index's embed model); ``None`` uses kgpath's offline default.
     graph
         An already converted graph (otherwise read from the store on first use).
+    graph_index
+        A kgpath :class:`~kgpath.GraphIndex` to share (its node embeddings are reused, e.g.
+        ``PathRAGSubRetriever.from_index(index, graph_index=pcr_sub.index)``).
     push_down
         Run PCR inside the database (:class:`kgpath.stores.CypherPCR`). ``None`` (default):
         yes for Ladybug/Kùzu stores (their ``connection``), no otherwise.
@@ -535,6 +545,7 @@ class PCRSubRetriever(_KgpathPGRetriever):
         *,
         embedder: Any = None,
         graph: KnowledgeGraph | None = None,
+        graph_index: GraphIndex | None = None,
         push_down: bool | None = None,
         schema: Any = None,
         anchor: str | None = None,
@@ -548,7 +559,8 @@ class PCRSubRetriever(_KgpathPGRetriever):
         **config_fields: Any,
     ) -> None:
         self._config = PCRConfig(**config_fields)
-        super().__init__(graph_store, embedder=embedder, graph=graph, include_text=include_text,
+        super().__init__(graph_store, embedder=embedder, graph=graph, graph_index=graph_index,
+                         include_text=include_text,
                          include_text_preamble=include_text_preamble,
                          show_progress=show_progress, callback_manager=callback_manager)
         conn = getattr(graph_store, "connection", None)
@@ -570,7 +582,8 @@ class PCRSubRetriever(_KgpathPGRetriever):
     @classmethod
     def from_index(cls, index: Any, **kwargs: Any) -> PCRSubRetriever:
         """Build from a ``PropertyGraphIndex`` (its store and embed model)."""
-        kwargs.setdefault("embedder", getattr(index, "_embed_model", None))
+        if "graph_index" not in kwargs:
+            kwargs.setdefault("embedder", getattr(index, "_embed_model", None))
         return cls(index.property_graph_store, **kwargs)
 
     @property
@@ -680,7 +693,7 @@ class PathRAGSubRetriever(_KgpathPGRetriever):
 
     Parameters
     ----------
-    graph_store, embedder, graph, include_text
+    graph_store, embedder, graph, graph_index, include_text
         As for :class:`PCRSubRetriever`.
     llm
         Keyword-extraction LLM (kgpath ``LLM`` or LlamaIndex ``LLM``); ``None`` uses kgpath's
@@ -696,6 +709,7 @@ class PathRAGSubRetriever(_KgpathPGRetriever):
         embedder: Any = None,
         llm: Any = None,
         graph: KnowledgeGraph | None = None,
+        graph_index: GraphIndex | None = None,
         include_text: bool = False,
         include_text_preamble: str | None = DEFAULT_PREAMBLE,
         show_progress: bool = False,
@@ -705,7 +719,8 @@ class PathRAGSubRetriever(_KgpathPGRetriever):
         from kgpath.methods.pathrag import PathRAGConfig
 
         self._config = PathRAGConfig(**config_fields)
-        super().__init__(graph_store, embedder=embedder, graph=graph, include_text=include_text,
+        super().__init__(graph_store, embedder=embedder, graph=graph, graph_index=graph_index,
+                         include_text=include_text,
                          include_text_preamble=include_text_preamble,
                          show_progress=show_progress, callback_manager=callback_manager)
         from llama_index.retrievers.kgpath.pathrag import _to_llm
@@ -716,7 +731,8 @@ class PathRAGSubRetriever(_KgpathPGRetriever):
     @classmethod
     def from_index(cls, index: Any, **kwargs: Any) -> PathRAGSubRetriever:
         """Build from a ``PropertyGraphIndex`` (its store and embed model)."""
-        kwargs.setdefault("embedder", getattr(index, "_embed_model", None))
+        if "graph_index" not in kwargs:
+            kwargs.setdefault("embedder", getattr(index, "_embed_model", None))
         return cls(index.property_graph_store, **kwargs)
 
     def refresh(self) -> None:
