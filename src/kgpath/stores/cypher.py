@@ -30,9 +30,10 @@ here, which does not depend on the order rows come back from the database:
 :class:`CypherSchema`; :func:`load_graph` writes them as the node and edge indices of the
 source :class:`~kgpath.graph.KnowledgeGraph`, so hits, scores, hops *and* paths equal the
 in-memory result. On a database written by someone else, set them to ``None``: ties then
-break by node id and ``(relation type, relation, edge text)``, which is deterministic, and
-hits, scores and hop counts are still those of the in-memory method on the same graph (a
-tied shortest path may differ).
+break by node id and by ``(relation type, relation, edge text, source id, target id)``, which
+is deterministic; hits, scores and hop counts are still those of the in-memory method on the
+same graph, and so are the paths when the in-memory graph lists its nodes by id and its
+edges in that order (as the LlamaIndex property-graph converter does).
 
 Safety
 ------
@@ -169,7 +170,7 @@ class CypherSchema:
         Node label (Kùzu/Ladybug: node table) and relationship types followed by PCR.
     order_property, edge_order_property
         Integer node / edge order used for tie-breaking (module docstring); ``None`` falls
-        back to node id / ``(relation type, relation, text)``.
+        back to node id / ``(relation type, relation, text, source id, target id)``.
     name_key_property
         Pre-normalised name (lower case, single spaces) for anchor lookup by name; ``None``
         compares ``lower(trim(name))`` instead (runs of inner spaces then must match).
@@ -968,8 +969,10 @@ def expand_one_hop(
         for r in driver.run(q, {"ids": list(ids)}):
             if keep is not None and r["nb"] not in keep:
                 continue
+            src, dst = (r["node"], r["nb"]) if forward else (r["nb"], r["node"])
             eord = r.get("rank") if s.edge_order_property else (
                 r.get("rel_type") or "", str(r.get("relation") or ""), str(r.get("etext") or ""),
+                src, dst,
             )
             steps.append(Step(r["node"], r["nb"], r.get("nb_ord"), forward, eord, r))
     return steps
