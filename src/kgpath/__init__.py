@@ -50,10 +50,15 @@ from kgpath.methods.schema import (
     SchemaRetrieverConfig,
 )
 from kgpath.rerank import CallableReranker, CrossEncoderReranker, EmbeddingReranker, Reranker
+from kgpath.stores import CypherPCR, CypherSchema, EmbeddedCypherDriver, Neo4jDriver
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CypherPCR",
+    "CypherSchema",
+    "EmbeddedCypherDriver",
+    "Neo4jDriver",
     "BM25Index",
     "BackendError",
     "BaseEmbedder",

@@ -261,9 +261,9 @@ def _from_pathrag(res: Any, graph: KnowledgeGraph | None) -> Picture:
                 nodes[n.id] = PicNode(n.id, n.name, "path", pos, n.text,
                                       info={"S(v) on first path": f"{p.resources[pos]:.4f}"})
             elif pos < nodes[n.id].layer:
-                old = nodes[n.id]
-                nodes[n.id] = PicNode(old.id, old.name, old.role, pos, old.text, old.score,
-                                      old.hops, old.rank, old.info)
+                prev = nodes[n.id]
+                nodes[n.id] = PicNode(prev.id, prev.name, prev.role, pos, prev.text, prev.score,
+                                      prev.hops, prev.rank, prev.info)
         for e in p.edges:
             key = (e.source, e.target, e.relation)
             old = edges.get(key)

@@ -1066,7 +1066,7 @@ def _node_from_row(r: Mapping[str, Any]) -> Node:
     meta = _json_or(r.get("metadata"), {})
     return Node(
         id=r["id"],
-        name=r.get("name") if r.get("name") is not None else r["id"],
+        name=str(r["name"]) if r.get("name") is not None else str(r["id"]),
         text=r.get("text") or "",
         type=r.get("type"),
         metadata=meta if isinstance(meta, dict) else {"metadata": meta},
