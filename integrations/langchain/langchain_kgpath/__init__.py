@@ -13,6 +13,10 @@ from langchain_kgpath.c2rag import (
     SufficiencyFallbackRetriever,
     format_evidence_blocks,
 )
+from langchain_kgpath.graphs import (
+    knowledge_graph_from_entity_graph,
+    knowledge_graph_from_graph_documents,
+)
 from langchain_kgpath.pathrag import (
     PATHRAG_CHAT_PROMPT,
     PathOrderCompressor,
@@ -43,5 +47,7 @@ __all__ = [
     "decompose_runnable",
     "format_evidence_blocks",
     "format_paths",
+    "knowledge_graph_from_entity_graph",
+    "knowledge_graph_from_graph_documents",
     "merge_sub_question_documents",
 ]

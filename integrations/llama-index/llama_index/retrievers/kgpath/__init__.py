@@ -21,6 +21,12 @@ from llama_index.retrievers.kgpath.pathrag import (
     PathRAGRetriever,
     pathrag_query_engine,
 )
+from llama_index.retrievers.kgpath.property_graph import (
+    PathRAGSubRetriever,
+    PCRSubRetriever,
+    knowledge_graph_from_property_graph_store,
+    knowledge_graph_to_property_graph_store,
+)
 from llama_index.retrievers.kgpath.schema import (
     SchemaDecomposeQueryTransform,
     SchemaGuidedRetriever,
@@ -36,14 +42,18 @@ __all__ = [
     "KgpathQueryBundle",
     "PATHRAG_KEYWORD_TEMPLATE",
     "PATHRAG_QA_TEMPLATE",
+    "PCRSubRetriever",
     "PathConstrainedRetriever",
     "PathOrderPostprocessor",
     "PathRAGRetriever",
+    "PathRAGSubRetriever",
     "SchemaDecomposeQueryTransform",
     "SchemaGuidedRetriever",
     "SchemaSubQuestionRetriever",
     "SufficiencyPostprocessor",
     "graph_from_schema_llm_output",
+    "knowledge_graph_from_property_graph_store",
+    "knowledge_graph_to_property_graph_store",
     "pathrag_query_engine",
     "schema_to_llamaindex_kwargs",
 ]
