@@ -431,3 +431,50 @@ def test_as_cypher_driver_accepts_engine_objects(drv):
     assert isinstance(as_cypher_driver(drv.database).dialect, CypherDialect)
     with pytest.raises(ConfigError, match="cannot use 'dict'"):
         as_cypher_driver({})
+
+
+ENGINE_SCRIPT = """
+import sys
+from kgpath import GraphIndex, KnowledgeGraph, PathConstrainedRetriever, HashingEmbedder
+from kgpath.stores import CypherPCR, EmbeddedCypherDriver, load_graph
+g = KnowledgeGraph()
+for n in "ABCDEFX":
+    g.add_node(n, text="node " + n + " " + "xyz"[ord(n) % 3])
+for s, t in ["AC", "AB", "BD", "CD", "CE", "DF", "EF", "FA", "XA"]:
+    g.add_edge(s, t, relation=s + t)
+idx = GraphIndex(g, HashingEmbedder(dim=16))
+with EmbeddedCypherDriver.open(sys.argv[2], engine=sys.argv[1]) as d:
+    db, mem = CypherPCR(d, embedder=idx.embedder, schema=load_graph(d, idx)), \
+        PathConstrainedRetriever(idx)
+    for kw in (dict(anchor="A"), dict(anchor="F", direction="in"),
+               dict(anchor="B", direction="both", max_depth=2)):
+        a, b = db.retrieve("node x", k=7, **kw), mem.retrieve("node x", k=7, **kw)
+        assert [(h.id, h.path) for h in a.hits] == [(h.id, h.path) for h in b.hits], kw
+    print("engine", d.engine, "ok")
+"""
+
+
+@pytest.mark.parametrize("engine", ["ladybug", "kuzu"])
+def test_each_embedded_engine(engine, tmp_path):
+    # one engine per process: ladybug and kuzu register the same native class names
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec(engine) is None:
+        pytest.skip(f"{engine} is not installed")
+    out = subprocess.run([sys.executable, "-c", ENGINE_SCRIPT, engine, str(tmp_path / "db")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == f"engine {engine} ok"
+
+
+def test_second_engine_in_one_process_is_a_clear_error(tmp_path):
+    import importlib.util
+
+    loaded = [e for e in ("ladybug", "kuzu") if e in __import__("sys").modules]
+    other = [e for e in ("ladybug", "kuzu") if e not in loaded and importlib.util.find_spec(e)]
+    if not loaded or not other:
+        pytest.skip("needs one engine loaded and the other installed")
+    with pytest.raises(BackendError, match="cannot share a process"):
+        EmbeddedCypherDriver.open(tmp_path / "db", engine=other[0])

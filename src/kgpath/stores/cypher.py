@@ -514,7 +514,9 @@ class EmbeddedCypherDriver:
     database
         The ``Database`` object, when this driver owns it (closed by :meth:`close`).
 
-    Use :meth:`open` to create or open a database directory.
+    Use :meth:`open` to create or open a database directory. Ladybug and Kùzu cannot be
+    imported into the same process (their native bindings register the same class names);
+    install and use one of them.
     """
 
     def __init__(self, connection: Any, *, database: Any = None, engine: str | None = None) -> None:
@@ -661,15 +663,22 @@ def as_cypher_driver(obj: Any) -> CypherDriver:
 
 def _import_engine(engine: str | None) -> Any:
     import importlib
+    import importlib.util
 
     names = [engine] if engine else ["ladybug", "kuzu"]
     for name in names:
         if name not in ("ladybug", "kuzu"):
             raise ConfigError(f"engine must be 'ladybug' or 'kuzu', got {engine!r}")
+        if importlib.util.find_spec(name) is None:
+            continue
         try:
             return importlib.import_module(name)
-        except ImportError:
-            continue
+        except ImportError as exc:
+            # both engines bind C++ classes of the same names: one process loads one of them
+            raise BackendError(
+                f"the embedded engine {name!r} is installed but cannot be imported here "
+                f"({exc}); ladybug and kuzu cannot share a process - use one of them"
+            ) from exc
     raise MissingDependencyError(
         "an embedded Cypher engine is needed; run: pip install 'kgpath[graphdb]' "
         "(installs ladybug; 'kuzu' also works)"
