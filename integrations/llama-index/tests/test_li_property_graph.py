@@ -78,6 +78,9 @@ def test_round_trip_through_simple_store_is_lossless():
     assert list(back.nodes) == list(g.nodes)
     assert list(back.edges) == list(g.edges)
     assert back.passages == g.passages
+    bare = knowledge_graph_from_property_graph_store(store, include_chunks=False)
+    assert bare.passages == {} and all(not n.provenance for n in bare.nodes)
+    assert all(not e.provenance for e in bare.edges) and len(bare) == len(g)
 
 
 def test_round_trip_retrieval_equals_direct_build():

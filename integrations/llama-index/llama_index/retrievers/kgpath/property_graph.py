@@ -168,9 +168,7 @@ class _Reader:
                 if kid is not None and kid not in self.exact_prov:
                     extra.setdefault(kid, []).extend(prov)
         for kid, name, text, typ, meta, prov in self.entities:
-            merged = list(dict.fromkeys(prov + extra.get(kid, [])))
-            if not include_chunks:
-                merged = prov
+            merged = list(dict.fromkeys(prov + extra.get(kid, []))) if include_chunks else []
             g.add_node(kid, name=name, text=text, type=typ, metadata=meta, provenance=merged)
         dangling = 0
         for s, t, rel, text, typ, w, prov, meta in self.edges:
@@ -178,8 +176,8 @@ class _Reader:
             if src is None or dst is None:
                 dangling += 1
                 continue
-            g.add_edge(src, dst, relation=rel, text=text, type=typ, weight=w, provenance=prov,
-                       metadata=meta)
+            g.add_edge(src, dst, relation=rel, text=text, type=typ, weight=w,
+                       provenance=prov if include_chunks else (), metadata=meta)
         if dangling:
             logger.warning("skipped %d relation(s) whose end is not an entity of the store",
                            dangling)
@@ -212,7 +210,8 @@ def knowledge_graph_from_property_graph_store(
         ``get_triplets(ids=...)`` in batches for relations; a store that caps triplets per
         call loses the rest).
     include_chunks
-        Keep ``ChunkNode``s as passages and chunk links as node provenance.
+        Keep ``ChunkNode``s as passages and chunk references as provenance (``False``: no
+        passages and no provenance).
     embeddings
         Use the entities' stored embeddings (they must come from the embedder you will query
         with); by default kgpath embeds the nodes itself.
