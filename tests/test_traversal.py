@@ -149,6 +149,25 @@ def test_full_paths(star):
     assert r.stop_reason == "dead end: no unvisited candidate adds a sentence"
 
 
+def test_visited_frontier_branches_from_the_best_origin():
+    # star + edge K-T. kg with frontier="visited": A -> K (cos .8); then candidates
+    # T from A (cos .72) or from K (cos(K,T) = .6), Q from A (.3), F from A (-.21),
+    # D from K (0) -> T, branching back from A; then Q (.3), D (0), F (-.21).
+    g = hand_graph({k: (v, [k.lower()]) for k, v in VECS.items()},
+                   {k.lower(): v for k, v in VECS.items()}, [*EDGES, ("K", "T")])
+    r = kg_traversal(g, Q_VEC, config=NO_RULES_VISITED)
+    assert r.path_ids == [f"chunk:{c}" for c in "AKTQDF"]
+    t = r.path[2]
+    assert t.origin_id == "chunk:A" and t.transition_similarity == pytest.approx(0.72, abs=1e-6)
+    assert dict(t.candidates)["chunk:T"] == pytest.approx(0.72, abs=1e-6)  # best origin kept
+    assert r.path[1].origin_id == "chunk:A" and r.path[0].origin_id is None
+    assert format_traversal(r).startswith(
+        "chunk:A -(0.80)-> chunk:K -(0.72 from chunk:A)-> chunk:T -(0.30 from chunk:A)-> chunk:Q")
+    # the article's frontier: from K only D is adjacent and unvisited besides T (cos .6)
+    assert kg_traversal(g, Q_VEC, config=NO_RULES).path_ids[:3] == [
+        "chunk:A", "chunk:K", "chunk:T"]
+
+
 def test_sentences_and_documents_follow_extraction_order(star):
     r = basic_retrieval(star, Q_VEC, config=NO_RULES)
     assert [s.id for s in r.sentences] == [f"sent:{c}" for c in "adqftk"]
@@ -181,7 +200,8 @@ def test_geometric_3d_matches_reference_pca_in_higher_dimension():
     walk = Walk(view, q, "")
     walk.visit(0, 20)
     cands = np.unique(view.neighbours(0))
-    got = TriangulationGeometric3DPolicy().score(walk, cands, TraversalConfig())
+    origins = np.zeros(cands.size, dtype=np.int64)
+    got = TriangulationGeometric3DPolicy().score(walk, cands, origins, TraversalConfig())
     # reference: PCA by SVD of the centred chunk matrix
     x = vecs - vecs.mean(axis=0)
     _, _, vt = np.linalg.svd(x, full_matrices=False)

@@ -131,9 +131,10 @@ class TraversalConfig:
         large graphs).
     frontier
         ``"current"`` (article): candidates are the neighbours of the current chunk and a
-        walk with no unvisited neighbour stops ("dead end"). ``"visited"`` (extension):
-        candidates are the unvisited neighbours of every visited chunk, a best-first
-        expansion; scores still use the current chunk ``u``.
+        walk with no unvisited neighbour stops ("dead end"). ``"visited"`` (our
+        extension): a branching walk -- every visited chunk may be the origin ``u`` of the
+        next hop; each (visited chunk, unvisited neighbour) pair is scored by the
+        algorithm's own rule and the best pair is taken.
     llm_candidates
         Candidates shown to the LLM in Alg. 7 (article: 5).
     preview_chars
@@ -184,11 +185,14 @@ class TraversalStep:
     query_similarity: float
     """``cos(q, chunk)``."""
     transition_similarity: float | None
-    """``cos(previous chunk, chunk)``; ``None`` for the anchor."""
+    """``cos(origin, chunk)``; ``None`` for the anchor."""
     new_sentences: tuple[str, ...]
     """Sentence node ids first extracted at this step."""
     reason: str
     """``"anchor"``, ``"policy"``, ``"llm"`` or ``"llm_fallback: ..."``."""
+    origin_id: str | None = None
+    """The visited chunk this hop started from (the previous chunk unless
+    ``frontier="visited"`` branched); ``None`` for the anchor."""
     candidates: tuple[tuple[str, float], ...] = ()
     """Best-scored candidates at this step (chunk id, policy score), best first."""
 
@@ -377,6 +381,7 @@ class Walk:
         self.sentence_hop: list[int] = []
         self.sentence_chunk: list[int] = []
         self.path: list[int] = []
+        self.parents: list[int] = []
         self.transitions: list[float] = []
         self.llm_calls = 0
 
@@ -396,12 +401,20 @@ class Walk:
         fresh = (~self.extracted_mask[v.chunk_sent]).astype(np.int64)
         return np.add.reduceat(fresh, v.chunk_sent_ptr[:-1]) if fresh.size else fresh
 
-    def visit(self, chunk: int, max_sentences: int) -> list[int]:
-        """Mark ``chunk`` visited and extract its unseen sentences (within the budget)."""
+    def visit(self, chunk: int, max_sentences: int, parent: int | None = None) -> list[int]:
+        """Mark ``chunk`` visited and extract its unseen sentences (within the budget).
+
+        ``parent`` is the visited chunk the hop starts from (default: the current chunk);
+        ``cos(parent, chunk)`` is recorded as the hop's transition similarity.
+        """
         hop = len(self.path)
         if self.path:
-            self.transitions.append(float(self.view.chunk_emb[self.current] @
+            origin = self.current if parent is None else parent
+            self.parents.append(origin)
+            self.transitions.append(float(self.view.chunk_emb[origin] @
                                           self.view.chunk_emb[chunk]))
+        else:
+            self.parents.append(-1)
         self.visited[chunk] = True
         self.path.append(chunk)
         new: list[int] = []
@@ -433,6 +446,10 @@ class TraversalPolicy(ABC):
     """One hook per algorithm: how candidates are scored, chosen and when to stop.
 
     Subclasses implement :meth:`score`; the walk itself (:func:`traverse`) is shared.
+    Every candidate ``c`` comes with its origin ``u`` (``origins``): the visited chunk the
+    hop would start from. With ``frontier="current"`` that is always the current chunk
+    (the article); with ``frontier="visited"`` a chunk adjacent to several visited chunks
+    is scored once per origin and its best (origin, candidate) pair kept.
     """
 
     name: ClassVar[str]
@@ -442,12 +459,14 @@ class TraversalPolicy(ABC):
     skip_overlapping: ClassVar[bool] = False
 
     def limit(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
-        """Optionally narrow the candidate set before scoring (default: keep all)."""
-        return cands
+        """Positions of the (distinct, scored) candidates to keep (default: all)."""
+        return np.arange(cands.size)
 
     @abstractmethod
-    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
-        """Score every candidate; the highest score is chosen."""
+    def score(
+        self, walk: Walk, cands: np.ndarray, origins: np.ndarray, config: TraversalConfig
+    ) -> np.ndarray:
+        """Score every (origin, candidate) pair; the highest score is chosen."""
 
     def stop_reason(
         self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
@@ -485,7 +504,9 @@ class BasicRetrievalPolicy(TraversalPolicy):
     name = "basic_retrieval"
     global_candidates = True
 
-    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+    def score(
+        self, walk: Walk, cands: np.ndarray, origins: np.ndarray, config: TraversalConfig
+    ) -> np.ndarray:
         """``cos(q, c)``."""
         return walk.q_chunk[cands]
 
@@ -495,7 +516,9 @@ class QueryTraversalPolicy(TraversalPolicy):
 
     name = "query_traversal"
 
-    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+    def score(
+        self, walk: Walk, cands: np.ndarray, origins: np.ndarray, config: TraversalConfig
+    ) -> np.ndarray:
         """``cos(q, c)`` (Alg. 2, step 2)."""
         return walk.q_chunk[cands]
 
@@ -511,10 +534,12 @@ class KGTraversalPolicy(TraversalPolicy):
     name = "kg_traversal"
     skip_overlapping = True
 
-    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+    def score(
+        self, walk: Walk, cands: np.ndarray, origins: np.ndarray, config: TraversalConfig
+    ) -> np.ndarray:
         """``cos(u, c)`` (Alg. 3, step 2)."""
         v = walk.view
-        return v.chunk_emb[cands] @ v.chunk_emb[walk.current]
+        return np.einsum("ij,ij->i", v.chunk_emb[cands], v.chunk_emb[origins])
 
     def stop_reason(
         self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
@@ -533,11 +558,13 @@ class TriangulationAveragePolicy(TraversalPolicy):
 
     name = "triangulation_average"
 
-    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+    def score(
+        self, walk: Walk, cands: np.ndarray, origins: np.ndarray, config: TraversalConfig
+    ) -> np.ndarray:
         """``(cos(q,u) + cos(q,c) + cos(u,c)) / 3`` (Alg. 4, step 2)."""
         v = walk.view
-        u = walk.current
-        return (walk.q_chunk[u] + walk.q_chunk[cands] + v.chunk_emb[cands] @ v.chunk_emb[u]) / 3
+        uc = np.einsum("ij,ij->i", v.chunk_emb[cands], v.chunk_emb[origins])
+        return (walk.q_chunk[origins] + walk.q_chunk[cands] + uc) / 3
 
     def stop_reason(
         self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
@@ -562,12 +589,14 @@ class TriangulationGeometric3DPolicy(TraversalPolicy):
 
     name = "triangulation_geometric_3d"
 
-    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+    def score(
+        self, walk: Walk, cands: np.ndarray, origins: np.ndarray, config: TraversalConfig
+    ) -> np.ndarray:
         """``-|| (q3 + u3 + c3)/3 - q3 ||`` (Alg. 5, steps 1-3)."""
         v = walk.view
         mean, basis = v.pca(config.pca_components)
         q3 = (walk.q.astype(np.float64) - mean) @ basis
-        u3 = (v.chunk_emb[walk.current].astype(np.float64) - mean) @ basis
+        u3 = (v.chunk_emb[origins].astype(np.float64) - mean) @ basis
         c3 = (v.chunk_emb[cands].astype(np.float64) - mean) @ basis
         centroid = (q3 + u3 + c3) / 3.0
         return -np.linalg.norm(centroid - q3, axis=1)
@@ -582,11 +611,13 @@ class TriangulationFullDimPolicy(TraversalPolicy):
 
     name = "triangulation_fulldim"
 
-    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+    def score(
+        self, walk: Walk, cands: np.ndarray, origins: np.ndarray, config: TraversalConfig
+    ) -> np.ndarray:
         """``-|| (q + u + c)/3 - q ||`` (Alg. 6, steps 1-2)."""
         v = walk.view
         q = walk.q.astype(np.float64)
-        centroid = (q + v.chunk_emb[walk.current] + v.chunk_emb[cands].astype(np.float64)) / 3
+        centroid = (q + v.chunk_emb[origins] + v.chunk_emb[cands].astype(np.float64)) / 3
         return -np.linalg.norm(centroid - q, axis=1)
 
 
@@ -610,11 +641,13 @@ class LLMGuidedPolicy(TraversalPolicy):
         self.template = prompt
 
     def limit(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
-        """Keep the ``llm_candidates`` most query-similar candidates (step 1)."""
+        """Keep the ``llm_candidates`` most query-similar candidates (step 1), best first."""
         order = np.lexsort((cands, -walk.q_chunk[cands]))
-        return cands[order[: config.llm_candidates]]
+        return order[: config.llm_candidates]
 
-    def score(self, walk: Walk, cands: np.ndarray, config: TraversalConfig) -> np.ndarray:
+    def score(
+        self, walk: Walk, cands: np.ndarray, origins: np.ndarray, config: TraversalConfig
+    ) -> np.ndarray:
         """``cos(q, c)`` (what the LLM is shown, and the fallback order)."""
         return walk.q_chunk[cands]
 
@@ -749,11 +782,13 @@ def _walk(
             return "max_sentences", steps
         if len(walk.path) - 1 >= config.max_hops:
             return "max_hops", steps
-        cands = _candidates(walk, policy, config)
+        cands, origins = _candidates(walk, policy, config)
         if cands.size == 0:
             return "dead end: no unvisited candidate adds a sentence", steps
-        cands = policy.limit(walk, cands, config)
-        scores = np.asarray(policy.score(walk, cands, config), dtype=np.float64)
+        scores = np.asarray(policy.score(walk, cands, origins, config), dtype=np.float64)
+        cands, origins, scores = _best_origin(cands, origins, scores)
+        keep = policy.limit(walk, cands, config)
+        cands, origins, scores = cands[keep], origins[keep], scores[keep]
         if len(walk.extracted) >= config.min_sentences:
             reason = policy.stop_reason(walk, cands, scores, config)
             if reason is not None:
@@ -762,29 +797,50 @@ def _walk(
         if choice.index is None:
             return choice.reason, steps
         nxt = int(cands[choice.index])
-        new = walk.visit(nxt, config.max_sentences)
+        new = walk.visit(nxt, config.max_sentences, parent=int(origins[choice.index]))
         steps.append(
             _step(walk, len(steps), nxt, float(scores[choice.index]), new, choice.reason,
                   cands, scores, config.record_candidates)
         )
 
 
-def _candidates(walk: Walk, policy: TraversalPolicy, config: TraversalConfig) -> np.ndarray:
+def _candidates(
+    walk: Walk, policy: TraversalPolicy, config: TraversalConfig
+) -> tuple[np.ndarray, np.ndarray]:
+    """Unvisited candidate chunks that add a sentence, each with its origin chunk."""
     v = walk.view
     if policy.global_candidates:
         cands = np.arange(v.num_chunks, dtype=np.int64)
+        origins = np.full(cands.size, walk.current, dtype=np.int64)
     elif config.frontier == "current":
         cands = np.unique(v.neighbours(walk.current))
+        origins = np.full(cands.size, walk.current, dtype=np.int64)
     else:
-        cands = np.unique(np.concatenate([v.neighbours(c) for c in walk.path]))
-    cands = cands[~walk.visited[cands]]
+        parts = [v.neighbours(c) for c in walk.path]
+        cands = np.concatenate(parts)
+        origins = np.repeat(np.asarray(walk.path, dtype=np.int64), [p.size for p in parts])
+    ok = ~walk.visited[cands]
+    cands, origins = cands[ok], origins[ok]
     if cands.size == 0:
-        return cands
+        return cands, origins
     fresh = walk.new_sentence_counts()[cands]
     if policy.skip_overlapping:
-        total = np.diff(v.chunk_sent_ptr)[cands]
-        return cands[fresh == total]
-    return cands[fresh > 0]
+        ok = fresh == np.diff(v.chunk_sent_ptr)[cands]
+    else:
+        ok = fresh > 0
+    return cands[ok], origins[ok]
+
+
+def _best_origin(
+    cands: np.ndarray, origins: np.ndarray, scores: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keep one (origin, candidate) pair per candidate: the best score, ties by origin."""
+    order = np.lexsort((origins, -scores, cands))
+    c = cands[order]
+    first = np.ones(c.size, dtype=bool)
+    first[1:] = c[1:] != c[:-1]
+    pick = order[first]
+    return cands[pick], origins[pick], scores[pick]
 
 
 def _step(
@@ -812,6 +868,7 @@ def _step(
         score=score,
         query_similarity=float(walk.q_chunk[chunk]),
         transition_similarity=walk.transitions[-1] if hop > 0 else None,
+        origin_id=v.chunk_ids[walk.parents[-1]] if hop > 0 else None,
         new_sentences=tuple(v.sent_ids[s] for s in new),
         reason=reason,
         candidates=recorded,
@@ -1119,15 +1176,27 @@ class TraversalRetriever:
 
 
 def format_traversal(result: TraversalResult, graph: KnowledgeGraph | None = None) -> str:
-    """Render the path, e.g. ``Alpha#0 -(0.91)-> Alpha#1 -(0.62)-> Beta#0``."""
+    """Render the path, e.g. ``Alpha#0 -(0.91)-> Alpha#1 -(0.62)-> Beta#0``.
+
+    A hop that branches from an earlier chunk (``frontier="visited"``) is written
+    ``-(0.62 from Alpha#0)-> Beta#0``.
+    """
+
+    def label(chunk_id: str) -> str:
+        if graph is not None and chunk_id in graph:
+            n = graph.node(chunk_id)
+            return f"{n.name or n.metadata.get('doc_id', '')}#{n.metadata.get('position', '')}"
+        return chunk_id
+
     parts = []
+    prev: str | None = None
     for s in result.path:
-        label = s.chunk_id
-        if graph is not None and s.chunk_id in graph:
-            n = graph.node(s.chunk_id)
-            label = f"{n.name or n.metadata.get('doc_id', '')}#{n.metadata.get('position', '')}"
         if s.transition_similarity is None:
-            parts.append(label)
+            parts.append(label(s.chunk_id))
+        elif s.origin_id is not None and s.origin_id != prev:
+            parts.append(f"-({s.transition_similarity:.2f} from {label(s.origin_id)})-> "
+                         f"{label(s.chunk_id)}")
         else:
-            parts.append(f"-({s.transition_similarity:.2f})-> {label}")
+            parts.append(f"-({s.transition_similarity:.2f})-> {label(s.chunk_id)}")
+        prev = s.chunk_id
     return " ".join(parts)
