@@ -4,6 +4,7 @@ The public API is re-exported here; adapters for LlamaIndex and LangChain live i
 own distributions (``llama-index-retrievers-kgpath``, ``langchain-kgpath``).
 """
 
+from kgpath.build.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig, build_chunk_graph
 from kgpath.build.extract import ExtractionConfig, PatternExtractor, SchemaExtractor
 from kgpath.build.hierarchy import Hierarchy, HierarchyConfig, build_hierarchy
 from kgpath.build.schema import EvolutionPolicy, Schema, SchemaError, SchemaWarning
@@ -49,6 +50,7 @@ from kgpath.methods.schema import (
     SchemaResult,
     SchemaRetrieverConfig,
 )
+from kgpath.methods.traversal import TraversalConfig, TraversalResult, TraversalRetriever
 from kgpath.rerank import CallableReranker, CrossEncoderReranker, EmbeddingReranker, Reranker
 from kgpath.stores import CypherPCR, CypherSchema, EmbeddedCypherDriver, Neo4jDriver
 
@@ -122,4 +124,10 @@ __all__ = [
     "VectorIndex",
     "__version__",
     "default_embedder",
+    "ChunkGraphBuilder",
+    "ChunkGraphConfig",
+    "build_chunk_graph",
+    "TraversalConfig",
+    "TraversalResult",
+    "TraversalRetriever",
 ]

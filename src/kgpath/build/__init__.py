@@ -4,6 +4,23 @@ Schema-bounded extraction (``schema``, ``extract``), keyword/community layers (`
 and the semantic chunk graph (``chunk_graph``).
 """
 
+from kgpath.build.chunk_graph import (
+    CachedEmbedder,
+    ChunkGraphBuilder,
+    ChunkGraphConfig,
+    ChunkGraphStats,
+    KeywordThemes,
+    LLMThemes,
+    SourceDocument,
+    ThemeExtractor,
+    abuild_chunk_graph,
+    build_chunk_graph,
+    load_chunk_graph,
+    save_chunk_graph,
+    similarity_edges,
+    sliding_windows,
+    split_sentences,
+)
 from kgpath.build.extract import (
     ExtractionConfig,
     ExtractionResult,
@@ -56,4 +73,19 @@ __all__: list[str] = [
     "assemble_graph",
     "build_hierarchy",
     "evolve_schema",
+    "CachedEmbedder",
+    "ChunkGraphBuilder",
+    "ChunkGraphConfig",
+    "ChunkGraphStats",
+    "KeywordThemes",
+    "LLMThemes",
+    "SourceDocument",
+    "ThemeExtractor",
+    "abuild_chunk_graph",
+    "build_chunk_graph",
+    "load_chunk_graph",
+    "save_chunk_graph",
+    "similarity_edges",
+    "sliding_windows",
+    "split_sentences",
 ]

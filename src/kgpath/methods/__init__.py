@@ -52,6 +52,25 @@ from kgpath.methods.schema import (
     parse_decomposition,
     validate_plan,
 )
+from kgpath.methods.traversal import ALGORITHMS as TRAVERSAL_ALGORITHMS
+from kgpath.methods.traversal import (
+    ChunkGraphView,
+    TraversalConfig,
+    TraversalPolicy,
+    TraversalResult,
+    TraversalRetriever,
+    TraversalStep,
+    TraversedSentence,
+    allm_guided_traversal,
+    basic_retrieval,
+    format_traversal,
+    kg_traversal,
+    llm_guided_traversal,
+    query_traversal,
+    triangulation_average,
+    triangulation_fulldim,
+    triangulation_geometric_3d,
+)
 
 __all__ = [
     "C2RAGConfig",
@@ -98,4 +117,21 @@ __all__ = [
     "merge_evidence",
     "parse_decomposition",
     "validate_plan",
+    "TRAVERSAL_ALGORITHMS",
+    "ChunkGraphView",
+    "TraversalConfig",
+    "TraversalPolicy",
+    "TraversalResult",
+    "TraversalRetriever",
+    "TraversalStep",
+    "TraversedSentence",
+    "allm_guided_traversal",
+    "basic_retrieval",
+    "format_traversal",
+    "kg_traversal",
+    "llm_guided_traversal",
+    "query_traversal",
+    "triangulation_average",
+    "triangulation_fulldim",
+    "triangulation_geometric_3d",
 ]
