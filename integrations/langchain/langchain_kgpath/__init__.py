@@ -29,12 +29,14 @@ from langchain_kgpath.schema import (
     decompose_runnable,
     merge_sub_question_documents,
 )
+from langchain_kgpath.traversal import KGTraversalRetriever, traversal_result_to_documents
 
 __version__ = "0.1.0"
 
 __all__ = [
     "C2RAG_CHAT_PROMPT",
     "C2RAGRetriever",
+    "KGTraversalRetriever",
     "PATHRAG_CHAT_PROMPT",
     "PathConstrainedRetriever",
     "PathOrderCompressor",
@@ -50,4 +52,5 @@ __all__ = [
     "knowledge_graph_from_entity_graph",
     "knowledge_graph_from_graph_documents",
     "merge_sub_question_documents",
+    "traversal_result_to_documents",
 ]

@@ -34,11 +34,13 @@ from llama_index.retrievers.kgpath.schema import (
     graph_from_schema_llm_output,
     schema_to_llamaindex_kwargs,
 )
+from llama_index.retrievers.kgpath.traversal import KGTraversalRetriever
 
 __all__ = [
     "C2RAG_EVIDENCE_PROMPT",
     "C2RAG_PLANNER_PROMPT",
     "C2RAGRetriever",
+    "KGTraversalRetriever",
     "KgpathQueryBundle",
     "PATHRAG_KEYWORD_TEMPLATE",
     "PATHRAG_QA_TEMPLATE",
