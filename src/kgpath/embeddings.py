@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -35,6 +36,8 @@ __all__ = [
     "default_embedder",
     "normalize_rows",
 ]
+
+logger = logging.getLogger(__name__)
 
 #: Embedding more texts than this shows a tqdm progress bar.
 PROGRESS_THRESHOLD = 256
@@ -136,6 +139,8 @@ class BaseEmbedder:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(items), desc=f"embedding {kind}s", unit="text")
+        logger.debug("%r: embedding %d %s text(s) in %d batch(es)", self, len(items), kind,
+                     len(batches))
         parts = []
         try:
             for b in batches:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -47,6 +48,8 @@ __all__ = [
     "Direction",
     "FORMAT_VERSION",
 ]
+
+logger = logging.getLogger(__name__)
 
 Direction = Literal["out", "in", "both"]
 FORMAT_VERSION = 1
@@ -357,6 +360,8 @@ class KnowledgeGraph:
         """CSR arrays (built lazily): ``{out,in}_{indptr,indices,edges}``, int32/int64."""
         if self._csr is None:
             self._csr = self._build_csr()
+            logger.debug("built CSR adjacency: %d nodes, %d edges", len(self._nodes),
+                         len(self._edges))
         return self._csr
 
     def _build_csr(self) -> dict[str, np.ndarray]:
@@ -839,6 +844,7 @@ class KnowledgeGraph:
             os.replace(tmp, dest)
             if backup is not None:
                 shutil.rmtree(backup, ignore_errors=True)
+            logger.info("saved %r to %s", self, dest)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -903,6 +909,7 @@ class KnowledgeGraph:
             raise PersistenceError(f"{d} is corrupt: {exc!r}") from exc
         if len(g) != manifest.get("num_nodes") or g.num_edges != manifest.get("num_edges"):
             raise PersistenceError(f"{d} is corrupt: node/edge counts differ from the manifest")
+        logger.info("loaded %r from %s (format version %d)", g, d, version)
         return g
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -23,6 +24,8 @@ __all__ = [
     "ScriptedLLM",
     "parse_json_response",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -212,6 +215,8 @@ def parse_json_response(text: str, *, expect: type | tuple[type, ...] = (dict, l
         except (json.JSONDecodeError, ValueError):
             continue
         if isinstance(val, expect):
+            if c != text.strip():
+                logger.debug("repaired LLM JSON reply (%d chars)", len(text))
             return val
     snippet = text if len(text) < 200 else text[:200] + "..."
     raise ParseError(f"could not parse JSON of type {expect} from LLM reply: {snippet!r}")

@@ -591,7 +591,8 @@ class BaseSchemaExtractor(ABC):
 
         items = normalize_passages(passages)
         runs = parallel_map(
-            lambda it: self._safe(it[0], it[1]), items, max_workers=self.config.max_concurrency
+            lambda it: self._safe(it[0], it[1]), items, max_workers=self.config.max_concurrency,
+            desc="extracting passages",
         )
         return self._finish(items, [r for r, _, _ in runs], graph)
 

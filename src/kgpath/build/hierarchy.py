@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from kgpath._progress import progress
 from kgpath.embeddings import Embedder
 from kgpath.errors import ConfigError, EmptyGraphError, KgpathError, PersistenceError
 from kgpath.graph import KnowledgeGraph
@@ -420,7 +421,8 @@ def build_hierarchy(
     comms: list[Community] = []
     skipped = 0
     failures: list[str] = []
-    for members in groups:
+    for members in progress(groups, desc="summarising communities", unit="community",
+                            enabled=llm is not None, threshold=16):
         if len(members) < cfg.min_community_size:
             skipped += 1
             continue

@@ -6,6 +6,7 @@ the FAISS index and the BM25 index are built once and shared.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,6 +19,8 @@ from kgpath.index.hybrid import hybrid_scores
 from kgpath.index.vector import VectorIndex, top_k
 
 __all__ = ["GraphIndex", "check_query"]
+
+logger = logging.getLogger(__name__)
 
 
 def check_query(query: object) -> str:
@@ -85,6 +88,7 @@ class GraphIndex:
             return
         missing = self.graph.missing_embeddings()
         texts = [self.graph.node_at(i).search_text for i in missing]
+        logger.info("indexing %r: embedding %d node(s)", self.graph, len(missing))
         self._store(missing, self.embedder.embed_passages(texts) if missing else np.zeros(0))
 
     async def _aensure(self) -> None:
@@ -92,6 +96,7 @@ class GraphIndex:
             return
         missing = self.graph.missing_embeddings()
         texts = [self.graph.node_at(i).search_text for i in missing]
+        logger.info("indexing %r: embedding %d node(s) (async)", self.graph, len(missing))
         vecs = await self.embedder.aembed_passages(texts) if missing else np.zeros(0)
         self._store(missing, vecs)
 

@@ -961,6 +961,7 @@ class ConstraintCheckedRetriever:
                 if cfg.on_invalid_plan == "error":
                     raise
         log.warning("C2RAG planner: %s; using the LLM-free fallback plan", reason)
+        log.warning("C2RAG: LLM plan unusable (%s); LLM-free fallback plan used", reason)
         fb = fallback_plan(query, self.graph, note=f"LLM plan unusable: {reason}")
         return dataclasses.replace(fb, raw=reply)
 

@@ -49,6 +49,7 @@ retrieval is ``O(N² / ((1-α)·θ))`` plus the out-edges of emitting nodes, ind
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import random
 import re
@@ -106,6 +107,8 @@ __all__ = [
     "PathRAGResult",
     "PathRAGRetriever",
 ]
+
+logger = logging.getLogger(__name__)
 
 PathDirection = Literal["directed", "undirected"]
 NodeMatch = Literal["name", "text"]
@@ -473,6 +476,7 @@ def _from_reply(query: str, reply: Any) -> KeywordExtraction:
     try:
         kws = parse_keywords(reply)
     except ParseError as exc:
+        logger.warning("PathRAG keyword reply unusable, offline keywords used: %s", exc)
         return KeywordExtraction(
             tuple(offline_keywords(query)),
             "offline-fallback",

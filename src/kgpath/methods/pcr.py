@@ -20,6 +20,7 @@ one gather-and-dot over the reachable set (O(|C|·d)); top-k by ``argpartition``
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -40,6 +41,8 @@ __all__ = [
     "constrained_search",
     "format_path",
 ]
+
+logger = logging.getLogger(__name__)
 
 SearchMode = Literal["vector", "hybrid", "bm25"]
 Fallback = Literal["none", "global"]
@@ -349,6 +352,11 @@ class PathConstrainedRetriever:
         reach = bfs.nodes if cfg.include_anchor else bfs.nodes[1:]
         fallback = bfs.nodes.size <= 1 and cfg.fallback == "global"
         cand = np.arange(len(g), dtype=np.int32) if fallback else reach
+        if fallback:
+            logger.warning(
+                "PCR: nothing reachable from anchor %r; global fallback search (section 3.5)",
+                g.node_at(a).id,
+            )
         if fallback and not cfg.include_anchor:
             cand = cand[cand != a]
         pos, scores = constrained_search(
@@ -356,6 +364,8 @@ class PathConstrainedRetriever:
         )
         # candidate positions equal BFS positions (offset by one without the anchor)
         offset = 0 if fallback or cfg.include_anchor else 1
+        logger.debug("PCR anchor=%r (%s) reachable=%d scored=%d", g.node_at(a).id, how,
+                     bfs.nodes.size, cand.size)
         hits = [
             self._hit(bfs, int(cand[p]), int(p) + offset, float(sc))
             for p, sc in zip(pos, scores)

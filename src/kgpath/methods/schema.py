@@ -46,7 +46,7 @@ import re
 import threading
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -93,14 +93,22 @@ TypeMode = Literal["filter", "boost", "off"]
 
 # ---------------------------------------------------------------------- concurrency
 def parallel_map(
-    fn: Callable[[T], R], items: Sequence[T], *, max_workers: int = 4
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    *,
+    max_workers: int = 4,
+    desc: str | None = None,
+    progress_threshold: int = 16,
 ) -> list[tuple[R, float, float]]:
     """Apply ``fn`` to every item on a bounded thread pool (pattern step 6, sync backends).
 
     Returns ``(result, start, end)`` per item in input order, times from
     ``time.perf_counter``. One item (or ``max_workers == 1``) runs inline without a thread.
-    The first exception raised by ``fn`` propagates.
+    The first exception raised by ``fn`` propagates. With ``desc``, a progress bar is shown
+    when there are more than ``progress_threshold`` items (for long LLM steps).
     """
+    from kgpath._progress import progress
+
     if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
         raise ConfigError(f"max_workers must be an int >= 1, got {max_workers!r}")
 
@@ -109,10 +117,14 @@ def parallel_map(
         r = fn(x)
         return r, t0, time.perf_counter()
 
+    def bar(results: Iterable[tuple[R, float, float]]) -> list[tuple[R, float, float]]:
+        return list(progress(results, total=len(items), desc=desc or "", enabled=desc is not None,
+                             threshold=progress_threshold))
+
     if len(items) <= 1 or max_workers == 1:
-        return [timed(x) for x in items]
+        return bar(timed(x) for x in items)
     with ThreadPoolExecutor(max_workers=min(max_workers, len(items))) as pool:
-        return list(pool.map(timed, items))
+        return bar(pool.map(timed, items))
 
 
 async def aparallel_map(
