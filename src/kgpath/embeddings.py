@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from kgpath._progress import PROGRESS_THRESHOLD, progress_enabled
 from kgpath.errors import BackendError, ConfigError, EmbeddingError, require
 
 __all__ = [
@@ -39,8 +40,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Embedding more texts than this shows a tqdm progress bar.
-PROGRESS_THRESHOLD = 256
 
 
 @runtime_checkable
@@ -135,7 +134,7 @@ class BaseEmbedder:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
         batches = [items[i : i + self.batch_size] for i in range(0, len(items), self.batch_size)]
         bar = None
-        if self.show_progress and len(items) > PROGRESS_THRESHOLD:
+        if self.show_progress and progress_enabled() and len(items) > PROGRESS_THRESHOLD:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(items), desc=f"embedding {kind}s", unit="text")
