@@ -6,6 +6,7 @@ Each method module (``retrievers`` for PCR, ``pathrag``, ``c2rag``, ``schema``,
 ``metadata``. Add one import line and one ``__all__`` line per exported name.
 """
 
+from langchain_kgpath._convert import as_kgpath_embedder, as_kgpath_llm
 from langchain_kgpath.c2rag import (
     C2RAG_CHAT_PROMPT,
     C2RAGRetriever,
@@ -23,7 +24,7 @@ from langchain_kgpath.pathrag import (
     PathRAGRetriever,
     format_paths,
 )
-from langchain_kgpath.retrievers import PathConstrainedRetriever, as_kgpath_embedder
+from langchain_kgpath.retrievers import PathConstrainedRetriever
 from langchain_kgpath.schema import (
     SchemaGuidedRetriever,
     decompose_runnable,
@@ -46,6 +47,7 @@ __all__ = [
     "SufficiencyFallbackRetriever",
     "__version__",
     "as_kgpath_embedder",
+    "as_kgpath_llm",
     "decompose_runnable",
     "format_evidence_blocks",
     "format_paths",

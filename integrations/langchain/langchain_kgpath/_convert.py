@@ -19,11 +19,18 @@ from typing import Any
 
 import numpy as np
 from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseLanguageModel
 
+from kgpath import ConfigError, LangChainEmbedder, LangChainLLM
+from kgpath.embeddings import Embedder
 from kgpath.graph import Edge, KnowledgeGraph, Node
+from kgpath.llm import LLM
 from kgpath.methods.pcr import PCRHit, PCRResult
 
 __all__ = [
+    "as_kgpath_embedder",
+    "as_kgpath_llm",
     "jsonable",
     "make_document",
     "node_to_document",
@@ -138,3 +145,52 @@ def pcr_hit_to_document(
 def pcr_result_to_documents(result: PCRResult, graph: KnowledgeGraph) -> list[Document]:
     """All hits of a :class:`~kgpath.methods.pcr.PCRResult`, in rank order."""
     return [pcr_hit_to_document(h, result, graph, rank=i) for i, h in enumerate(result.hits)]
+
+def as_kgpath_embedder(embedder: Any) -> Embedder | None:
+    """Return a kgpath :class:`~kgpath.embeddings.Embedder` for ``embedder``.
+
+    ``None`` stays ``None`` (the core then uses its offline default, ``LocalEmbedder``);
+    a LangChain :class:`~langchain_core.embeddings.Embeddings` is wrapped in
+    :class:`kgpath.LangChainEmbedder`; a kgpath embedder is returned unchanged.
+
+    Raises
+    ------
+    ConfigError
+        If ``embedder`` is neither.
+    """
+    if embedder is None:
+        return None
+    if isinstance(embedder, Embeddings):
+        return LangChainEmbedder(embedder)
+    if isinstance(embedder, Embedder):
+        return embedder
+    raise ConfigError(
+        "embedder must be a kgpath Embedder or a LangChain Embeddings, got "
+        f"{type(embedder).__name__}: {embedder!r}"
+    )
+
+
+def as_kgpath_llm(llm: Any) -> LLM | None:
+    """Return a kgpath :class:`~kgpath.llm.LLM` for ``llm`` (``None`` stays ``None``).
+
+    A LangChain chat model or LLM, or any runnable with ``invoke``/``ainvoke`` (e.g. a
+    ``prompt | model`` chain), is wrapped in :class:`kgpath.LangChainLLM`; a kgpath LLM is
+    returned unchanged.
+
+    Raises
+    ------
+    ConfigError
+        If ``llm`` is none of these.
+    """
+    if llm is None:
+        return None
+    if isinstance(llm, BaseLanguageModel):
+        return LangChainLLM(llm)
+    if isinstance(llm, LLM):
+        return llm
+    if hasattr(llm, "invoke") and hasattr(llm, "ainvoke"):
+        return LangChainLLM(llm)
+    raise ConfigError(
+        f"llm must be None, a kgpath LLM or a LangChain chat model/runnable, "
+        f"got {type(llm).__name__}"
+    )

@@ -26,18 +26,14 @@ from langchain_core.callbacks import (
 )
 from langchain_core.callbacks.base import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
-from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseLanguageModel
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
-from kgpath.embeddings import Embedder, LangChainEmbedder
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
-from kgpath.llm import LLM, LangChainLLM
 from kgpath.methods.c2rag import (
     C2RAGConfig,
     C2RAGResult,
@@ -49,6 +45,8 @@ from kgpath.methods.c2rag import (
 )
 from kgpath.prompts.c2rag import EVIDENCE_HUMAN_PROMPT, EVIDENCE_SYSTEM_PROMPT
 from kgpath.rerank import Reranker
+from langchain_kgpath._convert import as_kgpath_embedder as _embedder
+from langchain_kgpath._convert import as_kgpath_llm as _llm
 
 __all__ = [
     "C2RAGRetriever",
@@ -177,29 +175,6 @@ def format_evidence_blocks(documents: Sequence[Document]) -> str:
                                   for i, d in enumerate(other, 1)]
         out.append("\n".join(lines))
     return "\n\n".join(out)
-
-
-def _embedder(embedder: Any) -> Embedder | None:
-    if embedder is None or isinstance(embedder, Embedder):
-        return embedder
-    if isinstance(embedder, Embeddings):
-        return LangChainEmbedder(embedder)
-    raise ConfigError(
-        "embedder must be None, a kgpath Embedder or a LangChain Embeddings, got "
-        f"{type(embedder).__name__}"
-    )
-
-
-def _llm(llm: Any) -> LLM | None:
-    if llm is None:
-        return None
-    if isinstance(llm, BaseLanguageModel):
-        return LangChainLLM(llm)
-    if isinstance(llm, LLM):
-        return llm
-    raise ConfigError(
-        f"llm must be None, a kgpath LLM or a LangChain chat model/LLM, got {type(llm).__name__}"
-    )
 
 
 def _check_k(k: Any, name: str = "k") -> None:

@@ -29,20 +29,18 @@ from langchain_core.callbacks import (
     Callbacks,
 )
 from langchain_core.documents import BaseDocumentCompressor, Document
-from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseLanguageModel
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
-from kgpath.embeddings import Embedder, LangChainEmbedder
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
-from kgpath.llm import LLM, LangChainLLM
 from kgpath.methods.pathrag import PathRAGConfig, PathRAGPath, PathRAGResult
 from kgpath.methods.pathrag import PathRAGRetriever as CorePathRAG
 from kgpath.prompts.pathrag import PATHRAG_PATH_BLOCK, PATHRAG_QA_PROMPT
+from langchain_kgpath._convert import as_kgpath_embedder as _to_embedder
+from langchain_kgpath._convert import as_kgpath_llm as _to_llm
 
 __all__ = [
     "PATHRAG_CHAT_PROMPT",
@@ -91,31 +89,6 @@ def format_paths(documents: Sequence[Document]) -> str:
     """Render documents, in the given order, as the numbered path blocks of ``{paths}``."""
     return "\n".join(
         PATHRAG_PATH_BLOCK.format(number=i, text=d.page_content) for i, d in enumerate(documents, 1)
-    )
-
-
-def _to_embedder(embedder: Any) -> Embedder | None:
-    if embedder is None:
-        return None
-    if isinstance(embedder, Embeddings):
-        return LangChainEmbedder(embedder)
-    if isinstance(embedder, Embedder):
-        return embedder
-    raise ConfigError(
-        "embedder must be None, a kgpath Embedder or a LangChain Embeddings, "
-        f"got {type(embedder).__name__}"
-    )
-
-
-def _to_llm(llm: Any) -> LLM | None:
-    if llm is None:
-        return None
-    if isinstance(llm, BaseLanguageModel):  # chat models and LLMs
-        return LangChainLLM(llm)
-    if isinstance(llm, LLM):
-        return llm
-    raise ConfigError(
-        f"llm must be None, a kgpath LLM or a LangChain language model, got {type(llm).__name__}"
     )
 
 

@@ -18,17 +18,15 @@ from langchain_core.callbacks import (
     CallbackManagerForRetrieverRun,
 )
 from langchain_core.documents import Document
-from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
-from kgpath.embeddings import Embedder, LangChainEmbedder
 from kgpath.errors import ConfigError, NodeNotFoundError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
 from kgpath.methods.pcr import PathConstrainedRetriever as CorePCR
 from kgpath.methods.pcr import PCRConfig, PCRResult
-from langchain_kgpath._convert import pcr_result_to_documents
+from langchain_kgpath._convert import as_kgpath_embedder, pcr_result_to_documents
 
 __all__ = ["PathConstrainedRetriever", "as_kgpath_embedder"]
 
@@ -36,30 +34,6 @@ __all__ = ["PathConstrainedRetriever", "as_kgpath_embedder"]
 _PCR_FIELDS = frozenset(f.name for f in dataclasses.fields(PCRConfig))
 #: Keyword arguments ``BaseRetriever.invoke`` forwards that are not retrieval options.
 _LANGCHAIN_CALL_KWARGS = frozenset({"verbose"})
-
-
-def as_kgpath_embedder(embedder: Any) -> Embedder | None:
-    """Return a kgpath :class:`~kgpath.embeddings.Embedder` for ``embedder``.
-
-    ``None`` stays ``None`` (the core then uses its offline default, ``LocalEmbedder``);
-    a LangChain :class:`~langchain_core.embeddings.Embeddings` is wrapped in
-    :class:`kgpath.LangChainEmbedder`; a kgpath embedder is returned unchanged.
-
-    Raises
-    ------
-    ConfigError
-        If ``embedder`` is neither.
-    """
-    if embedder is None:
-        return None
-    if isinstance(embedder, Embeddings):
-        return LangChainEmbedder(embedder)
-    if isinstance(embedder, Embedder):
-        return embedder
-    raise ConfigError(
-        "embedder must be a kgpath Embedder or a LangChain Embeddings, got "
-        f"{type(embedder).__name__}: {embedder!r}"
-    )
 
 
 class PathConstrainedRetriever(BaseRetriever):

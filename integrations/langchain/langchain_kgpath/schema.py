@@ -24,7 +24,6 @@ from langchain_core.callbacks import (
     CallbackManagerForRetrieverRun,
 )
 from langchain_core.documents import Document
-from langchain_core.embeddings import Embeddings
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableLambda
@@ -32,11 +31,9 @@ from pydantic import Field, PrivateAttr
 
 from kgpath.build.hierarchy import Hierarchy
 from kgpath.build.schema import Schema
-from kgpath.embeddings import Embedder, LangChainEmbedder
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
-from kgpath.llm import LLM, LangChainLLM
 from kgpath.methods.schema import (
     DecompositionPlan,
     EvidenceItem,
@@ -46,6 +43,8 @@ from kgpath.methods.schema import (
 )
 from kgpath.methods.schema import SchemaGuidedRetriever as CoreSchemaGuidedRetriever
 from kgpath.prompts.schema import SCHEMA_ANSWER_PROMPT, SCHEMA_DECOMPOSE_PROMPT
+from langchain_kgpath._convert import as_kgpath_embedder as _to_embedder
+from langchain_kgpath._convert import as_kgpath_llm as _to_llm
 
 __all__ = [
     "SchemaGuidedRetriever",
@@ -72,26 +71,6 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, (list, tuple, set, frozenset)):
         return [_jsonable(x) for x in v]
     return str(v)
-
-
-def _to_llm(llm: Any) -> LLM | None:
-    if llm is None:
-        return None
-    if hasattr(llm, "complete") and hasattr(llm, "acomplete"):
-        return llm  # a kgpath LLM
-    if hasattr(llm, "invoke") and hasattr(llm, "ainvoke"):
-        return LangChainLLM(llm)
-    raise ConfigError(f"llm must be None, a LangChain chat model/LLM or a kgpath LLM, got {llm!r}")
-
-
-def _to_embedder(embedder: Any) -> Embedder | None:
-    if embedder is None or isinstance(embedder, Embedder):
-        return embedder
-    if isinstance(embedder, Embeddings):
-        return LangChainEmbedder(embedder)
-    raise ConfigError(
-        f"embeddings must be None, a kgpath Embedder or LangChain Embeddings, got {embedder!r}"
-    )
 
 
 def evidence_to_document(item: EvidenceItem, result: SchemaResult) -> Document:

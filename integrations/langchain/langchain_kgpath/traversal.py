@@ -21,8 +21,6 @@ from langchain_core.callbacks import (
     CallbackManagerForRetrieverRun,
 )
 from langchain_core.documents import Document
-from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseLanguageModel
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
@@ -32,10 +30,8 @@ from kgpath.build.chunk_graph import (
     SourceDocument,
     split_sentences,
 )
-from kgpath.embeddings import Embedder, LangChainEmbedder
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
-from kgpath.llm import LLM, LangChainLLM
 from kgpath.methods.traversal import (
     ALGORITHMS,
     TraversalConfig,
@@ -43,33 +39,14 @@ from kgpath.methods.traversal import (
     TraversalRetriever,
     make_policy,
 )
+from langchain_kgpath._convert import as_kgpath_embedder as _embedder
+from langchain_kgpath._convert import as_kgpath_llm as _llm
 
 __all__ = ["KGTraversalRetriever", "traversal_result_to_documents"]
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(TraversalConfig))
 #: Keyword arguments ``BaseRetriever.invoke`` may forward that are not retrieval options.
 _CALL_KWARGS = frozenset({"verbose"})
-
-
-def _embedder(embedder: Any) -> Embedder | None:
-    if isinstance(embedder, Embeddings):
-        return LangChainEmbedder(embedder)
-    if embedder is None or isinstance(embedder, Embedder):
-        return embedder
-    raise ConfigError(
-        "embedding must be None, a kgpath Embedder or a LangChain Embeddings, "
-        f"got {type(embedder).__name__}"
-    )
-
-
-def _llm(llm: Any) -> LLM | None:
-    if isinstance(llm, BaseLanguageModel):
-        return LangChainLLM(llm)
-    if llm is None or isinstance(llm, LLM):
-        return llm
-    raise ConfigError(
-        f"llm must be None, a kgpath LLM or a LangChain language model, got {type(llm).__name__}"
-    )
 
 
 def traversal_result_to_documents(

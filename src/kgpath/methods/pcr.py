@@ -299,7 +299,7 @@ class PathConstrainedRetriever:
 
     def retrieve_by_vector(
         self,
-        query_vec: np.ndarray,
+        query_vec: np.ndarray | Sequence[float],
         *,
         query: str = "",
         anchor: str | None = None,

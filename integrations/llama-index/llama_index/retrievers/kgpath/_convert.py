@@ -10,6 +10,8 @@ Every kgpath LlamaIndex adapter (PCR, PathRAG, C2RAG, ...) turns a kgpath hit in
 * :func:`kg_node_to_text_node` does the same starting from a kgpath :class:`~kgpath.Node`.
 * :func:`pcr_hit_trace`, :func:`pcr_hit_to_node_with_score` and :func:`pcr_result_to_nodes`
   convert a :class:`~kgpath.PCRResult`.
+* :func:`to_kgpath_embedder` / :func:`to_kgpath_llm` accept a kgpath backend or a
+  LlamaIndex one (wrapped), shared by every adapter's constructor.
 * :class:`KgpathQueryBundle` carries per-call options (anchor, ``k``, config fields) through
   LlamaIndex's ``retrieve(query_bundle)`` entry point; :func:`query_call_args` unpacks it.
 
@@ -24,12 +26,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.base.llms.base import BaseLLM as LlamaIndexBaseLLM
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
+from kgpath import ConfigError, LlamaIndexEmbedder, LlamaIndexLLM
+from kgpath.embeddings import Embedder
 from kgpath.graph import KnowledgeGraph, Node
+from kgpath.llm import LLM
 from kgpath.methods.pcr import PCRHit, PCRResult
 
 __all__ = [
+    "to_kgpath_embedder",
+    "to_kgpath_llm",
     "LLM_METADATA_KEYS",
     "KgpathQueryBundle",
     "to_jsonable",
@@ -240,3 +249,39 @@ def query_call_args(
         if query_bundle.k is not None:
             kwargs["k"] = query_bundle.k
     return query_bundle.query_str, kwargs
+
+
+def to_kgpath_embedder(embedder: Any) -> Embedder | None:
+    """Return a kgpath :class:`~kgpath.Embedder` for ``embedder``.
+
+    ``None`` stays ``None`` (kgpath then uses its offline default, ``LocalEmbedder``); a
+    LlamaIndex ``BaseEmbedding`` is wrapped in :class:`kgpath.LlamaIndexEmbedder` (query vs
+    text embeddings and native async kept); a kgpath embedder is returned as is.
+    """
+    if embedder is None:
+        return None
+    if isinstance(embedder, BaseEmbedding):
+        return LlamaIndexEmbedder(embedder)
+    if isinstance(embedder, Embedder):
+        return embedder
+    raise ConfigError(
+        "embedder must be None, a kgpath Embedder or a LlamaIndex BaseEmbedding, "
+        f"got {type(embedder).__name__}: {embedder!r}"
+    )
+
+
+def to_kgpath_llm(llm: Any) -> LLM | None:
+    """Return a kgpath :class:`~kgpath.LLM` for ``llm`` (``None`` stays ``None``).
+
+    A LlamaIndex LLM is checked first and wrapped in :class:`kgpath.LlamaIndexLLM`: it also
+    has ``complete``/``acomplete``, but they return response objects, not strings.
+    """
+    if llm is None:
+        return None
+    if isinstance(llm, LlamaIndexBaseLLM):
+        return LlamaIndexLLM(llm)
+    if isinstance(llm, LLM):
+        return llm
+    raise ConfigError(
+        f"llm must be None, a kgpath LLM or a LlamaIndex LLM, got {type(llm).__name__}"
+    )

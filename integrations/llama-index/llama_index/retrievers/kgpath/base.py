@@ -13,7 +13,6 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.callbacks.base import CallbackManager
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, QueryType
@@ -23,9 +22,9 @@ from llama_index.retrievers.kgpath._convert import (
     KgpathQueryBundle,
     pcr_result_to_nodes,
     query_call_args,
+    to_kgpath_embedder,
 )
 
-from kgpath.embeddings import Embedder, LlamaIndexEmbedder
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
@@ -35,25 +34,6 @@ from kgpath.methods.pcr import PCRConfig, PCRResult
 __all__ = ["PathConstrainedRetriever", "KgpathQueryBundle", "to_kgpath_embedder"]
 
 _PCR_FIELDS = frozenset(f.name for f in dataclasses.fields(PCRConfig))
-
-
-def to_kgpath_embedder(embedder: Any) -> Embedder | None:
-    """Return a kgpath :class:`~kgpath.Embedder` for ``embedder``.
-
-    ``None`` stays ``None`` (kgpath then uses its offline default, ``LocalEmbedder``); a
-    LlamaIndex ``BaseEmbedding`` is wrapped in :class:`kgpath.LlamaIndexEmbedder` (query vs
-    text embeddings and native async kept); a kgpath embedder is returned as is.
-    """
-    if embedder is None:
-        return None
-    if isinstance(embedder, BaseEmbedding):
-        return LlamaIndexEmbedder(embedder)
-    if isinstance(embedder, Embedder):
-        return embedder
-    raise ConfigError(
-        "embedder must be None, a kgpath Embedder or a LlamaIndex BaseEmbedding, "
-        f"got {type(embedder).__name__}: {embedder!r}"
-    )
 
 
 class PathConstrainedRetriever(BaseRetriever):

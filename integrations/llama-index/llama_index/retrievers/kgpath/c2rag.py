@@ -25,22 +25,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
-from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.callbacks.base import CallbackManager
-from llama_index.core.llms import LLM as LlamaIndexBaseLLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.prompts.mixin import PromptDictType
 from llama_index.core.prompts.prompt_type import PromptType
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.retrievers.kgpath._convert import to_kgpath_embedder as _to_embedder
+from llama_index.retrievers.kgpath._convert import to_kgpath_llm as _to_llm
 
-from kgpath.embeddings import Embedder, LlamaIndexEmbedder
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
-from kgpath.llm import LLM, LlamaIndexLLM
 from kgpath.methods.c2rag import (
     C2RAGConfig,
     C2RAGResult,
@@ -179,29 +177,6 @@ def _evidence_meta(e: Evidence, rank: int) -> dict[str, Any]:
         "evidence_source": e.source,
         "supporting_triple": e.triple,
     }
-
-
-def _to_embedder(embedder: Any) -> Embedder | None:
-    if embedder is None or isinstance(embedder, Embedder):
-        return embedder
-    if isinstance(embedder, BaseEmbedding):
-        return LlamaIndexEmbedder(embedder)
-    raise ConfigError(
-        "embedder must be None, a kgpath Embedder or a LlamaIndex BaseEmbedding, got "
-        f"{type(embedder).__name__}"
-    )
-
-
-def _to_llm(llm: Any) -> LLM | None:
-    if llm is None:
-        return None
-    if isinstance(llm, LlamaIndexBaseLLM):
-        return LlamaIndexLLM(llm)
-    if isinstance(llm, LLM):
-        return llm
-    raise ConfigError(
-        f"llm must be None, a kgpath LLM or a LlamaIndex LLM, got {type(llm).__name__}"
-    )
 
 
 class C2RAGRetriever(BaseRetriever):

@@ -22,10 +22,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import numpy as np
-from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.callbacks.base import CallbackManager
-from llama_index.core.llms.llm import LLM as LlamaIndexBaseLLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.prompts.base import BasePromptTemplate
@@ -34,12 +32,12 @@ from llama_index.core.prompts.prompt_type import PromptType
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.retrievers.kgpath._convert import to_kgpath_embedder as _to_embedder
+from llama_index.retrievers.kgpath._convert import to_kgpath_llm as _to_llm
 
-from kgpath.embeddings import Embedder, LlamaIndexEmbedder
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
-from kgpath.llm import LLM, LlamaIndexLLM
 from kgpath.methods.pathrag import PathRAGConfig, PathRAGPath, PathRAGResult
 from kgpath.methods.pathrag import PathRAGRetriever as KgPathRAGRetriever
 from kgpath.prompts.pathrag import PATHRAG_KEYWORD_PROMPT, PATHRAG_QA_PROMPT
@@ -114,31 +112,6 @@ def path_to_node_with_score(
         excluded_llm_metadata_keys=list(meta),
     )
     return NodeWithScore(node=node, score=float(path.reliability))
-
-
-def _to_embedder(embedder: Any) -> Embedder | None:
-    if embedder is None:
-        return None
-    if isinstance(embedder, BaseEmbedding):
-        return LlamaIndexEmbedder(embedder)
-    if isinstance(embedder, Embedder):
-        return embedder
-    raise ConfigError(
-        "embedder must be None, a kgpath Embedder or a LlamaIndex BaseEmbedding, "
-        f"got {type(embedder).__name__}"
-    )
-
-
-def _to_llm(llm: Any) -> LLM | None:
-    if llm is None:
-        return None
-    if isinstance(llm, LlamaIndexBaseLLM):  # check first: it also looks like kgpath's LLM
-        return LlamaIndexLLM(llm)
-    if isinstance(llm, LLM):
-        return llm
-    raise ConfigError(
-        f"llm must be None, a kgpath LLM or a LlamaIndex LLM, got {type(llm).__name__}"
-    )
 
 
 def _query_var(prompt: BasePromptTemplate, names: tuple[str, ...]) -> str:

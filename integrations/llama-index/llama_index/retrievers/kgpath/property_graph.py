@@ -491,7 +491,7 @@ class _KgpathPGRetriever(BasePGRetriever):
         for nws in nodes:
             src = nws.node.ref_doc_id
             chunk = by_id.get(src) if src is not None else None
-            if chunk is None or src in used:
+            if src is None or chunk is None or src in used:
                 continue
             used.add(src)
             node = nws.node

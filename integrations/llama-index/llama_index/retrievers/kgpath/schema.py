@@ -29,7 +29,6 @@ from typing import Any, Literal
 
 import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
-from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.callbacks.base import CallbackManager
 from llama_index.core.graph_stores.types import (
     KG_NODES_KEY,
@@ -38,19 +37,18 @@ from llama_index.core.graph_stores.types import (
     Relation,
 )
 from llama_index.core.indices.query.query_transform.base import BaseQueryTransform
-from llama_index.core.llms import LLM as LlamaLLM
 from llama_index.core.prompts import BasePromptTemplate, PromptTemplate
 from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
+from llama_index.retrievers.kgpath._convert import to_kgpath_embedder as _to_embedder
+from llama_index.retrievers.kgpath._convert import to_kgpath_llm as _to_llm
 
 from kgpath.build.extract import ExtractionResult, TypedEntity, TypedTriple, assemble_graph
 from kgpath.build.hierarchy import Hierarchy
-from kgpath.build.schema import Schema, type_key
-from kgpath.embeddings import Embedder, LlamaIndexEmbedder
+from kgpath.build.schema import EntityType, RelationType, Schema, type_key
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
-from kgpath.llm import LLM, LlamaIndexLLM
 from kgpath.methods.schema import (
     DecompositionPlan,
     EvidenceItem,
@@ -87,27 +85,6 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, np.generic):
         return v.item()
     return v
-
-
-def _to_llm(llm: Any) -> LLM | None:
-    if llm is None:
-        return None
-    if isinstance(llm, LlamaLLM):
-        return LlamaIndexLLM(llm)
-    if hasattr(llm, "complete") and hasattr(llm, "acomplete"):
-        return llm  # a kgpath LLM
-    raise ConfigError(f"llm must be None, a LlamaIndex LLM or a kgpath LLM, got {llm!r}")
-
-
-def _to_embedder(embedder: Any) -> Embedder | None:
-    if embedder is None or isinstance(embedder, Embedder):
-        return embedder
-    if isinstance(embedder, BaseEmbedding):
-        return LlamaIndexEmbedder(embedder)
-    raise ConfigError(
-        "embed_model must be None, a kgpath Embedder or a LlamaIndex BaseEmbedding, "
-        f"got {embedder!r}"
-    )
 
 
 def _template(prompt: BasePromptTemplate | str) -> str:
@@ -545,8 +522,11 @@ def graph_from_schema_llm_output(
         if not labels:
             raise ConfigError("no typed entities found in the nodes' metadata "
                               f"({KG_NODES_KEY!r}); pass schema= or run the extractor first")
-        schema = Schema(name="from-llamaindex", entities=tuple(labels.values()),
-                        relations=tuple(rels.values()))
+        schema = Schema(
+            name="from-llamaindex",
+            entities=tuple(EntityType(name=x) for x in labels.values()),
+            relations=tuple(RelationType(name=x) for x in rels.values()),
+        )
     res = assemble_graph(schema, entities, triples, passages=passages, graph=graph,
                          strict=strict)
     trace = dict(res.trace)

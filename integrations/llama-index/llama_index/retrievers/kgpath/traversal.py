@@ -21,19 +21,17 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.callbacks.base import CallbackManager
-from llama_index.core.llms import LLM as LlamaIndexBaseLLM
 from llama_index.core.prompts import BasePromptTemplate, PromptTemplate
 from llama_index.core.prompts.mixin import PromptDictType
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
+from llama_index.retrievers.kgpath._convert import to_kgpath_embedder as _embedder
+from llama_index.retrievers.kgpath._convert import to_kgpath_llm as _llm
 
 from kgpath.build.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig, SourceDocument
-from kgpath.embeddings import Embedder, LlamaIndexEmbedder
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
-from kgpath.llm import LLM, LlamaIndexLLM
 from kgpath.methods.traversal import (
     ALGORITHMS,
     TraversalConfig,
@@ -48,28 +46,6 @@ _TRACE_KEYS = (
     "kgpath_method", "algorithm", "rank", "doc_id", "title", "chunk_id", "hop",
     "query_similarity", "anchor_id", "traversal_path", "path_to_sentence", "stop_reason",
 )
-
-
-def _embedder(embedder: Any) -> Embedder | None:
-    if isinstance(embedder, BaseEmbedding):
-        return LlamaIndexEmbedder(embedder)
-    if embedder is None or isinstance(embedder, Embedder):
-        return embedder
-    raise ConfigError(
-        "embed_model must be None, a kgpath Embedder or a LlamaIndex BaseEmbedding, "
-        f"got {type(embedder).__name__}"
-    )
-
-
-def _llm(llm: Any) -> LLM | None:
-    # LlamaIndex LLMs also have complete/acomplete (returning responses, not str): wrap first
-    if isinstance(llm, LlamaIndexBaseLLM):
-        return LlamaIndexLLM(llm)
-    if llm is None or isinstance(llm, LLM):
-        return llm
-    raise ConfigError(
-        f"llm must be None, a kgpath LLM or a LlamaIndex LLM, got {type(llm).__name__}"
-    )
 
 
 def traversal_result_to_nodes(
