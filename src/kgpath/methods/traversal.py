@@ -45,11 +45,20 @@ walk go both ways, since cosine similarity is symmetric.
 Complexity per query: ``O(m d)`` once for the query-chunk cosines (``m`` chunks), then per
 hop ``O(|candidates| d)``; the walk makes at most ``min(max_hops, max_sentences)`` hops
 because each hop adds at least one new sentence.
+
+kgpath extension (not in the article): ``mention_expansion`` (:data:`EXTENSIONS`,
+:func:`mention_expansion`) ranks *documents* through the mention layer of
+:func:`kgpath.build.chunk_graph.add_mention_edges`. With ``s(d) = cos(q, e_d) + γ [the
+question names d's title]`` and ``link(a, b) = 1`` when a sentence of one document names
+the other's title, every document is scored by its best two-document chain,
+``score(d) = s(d) + max_{a != d} (s(a) + β link(a, b))``, and the best ``max_documents``
+are returned with their best sentences. Cost per query ``O(N d + |mention edges|)``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
@@ -59,10 +68,13 @@ import numpy as np
 
 from kgpath.build.chunk_graph import (
     NODE_CHUNK,
+    NODE_DOCUMENT,
     NODE_SENTENCE,
     REL_HAS_SENTENCE,
+    REL_MENTIONS,
     REL_SIMILAR_INTER,
     REL_SIMILAR_INTRA,
+    TitleMatcher,
 )
 from kgpath.errors import ConfigError, GraphError, ParseError
 from kgpath.graph import KnowledgeGraph
@@ -72,6 +84,13 @@ from kgpath.prompts.traversal import LLM_TRAVERSAL_PROMPT
 
 __all__ = [
     "ALGORITHMS",
+    "EXTENSIONS",
+    "MentionExpansionConfig",
+    "MentionLayer",
+    "mention_expansion",
+    "question_mentions",
+    "seed_scores",
+    "chain_scores",
     "TraversalConfig",
     "TraversalStep",
     "TraversedSentence",
@@ -110,6 +129,9 @@ ALGORITHMS: tuple[str, ...] = (
     "triangulation_fulldim",
     "llm_guided_traversal",
 )
+
+#: kgpath extensions runnable by name next to the article's algorithms (not walk policies).
+EXTENSIONS: tuple[str, ...] = ("mention_expansion",)
 
 Frontier = Literal["current", "visited"]
 
@@ -309,6 +331,13 @@ class ChunkGraphView:
         self.adj = both[:, 1].copy()
         self._chunk_pos = {cid: i for i, cid in enumerate(self.chunk_ids)}
         self._pca: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._mentions: dict[int, MentionLayer] = {}
+
+    def mention_layer(self, min_title_chars: int = 3) -> MentionLayer:
+        """Document-level mention arrays (:class:`MentionLayer`), built on first use."""
+        if min_title_chars not in self._mentions:
+            self._mentions[min_title_chars] = MentionLayer(self, min_title_chars=min_title_chars)
+        return self._mentions[min_title_chars]
 
     @property
     def num_chunks(self) -> int:
@@ -1063,6 +1092,297 @@ async def allm_guided_traversal(
     return await atraverse(graph, query_vec, LLMGuidedPolicy(llm), config=config, query=query)
 
 
+# ============================================================================ mention expansion
+# kgpath extension (not one of the article's seven algorithms): one hop through the mention
+# layer of :func:`kgpath.build.chunk_graph.add_mention_edges`.
+@dataclass(frozen=True, kw_only=True)
+class MentionExpansionConfig:
+    """Parameters of :func:`mention_expansion` (a kgpath extension; no paper defaults).
+
+    The three scoring values were chosen on HotpotQA-100 questions 0-49 only, from the grid
+    ``link_bonus in {0.02, 0.05, 0.1, 0.2}``, ``question_bonus in {0, 0.05, 0.1, 0.2}``,
+    ``max_title_df in {0.003, 0.005, 0.01, 0.02, 1}`` (best Recall@5, then Recall@2);
+    questions 50-99 were held out (see ``kgpath eval traversal --halves``). Recall@5 on the
+    first half was flat (97) for every ``max_title_df`` once ``link_bonus = 0.05``.
+
+    Attributes
+    ----------
+    link_bonus
+        β, added to a pair of documents joined by a mention edge (in cosine units).
+    question_bonus
+        γ, added to the query similarity of a document whose title the question names
+        (comparison questions "X or Y?" name both passages).
+    max_title_df
+        A document is a link target only if at most this fraction of all documents
+        mention its title: titles that are common words ("United") link everything.
+    max_documents
+        Documents returned (ranked).
+    sentences_per_document
+        Sentences kept per returned document: the sentences that carry the link evidence
+        first, then the most query-similar ones, emitted in document order.
+    min_title_chars
+        Shortest title matched in the question (as in the graph's mention layer).
+    """
+
+    link_bonus: float = 0.05
+    question_bonus: float = 0.05
+    max_title_df: float = 0.003
+    max_documents: int = 5
+    sentences_per_document: int = 3
+    min_title_chars: int = 3
+
+    def __post_init__(self) -> None:
+        for name in ("link_bonus", "question_bonus"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (
+                math.isfinite(v) and v >= 0
+            ):
+                raise ConfigError(f"{name} must be a finite number >= 0, got {v!r}")
+        v = self.max_title_df
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
+            raise ConfigError(f"max_title_df must be a number in (0, 1], got {v!r}")
+        for name in ("max_documents", "sentences_per_document", "min_title_chars"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ConfigError(f"{name} must be an int >= 1, got {v!r}")
+
+
+class MentionLayer:
+    """Document-level arrays of a chunk graph's mention layer (built once per view).
+
+    ``doc_ids``/``doc_emb`` come from the ``document`` nodes; ``link_src``/``link_dst``/
+    ``link_sent`` hold one row per ``mentions`` edge (source document, mentioned document,
+    sentence position or ``-1`` for a chunk source); ``df[d]`` counts the distinct
+    documents that mention ``d``.
+    """
+
+    def __init__(self, view: ChunkGraphView, *, min_title_chars: int = 3) -> None:
+        g = view.graph
+        doc_nodes = [i for i, n in enumerate(g.nodes) if n.type == NODE_DOCUMENT]
+        if not doc_nodes:
+            raise GraphError("chunk graph has no 'document' nodes; mention expansion needs them")
+        self.doc_ids = [_doc_of(g, i) for i in doc_nodes]
+        self.doc_pos = {d: k for k, d in enumerate(self.doc_ids)}
+        self.doc_emb = np.ascontiguousarray(g.embeddings[np.asarray(doc_nodes, np.int64)])
+        titles = {d: (g.node_at(i).name or d) for d, i in zip(self.doc_ids, doc_nodes,
+                                                                strict=True)}
+        self.matcher = TitleMatcher(titles, min_chars=min_title_chars)
+        n_docs = len(self.doc_ids)
+        self.doc_sents: list[list[int]] = [[] for _ in range(n_docs)]
+        for s, d in enumerate(view.sent_doc):
+            if d in self.doc_pos:
+                self.doc_sents[self.doc_pos[d]].append(s)
+        self.doc_chunks: list[list[int]] = [[] for _ in range(n_docs)]
+        for c, d in enumerate(view.chunk_doc):
+            if d in self.doc_pos:
+                self.doc_chunks[self.doc_pos[d]].append(c)
+        spos = {int(gi): p for p, gi in enumerate(view.sent_nodes)}
+        rows: list[tuple[int, int, int]] = []
+        for e in g.edges:
+            if e.relation != REL_MENTIONS:
+                continue
+            si, ti = g.index_of(e.source), g.index_of(e.target)
+            a = self.doc_pos.get(_doc_of(g, si))
+            b = self.doc_pos.get(_doc_of(g, ti))
+            if a is not None and b is not None and a != b:
+                rows.append((a, b, spos.get(si, -1)))
+        arr = np.asarray(rows, dtype=np.int64).reshape(-1, 3)
+        self.link_src, self.link_dst, self.link_sent = arr[:, 0], arr[:, 1], arr[:, 2]
+        pairs = np.unique(arr[:, :2], axis=0) if arr.size else np.zeros((0, 2), np.int64)
+        self.df = np.bincount(pairs[:, 1], minlength=n_docs) if pairs.size else np.zeros(
+            n_docs, np.int64)
+
+    @property
+    def num_links(self) -> int:
+        """Number of ``mentions`` edges between two different documents."""
+        return int(self.link_src.size)
+
+
+def question_mentions(layer: MentionLayer, query: str) -> np.ndarray:
+    """Positions of the documents whose titles the question names (seed set ``M(q)``)."""
+    found = layer.matcher.find(query) if query else []
+    return np.asarray(sorted(layer.doc_pos[d] for d in found), dtype=np.int64)
+
+
+def seed_scores(
+    layer: MentionLayer, q: np.ndarray, mentioned: np.ndarray, config: MentionExpansionConfig
+) -> np.ndarray:
+    """``s(d) = cos(q, e_d) + γ [d ∈ M(q)]`` for every document ``d``."""
+    s = (layer.doc_emb @ q).astype(np.float64)
+    s[mentioned] += config.question_bonus
+    return s
+
+
+def chain_scores(
+    layer: MentionLayer, s: np.ndarray, config: MentionExpansionConfig
+) -> tuple[np.ndarray, np.ndarray]:
+    """Score of the best two-document chain through each document, and the link mask.
+
+    ``pair(a, b) = s(a) + s(b) + β link(a, b)`` where ``link(a, b) = 1`` when a sentence
+    of one mentions the other's title and that title is mentioned by at most
+    ``max_title_df * N`` documents; ``score(d) = max_{a != d} pair(d, a)``. Exact in
+    ``O(N + |links|)``: the best unlinked partner is the top document (the runner-up for
+    the top document itself) and the best linked partner a maximum over ``d``'s links.
+    """
+    n = s.size
+    keep = layer.df[layer.link_dst] <= config.max_title_df * n
+    u = np.concatenate([layer.link_src[keep], layer.link_dst[keep]])
+    v = np.concatenate([layer.link_dst[keep], layer.link_src[keep]])
+    order = np.argsort(-s, kind="stable")
+    best_other = np.full(n, s[order[0]])
+    if n > 1:
+        best_other[order[0]] = s[order[1]]
+    else:
+        best_other[order[0]] = 0.0
+    linked = np.full(n, -np.inf)
+    if u.size:
+        np.maximum.at(linked, u, s[v] + config.link_bonus)
+    return s + np.maximum(best_other, linked), keep
+
+
+def mention_expansion(
+    graph: KnowledgeGraph | ChunkGraphView,
+    query_vec: np.ndarray,
+    *,
+    query: str = "",
+    config: MentionExpansionConfig | None = None,
+    traversal_config: TraversalConfig | None = None,
+) -> TraversalResult:
+    """Rank documents by their best two-document chain through the mention layer.
+
+    A kgpath extension, not one of the article's algorithms. Seeds are every document by
+    query similarity plus the documents the question names (:func:`seed_scores`); each
+    document is expanded one hop through ``mentions`` edges in both directions and scored
+    by the best chain it belongs to (:func:`chain_scores`), so the passage a strong seed
+    links to rises even when it shares little vocabulary with the question (HotpotQA
+    bridge questions follow Wikipedia's hyperlinks). The ``max_documents`` best are
+    returned with ``sentences_per_document`` sentences each; the path has one step per
+    returned document recording its chain partner and the edge type that joined them.
+
+    The graph must carry the mention layer (:func:`kgpath.build.chunk_graph.add_mention_edges`;
+    the builder adds it by default). Without any ``mentions`` edge the ranking reduces to
+    dense document similarity plus the question bonus.
+    """
+    cfg = config or MentionExpansionConfig()
+    view = _as_view(graph)
+    layer = view.mention_layer(cfg.min_title_chars)
+    q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+    if q.shape[0] != layer.doc_emb.shape[1]:
+        raise GraphError(
+            f"query embedding has dimension {q.shape[0]}, document embeddings have "
+            f"{layer.doc_emb.shape[1]}"
+        )
+    mentioned = question_mentions(layer, query)
+    s = seed_scores(layer, q, mentioned, cfg)
+    score, keep = chain_scores(layer, s, cfg)
+    n_docs = s.size
+    ranked = np.lexsort((np.arange(n_docs), -s, -score))[: cfg.max_documents]
+    q_chunk = view.chunk_emb @ q
+    q_sent = view.sent_emb @ q
+    in_question = set(mentioned.tolist())
+    top2 = np.lexsort((np.arange(n_docs), -s))[:2].tolist()
+    src, dst, sent = layer.link_src[keep], layer.link_dst[keep], layer.link_sent[keep]
+    steps: list[TraversalStep] = []
+    sentences: list[TraversedSentence] = []
+    documents: list[dict[str, Any]] = []
+    for rank, d in enumerate(ranked.tolist()):
+        partner, edge, evidence = _chain_partner(d, s, cfg, src, dst, sent, top2)
+        chunks = layer.doc_chunks[d]
+        best_chunk = chunks[int(np.argmax(q_chunk[chunks]))] if chunks else -1
+        own = [x for x in evidence if view.sent_doc[x] == layer.doc_ids[d]]
+        pool = [x for x in layer.doc_sents[d] if x not in own]
+        pool.sort(key=lambda x: (-q_sent[x], x))
+        chosen = sorted((own + pool)[: cfg.sentences_per_document])
+        for x in chosen:
+            sentences.append(TraversedSentence(
+                id=view.sent_ids[x], text=view.sent_text[x], doc_id=layer.doc_ids[d],
+                chunk_id=view.chunk_ids[best_chunk] if best_chunk >= 0 else "",
+                hop=rank, query_similarity=float(q_sent[x]),
+            ))
+        if edge is not None:
+            reason = f"{edge}: {layer.doc_ids[partner]}"
+        elif d in in_question:
+            reason = "seed: question mention"
+        else:
+            reason = "seed: dense"
+        pchunks = layer.doc_chunks[partner] if partner >= 0 else []
+        pchunk = pchunks[int(np.argmax(q_chunk[pchunks]))] if pchunks else -1
+        origin = view.chunk_ids[pchunk] if rank > 0 and edge is not None and pchunk >= 0 \
+            else None
+        trans = None  # only a hop through a mention edge has a transition
+        if origin is not None and best_chunk >= 0:
+            trans = float(view.chunk_emb[best_chunk] @ view.chunk_emb[pchunk])
+        steps.append(TraversalStep(
+            hop=rank,
+            chunk_id=view.chunk_ids[best_chunk] if best_chunk >= 0 else f"doc:{layer.doc_ids[d]}",
+            doc_id=layer.doc_ids[d],
+            score=float(score[d]),
+            query_similarity=float(q_chunk[best_chunk]) if best_chunk >= 0 else float(s[d]),
+            transition_similarity=trans,
+            new_sentences=tuple(view.sent_ids[x] for x in chosen),
+            reason=reason,
+            origin_id=origin,
+        ))
+        documents.append({
+            "doc_id": layer.doc_ids[d],
+            "score": float(score[d]),
+            "seed_score": float(s[d]),
+            "question_mention": d in in_question,
+            "partner": layer.doc_ids[partner] if partner >= 0 else None,
+            "edge": edge,
+            "evidence": [view.sent_ids[x] for x in evidence],
+        })
+    tcfg = traversal_config or TraversalConfig()
+    trace: dict[str, Any] = {
+        "algorithm": "mention_expansion",
+        "anchor_id": steps[0].chunk_id,
+        "path": [st.chunk_id for st in steps],
+        "documents_visited": [x["doc_id"] for x in documents],
+        "documents": documents,
+        "question_mentions": [layer.doc_ids[k] for k in mentioned.tolist()],
+        "mention_links": int(keep.sum()),
+        "mention_links_dropped_df": int((~keep).sum()),
+        "stop_reason": "max_documents",
+        "mention_config": dataclasses.asdict(cfg),
+        "frontier": "documents",
+    }
+    return TraversalResult(
+        query=query, algorithm="mention_expansion", anchor_id=steps[0].chunk_id,
+        sentences=tuple(sentences), path=tuple(steps), stop_reason="max_documents",
+        config=tcfg, trace=trace,
+    )
+
+
+def _chain_partner(
+    d: int, s: np.ndarray, cfg: MentionExpansionConfig,
+    src: np.ndarray, dst: np.ndarray, sent: np.ndarray, top2: list[int],
+) -> tuple[int, str | None, list[int]]:
+    """The partner realising ``score(d)``: ``(doc, edge type or None, evidence sentences)``.
+
+    A linked partner wins ties with the unlinked one (the link is then the evidence).
+    """
+    out_m = dst[src == d]
+    in_m = src[dst == d]
+    best = -1
+    best_val = -np.inf
+    for a in np.unique(np.concatenate([out_m, in_m])).tolist():
+        val = s[a] + cfg.link_bonus
+        if val > best_val:
+            best, best_val = a, val
+    alt = top2[0] if top2[0] != d or len(top2) == 1 else top2[1]
+    if best < 0 or s[alt] > best_val:
+        return (alt if alt != d else -1), None, []
+    mentions_fwd = (src == d) & (dst == best)
+    mentions_bwd = (src == best) & (dst == d)
+    kinds = []
+    if mentions_fwd.any():
+        kinds.append("mentions")
+    if mentions_bwd.any():
+        kinds.append("mentioned_by")
+    evidence = sorted(set(sent[mentions_fwd | mentions_bwd].tolist()) - {-1})
+    return best, "+".join(kinds), evidence
+
+
 # ============================================================================ retriever
 class TraversalRetriever:
     """Query-in, sentences-out retriever exposing all seven algorithms by name.
@@ -1083,6 +1403,9 @@ class TraversalRetriever:
         Used by ``llm_guided_traversal`` only.
     llm_prompt
         Template of each LLM step (variables as in :data:`LLM_TRAVERSAL_PROMPT`).
+    mention_config
+        :class:`MentionExpansionConfig` of the ``mention_expansion`` extension
+        (:data:`EXTENSIONS`), which is also accepted as ``algorithm``.
 
     Examples
     --------
@@ -1105,9 +1428,12 @@ class TraversalRetriever:
         config: TraversalConfig | None = None,
         llm: LLM | None = None,
         llm_prompt: str = LLM_TRAVERSAL_PROMPT,
+        mention_config: MentionExpansionConfig | None = None,
     ) -> None:
         self.index = index if isinstance(index, GraphIndex) else GraphIndex(index, embedder)
-        make_policy(algorithm)  # validate the name early
+        if algorithm not in EXTENSIONS:
+            make_policy(algorithm)  # validate the name early
+        self.mention_config = mention_config or MentionExpansionConfig()
         self.llm_prompt = llm_prompt
         self.algorithm = algorithm
         self.config = config or TraversalConfig()
@@ -1146,9 +1472,19 @@ class TraversalRetriever:
         """Run one algorithm for ``query``; ``overrides`` are :class:`TraversalConfig` fields."""
         q = check_query(query)
         cfg = self.resolve_config(**overrides)
-        policy = self._policy(algorithm or self.algorithm)
+        name = algorithm or self.algorithm
+        if name in EXTENSIONS:
+            view = self.view
+            return self._extension(view, self.index.embed_query(q), q, cfg)
+        policy = self._policy(name)
         view = self.view
         return traverse(view, self.index.embed_query(q), policy, config=cfg, query=q)
+
+    def _extension(
+        self, view: ChunkGraphView, qv: np.ndarray, q: str, cfg: TraversalConfig
+    ) -> TraversalResult:
+        return mention_expansion(view, qv, query=q, config=self.mention_config,
+                                 traversal_config=cfg)
 
     async def aretrieve(
         self, query: str, *, algorithm: str | None = None, **overrides: Any
@@ -1156,7 +1492,11 @@ class TraversalRetriever:
         """Async :meth:`retrieve` (query embedding and LLM calls awaited)."""
         q = check_query(query)
         cfg = self.resolve_config(**overrides)
-        policy = self._policy(algorithm or self.algorithm)
+        name = algorithm or self.algorithm
+        if name in EXTENSIONS:
+            view = self.view
+            return self._extension(view, await self.index.aembed_query(q), q, cfg)
+        policy = self._policy(name)
         view = self.view
         qv = await self.index.aembed_query(q)
         return await atraverse(view, qv, policy, config=cfg, query=q)
@@ -1170,7 +1510,8 @@ class TraversalRetriever:
         view = self.view
         qv = self.index.embed_query(q)
         return {
-            a: traverse(view, qv, self._policy(a), config=cfg, query=q)
+            a: self._extension(view, qv, q, cfg) if a in EXTENSIONS
+            else traverse(view, qv, self._policy(a), config=cfg, query=q)
             for a in algorithms
         }
 
