@@ -27,8 +27,9 @@ bench: setup
 	$(PY) benchmarks/run_all.py
 
 lint: setup
-	$(VENV)/bin/ruff check src integrations
-	$(VENV)/bin/mypy src/kgpath
+	$(VENV)/bin/ruff check src integrations tests benchmarks cookbook
+	$(VENV)/bin/mypy src/kgpath integrations/langchain/langchain_kgpath
+	cd integrations/llama-index && ../../$(VENV)/bin/mypy --explicit-package-bases -p llama_index.retrievers.kgpath
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache
