@@ -17,6 +17,14 @@ Protocol
    chunk graph (offline keywords, ``node_match="text"``), passages ranked by first
    appearance along its paths, most reliable path first.
 
+5. ``mention_expansion`` (kgpath extension, not one of the article's seven): documents
+   ranked by their best two-document chain through the mention layer
+   (:func:`kgpath.methods.traversal.mention_expansion`). A loaded graph without ``mentions``
+   edges gets them first (:func:`kgpath.build.chunk_graph.add_mention_edges`, timed), so
+   PCR and PathRAG run on the graph *with* the mention layer unless ``--no-mentions``.
+   ``--halves`` adds Recall@2/@5 on the first and second half of the questions (the
+   extension's defaults were chosen on the first half of HotpotQA-100 only).
+
 Extra columns: mean passages reached, mean sentences returned, supporting-fact recall (the
 fraction of gold supporting sentences among the returned sentences; traversals only) and
 milliseconds per query (query embedding excluded, it is shared).
@@ -36,9 +44,11 @@ import numpy as np
 
 from kgpath.build.chunk_graph import (
     NODE_THEME,
+    REL_MENTIONS,
     ChunkGraphBuilder,
     ChunkGraphConfig,
     SourceDocument,
+    add_mention_edges,
     load_chunk_graph,
     save_chunk_graph,
 )
@@ -50,7 +60,15 @@ from kgpath.index.bm25 import BM25Index
 from kgpath.index.graph_index import GraphIndex
 from kgpath.index.hybrid import hybrid_scores
 from kgpath.index.vector import top_k
-from kgpath.methods.traversal import ALGORITHMS, ChunkGraphView, TraversalConfig, traverse
+from kgpath.methods.traversal import (
+    ALGORITHMS,
+    EXTENSIONS,
+    ChunkGraphView,
+    MentionExpansionConfig,
+    TraversalConfig,
+    mention_expansion,
+    traverse,
+)
 
 __all__ = [
     "MethodScores",
@@ -58,6 +76,7 @@ __all__ = [
     "build_hotpotqa_graph",
     "evaluate_traversal",
     "format_report",
+    "format_halves",
     "main",
     "REFERENCE",
 ]
@@ -111,6 +130,7 @@ class TraversalEvalReport:
     build_stats: dict[str, Any] | None
     embedder: str
     config: TraversalConfig
+    mention_stats: dict[str, Any] | None = None
 
 
 class _MemoQueries:
@@ -183,12 +203,35 @@ def evaluate_traversal(
     pcr_k: int = 50,
     build_stats: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
+    extensions: Sequence[str] = EXTENSIONS,
+    mention_config: MentionExpansionConfig | None = None,
+    mentions: bool = True,
 ) -> TraversalEvalReport:
-    """Score every method on every question (see the module docstring)."""
+    """Score every method on every question (see the module docstring).
+
+    ``mentions=True`` adds the mention layer to ``graph`` in place when it has none;
+    ``mentions=False`` runs without it (and skips the extensions, which need it).
+    """
     cfg = config or TraversalConfig()
     for a in algorithms:
         if a not in ALGORITHMS:
             raise ConfigError(f"unknown traversal algorithm {a!r}; choose from {ALGORITHMS}")
+    for a in extensions:
+        if a not in EXTENSIONS:
+            raise ConfigError(f"unknown traversal extension {a!r}; choose from {EXTENSIONS}")
+    mention_stats: dict[str, Any] | None = None
+    if mentions and not any(e.relation == REL_MENTIONS for e in graph.edges):
+        say_ = progress or (lambda _msg: None)
+        say_("adding the mention layer to the loaded graph")
+        import tracemalloc
+
+        tracemalloc.start()
+        try:
+            ms = add_mention_edges(graph)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        mention_stats = {**ms.as_dict(), "peak_mib": round(peak / 2**20, 2)}
     emb = _MemoQueries(embedder)
     say = progress or (lambda _msg: None)
     questions = [q.question for q in data.questions]
@@ -263,6 +306,24 @@ def evaluate_traversal(
                     pres = prag.retrieve(q.question)
                 m.add(_passages_of(n for p in pres.paths for n in p.nodes), q.gold_titles)
             methods.append(m)
+
+    # ---------------------------------------------------------------- kgpath extensions
+    mcfg = mention_config or MentionExpansionConfig()
+    for a in extensions if mentions else ():
+        say(f"running {a}")
+        m = MethodScores(
+            a, note=f"kgpath ext.: β={mcfg.link_bonus:g}, γ={mcfg.question_bonus:g}, "
+            f"df≤{mcfg.max_title_df:g}",
+        )
+        for q, qv in zip(data.questions, qvecs, strict=True):
+            with _clock(m):
+                r = mention_expansion(view, qv, query=q.question, config=mcfg,
+                                      traversal_config=cfg)
+            m.add(r.documents, q.gold_titles)
+            m.sentences.append(len(r.sentences))
+            gold_s = sent_titles[q.id]
+            m.sf_recall.append(len(gold_s & {s.id for s in r.sentences}) / max(1, len(gold_s)))
+        methods.append(m)
     return TraversalEvalReport(
         questions=len(data.questions),
         methods=methods,
@@ -270,6 +331,7 @@ def evaluate_traversal(
         build_stats=build_stats,
         embedder=repr(embedder),
         config=cfg,
+        mention_stats=mention_stats,
     )
 
 
@@ -297,6 +359,13 @@ def format_report(report: TraversalEvalReport) -> str:
             f"build: {s['chunks']} chunks, {s['sentences']} sentences, {s['themes']} themes, "
             f"{s['similarity_edges']} similarity edges, {s['seconds'].get('total', 0):.1f} s"
         )
+    if report.mention_stats:
+        ms = report.mention_stats
+        head.append(
+            f"mention layer added to the loaded graph: {ms['edges']} edges from "
+            f"{ms['sources']} sentences to {ms['titles']} titles, {ms['seconds']:.2f} s, "
+            f"peak {ms['peak_mib']:.1f} MiB (tracemalloc)"
+        )
     c = report.config
     head.append(
         f"traversal config: max_sentences={c.max_sentences}, min_sentences={c.min_sentences}, "
@@ -305,6 +374,26 @@ def format_report(report: TraversalEvalReport) -> str:
     rows = [m.row() for m in report.methods]
     headers = ["method", "R@2", "R@5", "passages", "sentences", "SF-recall", "ms/q", "note"]
     return "\n".join(head) + "\n\n" + table(rows, headers)
+
+
+def format_halves(report: TraversalEvalReport) -> str:
+    """Recall@2/@5 of every method on the first and second half of the questions."""
+    from kgpath.demo import table
+
+    rows = []
+    for m in report.methods:
+        if not m.r2:
+            continue
+        h = len(m.r2) // 2
+        cells = [m.name]
+        for lo, hi in ((0, h), (h, len(m.r2))):
+            cells += [f"{100 * np.mean(m.r2[lo:hi]):.1f}" if hi > lo else "-",
+                      f"{100 * np.mean(m.r5[lo:hi]):.1f}" if hi > lo else "-"]
+        rows.append(cells)
+    h = report.questions // 2
+    headers = ["method", f"R@2 q0-{h - 1}", f"R@5 q0-{h - 1}",
+               f"R@2 q{h}-{report.questions - 1}", f"R@5 q{h}-{report.questions - 1}"]
+    return table(rows, headers)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -328,13 +417,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--frontier", default="current", choices=["current", "visited"])
     p.add_argument("--no-pcr", action="store_true")
     p.add_argument("--no-pathrag", action="store_true")
+    p.add_argument("--no-mentions", action="store_true",
+                   help="no mention layer and no mention_expansion row")
+    p.add_argument("--halves", action="store_true",
+                   help="also print R@2/@5 on the first and second half of the questions")
     args = p.parse_args(argv)
 
     from kgpath.embeddings import HashingEmbedder, LocalEmbedder
 
     data = load_hotpotqa(args.data, limit=args.limit)
     embedder: Embedder = LocalEmbedder() if args.embedder == "local" else HashingEmbedder()
-    gcfg = ChunkGraphConfig(top_x_inter=args.top_x)
+    gcfg = ChunkGraphConfig(top_x_inter=args.top_x, mention_edges=not args.no_mentions)
     tcfg = TraversalConfig(max_sentences=args.max_sentences, min_sentences=args.min_sentences,
                            frontier=args.frontier)
     stats: dict[str, Any] | None = None
@@ -350,9 +443,12 @@ def main(argv: list[str] | None = None) -> int:
         data, graph, embedder,
         algorithms=[a.strip() for a in args.algorithms.split(",") if a.strip()],
         config=tcfg, pcr=not args.no_pcr, pathrag=not args.no_pathrag, build_stats=stats,
-        progress=lambda msg: print(msg, flush=True),
+        progress=lambda msg: print(msg, flush=True), mentions=not args.no_mentions,
     )
     print()
     print(format_report(report))
+    if args.halves:
+        print()
+        print(format_halves(report))
     return 0
 

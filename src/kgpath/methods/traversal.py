@@ -1234,10 +1234,12 @@ def chain_scores(
         best_other[order[0]] = s[order[1]]
     else:
         best_other[order[0]] = 0.0
+    # pair sums are formed as (s(a) + s(b)) + β so both members of a pair get the same
+    # float score (addition is commutative), and ties then fall to s(d)
     linked = np.full(n, -np.inf)
     if u.size:
-        np.maximum.at(linked, u, s[v] + config.link_bonus)
-    return s + np.maximum(best_other, linked), keep
+        np.maximum.at(linked, u, (s[u] + s[v]) + config.link_bonus)
+    return np.maximum(s + best_other, linked), keep
 
 
 def mention_expansion(
