@@ -53,8 +53,10 @@ from kgpath.methods.schema import (
     validate_plan,
 )
 from kgpath.methods.traversal import ALGORITHMS as TRAVERSAL_ALGORITHMS
+from kgpath.methods.traversal import EXTENSIONS as TRAVERSAL_EXTENSIONS
 from kgpath.methods.traversal import (
     ChunkGraphView,
+    MentionExpansionConfig,
     TraversalConfig,
     TraversalPolicy,
     TraversalResult,
@@ -66,6 +68,7 @@ from kgpath.methods.traversal import (
     format_traversal,
     kg_traversal,
     llm_guided_traversal,
+    mention_expansion,
     query_traversal,
     triangulation_average,
     triangulation_fulldim,
@@ -73,6 +76,9 @@ from kgpath.methods.traversal import (
 )
 
 __all__ = [
+    "TRAVERSAL_EXTENSIONS",
+    "MentionExpansionConfig",
+    "mention_expansion",
     "C2RAGConfig",
     "C2RAGResult",
     "ConstraintCheckedRetriever",
