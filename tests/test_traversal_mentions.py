@@ -320,3 +320,14 @@ async def test_retriever_exposes_the_extension_by_name(graph):
                           algorithms=("query_traversal", "mention_expansion"))
     assert both["mention_expansion"].documents == sync.documents
     assert r.retrieve("Where?", algorithm="query_traversal").algorithm == "query_traversal"
+
+
+def test_check_algorithm():
+    from kgpath.methods.traversal import ALGORITHMS, check_algorithm
+
+    for a in ALGORITHMS + EXTENSIONS:
+        assert check_algorithm(a) == a
+    with pytest.raises(ConfigError, match="'bfs'"):
+        check_algorithm("bfs")
+    with pytest.raises(ConfigError, match="'bfs'"):
+        TraversalRetriever(KnowledgeGraph(), algorithm="bfs")

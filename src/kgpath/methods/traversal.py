@@ -115,6 +115,7 @@ __all__ = [
     "allm_guided_traversal",
     "parse_llm_choice",
     "make_policy",
+    "check_algorithm",
     "traverse",
     "atraverse",
     "format_traversal",
@@ -790,6 +791,19 @@ def make_policy(
     return LLMGuidedPolicy(llm, prompt=llm_prompt) if cls is LLMGuidedPolicy else cls()
 
 
+def check_algorithm(algorithm: str) -> str:
+    """Return ``algorithm`` if it names an article algorithm or a kgpath extension.
+
+    Adapters validate names with this (not :func:`make_policy`, which knows only the
+    walk policies of :data:`ALGORITHMS`).
+    """
+    if algorithm in ALGORITHMS or algorithm in EXTENSIONS:
+        return algorithm
+    raise ConfigError(
+        f"unknown traversal algorithm {algorithm!r}; choose from {ALGORITHMS + EXTENSIONS}"
+    )
+
+
 # ============================================================================ the walk
 _Request = tuple[np.ndarray, np.ndarray]
 
@@ -1433,8 +1447,7 @@ class TraversalRetriever:
         mention_config: MentionExpansionConfig | None = None,
     ) -> None:
         self.index = index if isinstance(index, GraphIndex) else GraphIndex(index, embedder)
-        if algorithm not in EXTENSIONS:
-            make_policy(algorithm)  # validate the name early
+        check_algorithm(algorithm)  # validate the name early
         self.mention_config = mention_config or MentionExpansionConfig()
         self.llm_prompt = llm_prompt
         self.algorithm = algorithm
