@@ -331,3 +331,10 @@ def test_check_algorithm():
         check_algorithm("bfs")
     with pytest.raises(ConfigError, match="'bfs'"):
         TraversalRetriever(KnowledgeGraph(), algorithm="bfs")
+
+
+async def test_async_build_adds_the_same_mention_layer(graph):
+    b = ChunkGraphBuilder(HandEmbedder(), config=CFG)
+    g = await b.abuild(DOCS)
+    assert mention_pairs(g) == mention_pairs(graph) and b.stats.mention_edges == 6
+    assert b.stats.as_dict()["mention_edges"] == 6 and "mention_edges" in b.stats.seconds
