@@ -34,10 +34,11 @@ from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.methods.traversal import (
     ALGORITHMS,
+    EXTENSIONS,
     TraversalConfig,
     TraversalResult,
     TraversalRetriever,
-    make_policy,
+    check_algorithm,
 )
 from langchain_kgpath._convert import as_kgpath_embedder as _embedder
 from langchain_kgpath._convert import as_kgpath_llm as _llm
@@ -99,7 +100,7 @@ class KGTraversalRetriever(BaseRetriever):
     traversal: TraversalRetriever
     """The core retriever (chunk graph, embedder, base :class:`TraversalConfig`, LLM)."""
     algorithm: str = "query_traversal"
-    """One of :data:`kgpath.methods.traversal.ALGORITHMS`."""
+    """A name from :data:`kgpath.methods.traversal.ALGORITHMS` or ``EXTENSIONS``."""
     k: int | None = None
     """Sentences to return (``None``: all that the walk extracted)."""
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
@@ -109,7 +110,7 @@ class KGTraversalRetriever(BaseRetriever):
         # validated before pydantic so errors keep their kgpath type (and True is not 1)
         _check_k(data.get("k"))
         super().__init__(**data)
-        make_policy(self.algorithm)
+        check_algorithm(self.algorithm)
         self._options({})
 
     @classmethod
@@ -168,13 +169,13 @@ class KGTraversalRetriever(BaseRetriever):
     @property
     def algorithms(self) -> tuple[str, ...]:
         """Every algorithm name this retriever can run."""
-        return ALGORITHMS
+        return ALGORITHMS + EXTENSIONS
 
     def _options(self, kwargs: Mapping[str, Any]) -> tuple[str, int | None, dict[str, Any]]:
         """Merge per-call kwargs over the fields; returns (algorithm, k, config overrides)."""
         kw = {key: v for key, v in kwargs.items() if key not in _CALL_KWARGS}
         algorithm = kw.pop("algorithm", None) or self.algorithm
-        make_policy(algorithm)
+        check_algorithm(algorithm)
         k = kw.pop("k", self.k)
         _check_k(k)
         if "k" in self.search_kwargs or "algorithm" in self.search_kwargs:

@@ -27,7 +27,12 @@ from langchain_kgpath.traversal import KGTraversalRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph, ScriptedLLM
-from kgpath.methods.traversal import ALGORITHMS, TraversalConfig, TraversalRetriever
+from kgpath.methods.traversal import (
+    ALGORITHMS,
+    EXTENSIONS,
+    TraversalConfig,
+    TraversalRetriever,
+)
 
 VECS = {
     "A": [0.6, 0.8, 0.0],
@@ -197,4 +202,10 @@ def test_from_documents_uses_ids_and_titles():
     assert r.graph.passage("bees").metadata["title"] == "Bees"
     out = r.invoke("Where do bees live?")
     assert 1 <= len(out) <= 3 and {d.metadata["doc_id"] for d in out} <= {"bees", "doc-1"}
-    assert r.algorithms == ALGORITHMS
+    assert r.algorithms == ALGORITHMS + EXTENSIONS
+    # the kgpath extension links "Bees live in hives." to the document titled "Bees"
+    assert [(e.source, e.target) for e in r.graph.edges if e.type == "mentions"] == [
+        ("sent:doc-1:1", "doc:bees")]
+    linked = r.invoke("Where do bees live?", algorithm="mention_expansion")
+    assert {d.metadata["doc_id"] for d in linked} == {"bees", "doc-1"}
+    assert all(d.metadata["algorithm"] == "mention_expansion" for d in linked)

@@ -28,7 +28,12 @@ from llama_index.core.schema import QueryBundle
 from llama_index.retrievers.kgpath.traversal import KGTraversalRetriever
 
 from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph, ScriptedLLM
-from kgpath.methods.traversal import ALGORITHMS, TraversalConfig, TraversalRetriever
+from kgpath.methods.traversal import (
+    ALGORITHMS,
+    EXTENSIONS,
+    TraversalConfig,
+    TraversalRetriever,
+)
 
 VECS = {
     "A": [0.6, 0.8, 0.0],
@@ -153,7 +158,7 @@ def test_with_algorithm_shares_the_core(core):
     kg = r.with_algorithm("kg_traversal")
     assert kg.core is r.core and r.algorithm == "query_traversal"
     assert kg.retrieve("east")[1].node.node_id == "sent:K"
-    assert r.algorithms == ALGORITHMS
+    assert r.algorithms == ALGORITHMS + EXTENSIONS
     with pytest.raises(ConfigError, match="bfs"):
         r.with_algorithm("bfs")
 
@@ -230,3 +235,20 @@ def test_from_documents_builds_the_chunk_graph():
     assert {n.node.metadata["doc_id"] for n in nodes} <= {"bees", "hives"}
     assert r.core.graph.passage("bees").metadata["title"] == "Bees"
     assert nodes[0].node.metadata["title"] in {"Bees", "Hives"}
+
+
+def test_mention_expansion_through_the_adapter():
+    from llama_index.core.schema import Document as LIDocument
+
+    docs = [
+        LIDocument(id_="bees", text="Bees make honey. Honey is sweet.",
+                   metadata={"title": "Bees"}),
+        LIDocument(id_="hives", text="Hives are boxes. Bees live in hives."),
+    ]
+    r = KGTraversalRetriever.from_documents(
+        docs, embed_model=HashingEmbedder(64), algorithm="mention_expansion")
+    mentions = [(e.source, e.target) for e in r.core.graph.edges if e.type == "mentions"]
+    assert mentions == [("sent:hives:1", "doc:bees")]
+    out = r.retrieve("Where do bees live?")
+    assert out and all(n.node.metadata["algorithm"] == "mention_expansion" for n in out)
+    assert {n.node.metadata["doc_id"] for n in out} == {"bees", "hives"}

@@ -34,10 +34,11 @@ from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.methods.traversal import (
     ALGORITHMS,
+    EXTENSIONS,
     TraversalConfig,
     TraversalResult,
     TraversalRetriever,
-    make_policy,
+    check_algorithm,
 )
 
 __all__ = ["KGTraversalRetriever", "traversal_result_to_nodes"]
@@ -94,7 +95,8 @@ class KGTraversalRetriever(BaseRetriever):
         A :class:`kgpath.methods.traversal.TraversalRetriever` (graph, embeddings and query
         embedder are shared, never copied). See :meth:`from_graph` / :meth:`from_documents`.
     algorithm
-        One of :data:`kgpath.methods.traversal.ALGORITHMS`; :meth:`with_algorithm` returns a
+        One of :data:`kgpath.methods.traversal.ALGORITHMS` or ``EXTENSIONS``
+        (``mention_expansion``); :meth:`with_algorithm` returns a
         copy using another one.
     similarity_top_k
         Return at most this many sentences (``None``: all the walk extracted). A value above
@@ -119,7 +121,7 @@ class KGTraversalRetriever(BaseRetriever):
             )
         self._core = retriever
         self.algorithm = algorithm or retriever.algorithm
-        make_policy(self.algorithm)  # validates the name
+        check_algorithm(self.algorithm)  # validates the name
         if similarity_top_k is not None and (
             isinstance(similarity_top_k, bool)
             or not isinstance(similarity_top_k, int)
@@ -182,7 +184,7 @@ class KGTraversalRetriever(BaseRetriever):
 
     def with_algorithm(self, algorithm: str) -> KGTraversalRetriever:
         """A copy of this retriever that runs ``algorithm`` (the core is shared)."""
-        make_policy(algorithm)
+        check_algorithm(algorithm)
         clone = copy.copy(self)
         clone.algorithm = algorithm
         return clone
@@ -196,7 +198,7 @@ class KGTraversalRetriever(BaseRetriever):
     @property
     def algorithms(self) -> tuple[str, ...]:
         """Every algorithm name this retriever can run."""
-        return ALGORITHMS
+        return ALGORITHMS + EXTENSIONS
 
     def _overrides(self) -> dict[str, Any]:
         """Per-call config fields: ``options``, with the budget raised to ``similarity_top_k``."""
