@@ -220,3 +220,17 @@ async def test_first_async_call_embeds_nodes_asynchronously(table_embedder):
     pcr = PathConstrainedRetriever(g, embedder=AsyncOnly({"A": [1, 0], "B": [0, 1], "q": [0, 1]}))
     res = await pcr.aretrieve("q", anchor="A")
     assert res.ids == ["B", "A"]
+
+
+def test_with_overrides_rules():
+    from kgpath._config import with_overrides
+
+    base = PCRConfig(max_depth=2, k=4)
+    assert with_overrides(base, {}, label="PCR") is base
+    assert with_overrides(base, {"k": None}, label="PCR").k == 4  # None = not given
+    assert with_overrides(base, {"max_depth": None}, label="PCR",
+                          none_is_value={"max_depth"}).max_depth is None
+    with pytest.raises(ConfigError, match=r"unknown PCR option\(s\): \['kk'\]"):
+        with_overrides(base, {"kk": 1}, label="PCR")
+    with pytest.raises(ConfigError, match="k must"):
+        with_overrides(base, {"k": 0}, label="PCR")  # re-validated by the dataclass

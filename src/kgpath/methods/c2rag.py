@@ -73,6 +73,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from kgpath._config import with_overrides
 from kgpath.embeddings import Embedder, default_embedder
 from kgpath.errors import BackendError, ConfigError, ParseError
 from kgpath.graph import KnowledgeGraph
@@ -873,11 +874,7 @@ class ConstraintCheckedRetriever:
         )
 
     def _config(self, overrides: Mapping[str, Any]) -> C2RAGConfig:
-        clean = {k: v for k, v in overrides.items() if v is not None}
-        unknown = set(clean) - {f.name for f in dataclasses.fields(C2RAGConfig)}
-        if unknown:
-            raise ConfigError(f"unknown C2RAG option(s): {sorted(unknown)}")
-        return dataclasses.replace(self.config, **clean) if clean else self.config
+        return with_overrides(self.config, overrides, label="C2RAG")
 
     # ------------------------------------------------------------------ drivers
     def _serve(self, req: _Req) -> Any:

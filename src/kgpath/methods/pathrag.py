@@ -62,6 +62,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from kgpath._config import with_overrides
 from kgpath.errors import ConfigError, KgpathError, NodeNotFoundError, ParseError
 from kgpath.graph import Edge, KnowledgeGraph, Node
 from kgpath.index.graph_index import GraphIndex, check_query
@@ -1248,10 +1249,7 @@ class PathRAGRetriever:
 
         Raises :class:`ConfigError` for unknown option names or invalid values.
         """
-        unknown = set(overrides) - {f.name for f in dataclasses.fields(PathRAGConfig)}
-        if unknown:
-            raise ConfigError(f"unknown PathRAG option(s): {sorted(unknown)}")
-        return dataclasses.replace(self.config, **overrides) if overrides else self.config
+        return with_overrides(self.config, overrides, label="PathRAG", none_is_value=True)
 
     # ------------------------------------------------------------------ 4.1
     def _node_matrix(self, cfg: PathRAGConfig) -> np.ndarray:

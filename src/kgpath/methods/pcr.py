@@ -19,7 +19,6 @@ one gather-and-dot over the reachable set (O(|C|·d)); top-k by ``argpartition``
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from kgpath._config import with_overrides
 from kgpath.errors import ConfigError, NodeNotFoundError
 from kgpath.graph import BFSResult, Direction, Edge, KnowledgeGraph, Node
 from kgpath.index.graph_index import GraphIndex, check_query
@@ -235,11 +235,7 @@ class PathConstrainedRetriever:
 
     def _config(self, overrides: dict[str, Any]) -> PCRConfig:
         # None means "not given", except max_depth where None explicitly means unlimited
-        clean = {k: v for k, v in overrides.items() if v is not None or k == "max_depth"}
-        unknown = set(clean) - {f.name for f in dataclasses.fields(PCRConfig)}
-        if unknown:
-            raise ConfigError(f"unknown PCR option(s): {sorted(unknown)}")
-        return dataclasses.replace(self.config, **clean) if clean else self.config
+        return with_overrides(self.config, overrides, label="PCR", none_is_value={"max_depth"})
 
     # ------------------------------------------------------------------ anchor
     def resolve_anchor(

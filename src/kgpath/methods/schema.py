@@ -53,6 +53,7 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
+from kgpath._config import with_overrides
 from kgpath.build.hierarchy import CommunityRouter, Hierarchy, is_layer_node
 from kgpath.build.schema import Schema, SchemaWarning
 from kgpath.errors import ConfigError, ParseError
@@ -936,11 +937,7 @@ class SchemaGuidedRetriever:
         return self.index.graph
 
     def _config(self, overrides: Mapping[str, Any]) -> SchemaRetrieverConfig:
-        clean = {k: v for k, v in overrides.items() if v is not None}
-        unknown = set(clean) - {f.name for f in dataclasses.fields(SchemaRetrieverConfig)}
-        if unknown:
-            raise ConfigError(f"unknown schema-retriever option(s): {sorted(unknown)}")
-        return dataclasses.replace(self.config, **clean) if clean else self.config
+        return with_overrides(self.config, overrides, label="schema-retriever")
 
     # ------------------------------------------------------------------ preparation
     def _prepare(self, cfg: SchemaRetrieverConfig) -> tuple[_TypeTable, CommunityRouter | None]:

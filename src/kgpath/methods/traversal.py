@@ -66,6 +66,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from kgpath._config import with_overrides
 from kgpath.build.chunk_graph import (
     NODE_CHUNK,
     NODE_DOCUMENT,
@@ -1475,11 +1476,7 @@ class TraversalRetriever:
 
     def resolve_config(self, **overrides: Any) -> TraversalConfig:
         """The config with per-call ``overrides`` applied (``None`` values are ignored)."""
-        clean = {k: v for k, v in overrides.items() if v is not None}
-        unknown = set(clean) - {f.name for f in dataclasses.fields(TraversalConfig)}
-        if unknown:
-            raise ConfigError(f"unknown traversal option(s): {sorted(unknown)}")
-        return dataclasses.replace(self.config, **clean) if clean else self.config
+        return with_overrides(self.config, overrides, label="traversal")
 
     def retrieve(
         self, query: str, *, algorithm: str | None = None, **overrides: Any

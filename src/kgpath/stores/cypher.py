@@ -96,6 +96,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from kgpath._config import with_overrides
 from kgpath.embeddings import Embedder, default_embedder
 from kgpath.errors import (
     BackendError,
@@ -1167,11 +1168,8 @@ class CypherPCR:
 
     # ------------------------------------------------------------------ config
     def _config(self, overrides: dict[str, Any]) -> PCRConfig:
-        clean = {k: v for k, v in overrides.items() if v is not None}
-        unknown = set(clean) - {f.name for f in dataclasses.fields(PCRConfig)}
-        if unknown:
-            raise ConfigError(f"unknown PCR option(s): {sorted(unknown)}")
-        cfg = dataclasses.replace(self.config, **clean) if clean else self.config
+        # the same override rules as the in-memory PCR (max_depth=None means unlimited)
+        cfg = with_overrides(self.config, overrides, label="PCR", none_is_value={"max_depth"})
         _check_mode(cfg)
         return cfg
 
