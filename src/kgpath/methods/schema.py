@@ -245,6 +245,18 @@ def _warn(msg: str) -> None:
     warnings.warn(msg, SchemaWarning, stacklevel=4)
 
 
+def _as_list(value: Any, what: str, consequence: str, notes: list[str]) -> list[Any]:
+    """A string becomes a one-item list; a non-list is noted, warned about and dropped."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return value
+    msg = f"{what} is not a list ({value!r}); {consequence}"
+    notes.append(msg)
+    _warn(msg)
+    return []
+
+
 def _validate_types(
     raw: object, schema: Schema, dropped: list[str], notes: list[str]
 ) -> InvolvedTypes:
@@ -262,14 +274,7 @@ def _validate_types(
         _warn(msg)
     out: dict[str, tuple[str, ...]] = {}
     for key, kind in _KIND_OF.items():
-        vals = raw.get(key, [])
-        if isinstance(vals, str):
-            vals = [vals]
-        if not isinstance(vals, list):
-            msg = f"involved_types.{key} is not a list ({vals!r}); ignored"
-            notes.append(msg)
-            _warn(msg)
-            vals = []
+        vals = _as_list(raw.get(key, []), f"involved_types.{key}", "ignored", notes)
         names: list[str] = []
         for v in vals:
             canon = schema.resolve(kind, v) if isinstance(v, str) else None  # type: ignore[arg-type]
@@ -326,14 +331,9 @@ def validate_plan(
             notes.append(msg)
             _warn(msg)
     plan_types = _validate_types(data.get("involved_types"), schema, dropped, notes)
-    subs_raw = data.get("sub_questions", [])
-    if isinstance(subs_raw, str):
-        subs_raw = [subs_raw]
-    if not isinstance(subs_raw, list):
-        msg = f"sub_questions is not a list ({subs_raw!r}); using the whole question"
-        notes.append(msg)
-        _warn(msg)
-        subs_raw = []
+    subs_raw = _as_list(
+        data.get("sub_questions", []), "sub_questions", "using the whole question", notes
+    )
     subs: list[SubQuestion] = []
     seen: set[str] = set()
     for item in subs_raw:
