@@ -300,3 +300,25 @@ def test_demo_graph_lite_saves_tokens_and_paths():
     full, lt = r.retrieve(q), r.retrieve(q, num_nodes=20, top_k=5)
     assert len(full.paths) == 15 and len(lt.paths) == 5 and len(lt.nodes) == 20
     assert lt.token_count() < full.token_count()
+
+
+
+def test_path_provenance_and_stable_id():
+    g = KnowledgeGraph()
+    g.add_passage("p1", "a")
+    g.add_passage("p2", "b")
+    g.add_node("a", provenance=["p1"])
+    g.add_node("b", provenance=["p1"])
+    g.add_node("c")
+    g.add_edge("a", "b", "r", provenance=["p2"])
+    g.add_edge("b", "c", "s", provenance=["p1", "p2"])
+
+    def run():
+        pr = PathRAGRetriever(g, embedder=HashingEmbedder(dim=32))
+        return pr.retrieve_from_nodes("q", ["a", "c"])
+
+    path = next(p for p in run().paths if p.ids == ("a", "b", "c"))
+    assert path.provenance == ("p1", "p2")  # nodes first, then edges, first-seen order
+    again = next(p for p in run().paths if p.ids == ("a", "b", "c"))
+    assert path.stable_id == again.stable_id
+    assert path.stable_id.startswith("pathrag-") and len(path.stable_id) == len("pathrag-") + 16

@@ -18,7 +18,6 @@ See ``cookbook/langchain_pathrag_lcel.py`` for an LCEL chain.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -69,20 +68,13 @@ def path_to_document(path: PathRAGPath, result: PathRAGResult | None = None) -> 
     ``pool_size``. ``id`` is a stable hash of the node ids.
     """
     meta: dict[str, Any] = dict(path.to_dict())
-    prov: dict[str, None] = {}
-    for n in path.nodes:
-        prov.update(dict.fromkeys(n.provenance))
-    for group in path.hop_edges:
-        for e in group:
-            prov.update(dict.fromkeys(e.provenance))
-    meta["provenance"] = list(prov)
+    meta["provenance"] = list(path.provenance)
     meta["kgpath_method"] = "pathrag"
     if result is not None:
         meta["keywords"] = list(result.keywords)
         meta["keyword_source"] = result.keyword_source
         meta["pool_size"] = result.trace.get("pool_size")
-    digest = hashlib.sha1("\x1f".join(path.ids).encode("utf-8")).hexdigest()[:16]
-    return Document(page_content=path.text, metadata=meta, id=f"pathrag-{digest}")
+    return Document(page_content=path.text, metadata=meta, id=path.stable_id)
 
 
 def format_paths(documents: Sequence[Document]) -> str:

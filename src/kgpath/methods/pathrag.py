@@ -49,6 +49,7 @@ retrieval is ``O(N² / ((1-α)·θ))`` plus the out-edges of emitting nodes, ind
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import math
 import random
@@ -1024,6 +1025,23 @@ class PathRAGPath:
     def hops(self) -> int:
         """``|E_P|``."""
         return len(self.edges)
+
+    @property
+    def provenance(self) -> tuple[str, ...]:
+        """Passage ids cited by the path's nodes, then its edges (first-seen order)."""
+        prov: dict[str, None] = {}
+        for n in self.nodes:
+            prov.update(dict.fromkeys(n.provenance))
+        for group in self.hop_edges:
+            for e in group:
+                prov.update(dict.fromkeys(e.provenance))
+        return tuple(prov)
+
+    @property
+    def stable_id(self) -> str:
+        """A short id derived from the node ids (same path -> same id across runs)."""
+        digest = hashlib.sha1("\x1f".join(self.ids).encode("utf-8")).hexdigest()[:16]
+        return f"pathrag-{digest}"
 
     @property
     def start(self) -> Node:

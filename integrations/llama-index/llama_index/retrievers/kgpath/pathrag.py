@@ -17,7 +17,6 @@ Eqs. 2-4; the Eq. 5 textual path; the Eq. 6 prompt order):
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -90,22 +89,15 @@ def path_to_node_with_score(
     and embedding text: the textual path already is the context.
     """
     meta: dict[str, Any] = dict(path.to_dict())
-    prov: dict[str, None] = {}
-    for n in path.nodes:
-        prov.update(dict.fromkeys(n.provenance))
-    for group in path.hop_edges:
-        for e in group:
-            prov.update(dict.fromkeys(e.provenance))
-    meta["provenance"] = list(prov)
+    meta["provenance"] = list(path.provenance)
     meta["kgpath_method"] = "pathrag"
     if result is not None:
         meta["keywords"] = list(result.keywords)
         meta["keyword_source"] = result.keyword_source
         meta["pool_size"] = result.trace.get("pool_size")
     meta = _jsonable(meta)
-    digest = hashlib.sha1("\x1f".join(path.ids).encode("utf-8")).hexdigest()[:16]
     node = TextNode(
-        id_=f"pathrag-{digest}",
+        id_=path.stable_id,
         text=path.text,
         metadata=meta,
         excluded_embed_metadata_keys=list(meta),
