@@ -478,3 +478,5 @@ def test_second_engine_in_one_process_is_a_clear_error(tmp_path):
         pytest.skip("needs one engine loaded and the other installed")
     with pytest.raises(BackendError, match="cannot share a process"):
         EmbeddedCypherDriver.open(tmp_path / "db", engine=other[0])
+    # refused before importing: a half-loaded second engine would crash the first one later
+    assert other[0] not in __import__("sys").modules

@@ -86,6 +86,7 @@ import math
 import os
 import re
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -666,12 +667,21 @@ def _import_engine(engine: str | None) -> Any:
     import importlib
     import importlib.util
 
-    names = [engine] if engine else ["ladybug", "kuzu"]
+    # auto: an engine this process already loaded comes first (the other cannot load now)
+    names = [engine] if engine else sorted(["ladybug", "kuzu"], key=lambda n: n not in sys.modules)
     for name in names:
         if name not in ("ladybug", "kuzu"):
             raise ConfigError(f"engine must be 'ladybug' or 'kuzu', got {engine!r}")
         if importlib.util.find_spec(name) is None:
             continue
+        other = "kuzu" if name == "ladybug" else "ladybug"
+        if other in sys.modules and name not in sys.modules:
+            # refuse before importing: a failed import of the second engine leaves native
+            # state behind that makes the first one crash later in the same process
+            raise BackendError(
+                f"the embedded engine {name!r} cannot be loaded: {other!r} is already loaded "
+                "in this process, and ladybug and kuzu cannot share a process - use one of them"
+            )
         try:
             return importlib.import_module(name)
         except ImportError as exc:
