@@ -28,6 +28,7 @@ import numpy as np
 
 from kgpath._config import with_overrides
 from kgpath.errors import ConfigError, NodeNotFoundError
+from kgpath.evidence import Evidence, check_output, passages_from_sources, rank_items
 from kgpath.graph import BFSResult, Direction, Edge, KnowledgeGraph, Node
 from kgpath.index.graph_index import GraphIndex, check_query
 from kgpath.index.vector import top_k
@@ -148,9 +149,41 @@ class PCRResult:
     fallback_used: bool
     config: PCRConfig
     trace: dict[str, Any] = field(default_factory=dict)
+    graph: KnowledgeGraph | None = field(default=None, repr=False, compare=False)
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.hits)
+
+    def evidence(self, output: str = "passages", k: int | None = None) -> list[Evidence]:
+        """The evidence contract (:mod:`kgpath.evidence`).
+
+        ``"native"``: one ``node`` item per hit, in hit order (text: the node's text, else
+        its name). ``"passages"``: hit order, then each hit's provenance in its stored
+        order; a passage takes the score and trace of the best hit citing it.
+        """
+        mode = check_output(output)
+        nodes = [self._node_evidence(h) for h in self.hits]
+        if mode == "native" or self.graph is None:
+            return rank_items(nodes, k)
+        pairs = [(h.node.provenance, e) for h, e in zip(self.hits, nodes)]
+        return rank_items(passages_from_sources(self.graph, pairs), k)
+
+    def _node_evidence(self, hit: PCRHit) -> Evidence:
+        trace: dict[str, Any] = {
+            "anchor_id": self.anchor.id,
+            "anchor_name": self.anchor.name,
+            "anchor_resolution": self.anchor_resolution,
+            "node_id": hit.node.id,
+            "hops": hit.hops,
+            "node_ids": list(hit.path),
+            "relations": [e.relation for e in hit.edges],
+            "passage_ids": list(hit.node.provenance),
+            "fallback": bool(self.fallback_used),
+        }
+        if self.graph is not None and hit.path:
+            trace["path"] = format_path(self.graph, hit.path, hit.edges)
+        return Evidence(hit.node.id, hit.node.text or hit.node.name, hit.score, "node",
+                        "pcr", trace=trace, source_metadata=hit.node.metadata)
 
     def __len__(self) -> int:
         return len(self.hits)
@@ -374,6 +407,7 @@ class PathConstrainedRetriever:
             reachable_count=int(bfs.nodes.size),
             fallback_used=bool(fallback),
             config=cfg,
+            graph=g,
             trace={
                 "anchor_id": g.node_at(a).id,
                 "anchor_resolution": how,

@@ -1,0 +1,291 @@
+"""The one result contract: ranked evidence items with a trace, the same for every method.
+
+Every method's result offers :meth:`evidence` (``result.evidence(output="passages")``),
+a list of :class:`Evidence` ranked best first. The text of an item is what an LLM should
+read; the trace explains why it was retrieved, under one key vocabulary
+(:data:`TRACE_KEYS`). Both framework adapters convert an :class:`Evidence` with
+:meth:`Evidence.metadata`, so LlamaIndex nodes and LangChain documents carry the same keys
+and values.
+
+Outputs
+-------
+``output="passages"`` (the default)
+    Source passages with their text, ranked by a rule documented per method (PCR: hit order,
+    then each hit's provenance; PathRAG: path reliability, then each path's provenance;
+    C2RAG: global score over the pooled evidence, Appendix B; schema-guided: the passages it
+    scored, then the provenance of its ranked nodes and triples; traversal: documents in the
+    order their first sentence was extracted). When the graph cites no passage for an item,
+    that item is returned in its native kind instead, so nothing retrieved is lost.
+``output="native"``
+    The method's own unit: PCR nodes, PathRAG paths, C2RAG evidence (passages and
+    triples), schema nodes then triples then passages, traversal sentences.
+
+Metadata keys
+-------------
+:meth:`Evidence.metadata` returns the source passage's own metadata (flat, unprefixed) and
+the kgpath keys, all prefixed ``kgpath_`` so they never collide with a user's keys:
+``kgpath_method``, ``kgpath_kind``, ``kgpath_id``, ``kgpath_rank`` (1-based),
+``kgpath_score`` (float), and ``kgpath_<key>`` for every trace key present.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from kgpath.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kgpath.graph import KnowledgeGraph
+
+__all__ = [
+    "KINDS",
+    "METADATA_PREFIX",
+    "OUTPUTS",
+    "TRACE_KEYS",
+    "Evidence",
+    "EvidenceKind",
+    "Output",
+    "check_output",
+    "jsonable",
+    "passages_from_sources",
+    "rank_items",
+]
+
+EvidenceKind = Literal["passage", "node", "path", "triple", "sentence"]
+Output = Literal["passages", "native"]
+
+KINDS: tuple[str, ...] = ("passage", "node", "path", "triple", "sentence")
+OUTPUTS: tuple[str, ...] = ("passages", "native")
+METADATA_PREFIX = "kgpath_"
+
+TRACE_KEYS: Mapping[str, str] = {
+    # structure
+    "anchor_id": "id of the node the search started from (PCR, traversal)",
+    "anchor_name": "name of that node",
+    "anchor_resolution": "how the anchor was found: id, name, similarity, or a fallback note",
+    "node_id": "the graph node an item is (native) or was reached through (passages)",
+    "node_ids": "node ids along the path that produced the item, start first",
+    "relations": "relation labels along that path",
+    "path": "the path rendered as text, e.g. 'A -[uses]-> B'",
+    "hops": "number of edges from the anchor or path start (int); None if unreachable",
+    "fallback": "True when the item came from a documented fallback, not the method proper",
+    # PathRAG
+    "reliability": "Eq. 4 path reliability of the path that produced the item",
+    # C2RAG
+    "constraint": "the linearised constraint Lin(tau) of the block the item answers",
+    "state": "sufficiency state of that constraint: resolved, ambiguous or insufficient",
+    "n_eff": "Eq. 10 effective candidate count of that constraint (float)",
+    "bindings": "placeholder bindings of that block, as 'var=name' strings",
+    "source": "structural (graph) or textual (recovery) evidence",
+    "triple": "Lin(c) of the supporting triple",
+    # schema-guided
+    "sub_questions": "indices of the sub-questions an item was retrieved for",
+    "schema_type": "schema type of the node or relation",
+    "type_affinity": "t(v) for nodes or [type(e) in R] for triples",
+    # traversal
+    "doc_id": "document (passage) id of a sentence or chunk",
+    "chunk_id": "chunk the sentence was extracted from",
+    "sentence_ids": "sentence ids extracted from a document, extraction order",
+    "query_similarity": "cos(q, item)",
+    # common
+    "passage_ids": "passages an item cites (its provenance), first-seen order",
+    "supporting": "ids of the native items that brought a passage in, best first",
+    "score_source": "where the score came from when a policy had to obtain it",
+}
+
+
+def jsonable(value: Any) -> Any:
+    """Return ``value`` with tuples/sets as lists and numpy scalars as Python values.
+
+    Mappings are converted recursively (keys become ``str``); anything else not JSON-native
+    is rendered with ``str``, so metadata never holds an object a serialiser would reject.
+
+    Examples
+    --------
+    >>> jsonable({"a": (1, np.float32(0.5)), "b": {"x"}})
+    {'a': [1, 0.5], 'b': ['x']}
+    """
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return [jsonable(v) for v in value.tolist()]
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return [jsonable(v) for v in sorted(value, key=str)]
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One ranked piece of evidence: what the LLM reads, and why it was retrieved.
+
+    Attributes
+    ----------
+    id
+        Passage id, node id, path id, ``"source|relation|target"`` or sentence id.
+    text
+        The evidence text (a passage's source text where the graph has passages).
+    score
+        The method's score for this item (higher is better), a Python ``float``.
+    kind
+        One of :data:`KINDS`.
+    method
+        ``"pcr"``, ``"pathrag"``, ``"c2rag"``, ``"schema"`` or ``"traversal"``.
+    rank
+        1-based position in the ranked list.
+    trace
+        Keys from :data:`TRACE_KEYS` only, JSON-friendly values.
+    source_metadata
+        The passage's (or node's) own metadata, passed through unprefixed.
+    """
+
+    id: str
+    text: str
+    score: float
+    kind: EvidenceKind
+    method: str
+    rank: int = 1
+    trace: Mapping[str, Any] = field(default_factory=dict)
+    source_metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ConfigError(f"evidence kind must be one of {KINDS}, got {self.kind!r}")
+        unknown = sorted(set(self.trace) - set(TRACE_KEYS))
+        if unknown:
+            raise ConfigError(f"unknown trace keys {unknown}; the vocabulary is TRACE_KEYS")
+        score = float(self.score)
+        object.__setattr__(self, "score", score if math.isfinite(score) else 0.0)
+
+    def metadata(self) -> dict[str, Any]:
+        """Flat, JSON-safe metadata: the source's own keys, then the ``kgpath_`` keys.
+
+        Examples
+        --------
+        >>> e = Evidence("p1", "text", 0.5, "passage", "pcr", trace={"hops": 1})
+        >>> sorted(e.metadata())
+        ['kgpath_hops', 'kgpath_id', 'kgpath_kind', 'kgpath_method', 'kgpath_rank', 'kgpath_score']
+        """
+        meta: dict[str, Any] = {
+            str(k): v for k, v in jsonable(dict(self.source_metadata)).items()
+            if not str(k).startswith(METADATA_PREFIX)
+        }
+        meta.update({
+            "kgpath_method": self.method,
+            "kgpath_kind": self.kind,
+            "kgpath_id": self.id,
+            "kgpath_rank": int(self.rank),
+            "kgpath_score": float(self.score),
+        })
+        for key, value in self.trace.items():
+            meta[METADATA_PREFIX + key] = jsonable(value)
+        return meta
+
+
+def check_output(output: str) -> Output:
+    """Validate an ``output`` option.
+
+    Raises
+    ------
+    ConfigError
+        If ``output`` is not one of :data:`OUTPUTS`.
+    """
+    if output not in OUTPUTS:
+        raise ConfigError(f"output must be one of {OUTPUTS}, got {output!r}")
+    return output  # type: ignore[return-value]
+
+
+def rank_items(items: Iterable[Evidence], k: int | None = None) -> list[Evidence]:
+    """Number ``items`` 1..n in the given order (deduplicated by ``(kind, id)``), cut at ``k``.
+
+    Raises
+    ------
+    ConfigError
+        If ``k`` is not a positive int or ``None``.
+    """
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise ConfigError(f"k must be a positive int or None, got {k!r}")
+    out: list[Evidence] = []
+    seen: set[tuple[str, str]] = set()
+    for item in items:
+        key = (item.kind, item.id)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(_with_rank(item, len(out) + 1))
+        if k is not None and len(out) >= k:
+            break
+    return out
+
+
+def _with_rank(item: Evidence, rank: int) -> Evidence:
+    if item.rank == rank:
+        return item
+    return Evidence(item.id, item.text, item.score, item.kind, item.method, rank,
+                    item.trace, item.source_metadata)
+
+
+def passages_from_sources(
+    graph: KnowledgeGraph,
+    sources: Sequence[tuple[Sequence[str], Evidence]],
+) -> list[Evidence]:
+    """Expand ranked native items into passages: each item's provenance, first-seen order.
+
+    ``sources`` pairs each native item (best first) with the passage ids it cites. A passage
+    takes the score and trace of the first (best) item citing it, plus ``supporting`` (every
+    citing item's id, best first) and ``passage_ids``. An item citing no passage that the
+    graph holds is kept in its native kind, so nothing retrieved is dropped.
+
+    Examples
+    --------
+    >>> from kgpath.graph import KnowledgeGraph
+    >>> g = KnowledgeGraph.from_triples([("a", "to", "b")], {"p": "a goes to b"},
+    ...                                 provenance=[["p"]])
+    >>> n = Evidence("a", "a", 0.9, "node", "pcr")
+    >>> [e.id for e in passages_from_sources(g, [(["p"], n), (["p"], n)])]
+    ['p']
+    """
+    store = graph.passages
+    by_id: dict[str, Evidence] = {}
+    support: dict[str, list[str]] = {}
+    order: list[tuple[str, str]] = []  # (kind, id) in first-seen order
+    for passage_ids, item in sources:
+        cited = [p for p in dict.fromkeys(passage_ids) if p in store]
+        if not cited:
+            order.append((item.kind, item.id))
+            by_id.setdefault(f"{item.kind}\x1f{item.id}", item)
+            continue
+        for pid in cited:
+            if pid not in support:
+                support[pid] = []
+                order.append(("passage", pid))
+                p = store[pid]
+                trace = dict(item.trace)
+                if item.kind == "node":
+                    trace.setdefault("node_id", item.id)
+                by_id[f"passage\x1f{pid}"] = Evidence(
+                    pid, p.text, item.score, "passage", item.method, 1, trace, p.metadata
+                )
+            if item.id not in support[pid]:
+                support[pid].append(item.id)
+    out = []
+    for kind, ident in order:
+        ev = by_id[f"{kind}\x1f{ident}"]
+        if kind == "passage":
+            trace = {**ev.trace, "supporting": list(support[ident])}
+            ev = Evidence(ev.id, ev.text, ev.score, ev.kind, ev.method, 1, trace,
+                          ev.source_metadata)
+        out.append(ev)
+    return rank_items(out)
