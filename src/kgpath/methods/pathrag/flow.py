@@ -152,82 +152,161 @@ def propagate_resources(
 
     Several starts are propagated side by side, each with its own resources, so one pass
     of about twenty numpy calls per level serves all ``N`` start nodes of a query.
+    Each level is three named steps: :func:`_emission` (Eq. 3), :func:`_spread` (the
+    terms of Eq. 2) and :func:`_receive` (their sum, each node set at most once).
     """
     n = adj.num_nodes
+    starts = _check_starts(start, n)
+    k = len(starts)
+    front = _Frontier(
+        slot=np.arange(k, dtype=np.int64),
+        node=np.asarray(starts, dtype=np.int64),
+        res=np.ones(k),
+        state=np.arange(k, dtype=np.int64),
+    )
+    log = _FlowLog(front)
+    seen = np.sort(front.slot * n + front.node)  # keys slot·n + node of every state so far
+    depth = 0
+    while True:
+        at_cap = max_hops is not None and depth >= max_hops
+        share, emit, stopped = _emission(adj, front, theta, at_cap)
+        log.emits.append(emit)
+        log.stops.append(stopped)
+        if not emit.any():
+            break
+        received = _receive(seen, *_spread(adj, front, share, emit, alpha))
+        if received is None:
+            break
+        ukey, inv, par, new_res = received
+        depth += 1
+        front = log.add_level(ukey // n, ukey % n, new_res, depth, par, inv)
+        seen = np.sort(np.concatenate([seen, ukey]))  # ukey holds only fresh keys
+    return log.build(starts)
+
+
+def _check_starts(start: int | Sequence[int], n: int) -> list[int]:
+    """The start node indices as a list; out-of-range or repeated starts raise."""
     starts = [start] if isinstance(start, (int, np.integer)) else list(start)
     for s in starts:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < n:
             raise NodeNotFoundError(f"start node index {s!r} out of range [0, {n})", key=str(s))
     if len(set(starts)) != len(starts):
         raise ConfigError(f"start nodes must be distinct, got {starts!r}")
-    indptr, indices, degree = adj.indptr, adj.indices, adj.degree
-    k = len(starts)
-    f_slot: np.ndarray = np.arange(k, dtype=np.int64)
-    f_node: np.ndarray = np.asarray(starts, dtype=np.int64)
-    f_res: np.ndarray = np.ones(k)
-    f_state: np.ndarray = np.arange(k, dtype=np.int64)
-    seen = np.sort(f_slot * n + f_node)  # keys slot·n + node of every state so far
-    slots: list[np.ndarray] = [f_slot]
-    nodes: list[np.ndarray] = [f_node]
-    levels: list[np.ndarray] = [np.zeros(k, np.int64)]
-    res: list[np.ndarray] = [f_res]
-    emits: list[np.ndarray] = []
-    stops: list[np.ndarray] = []
-    fsrc: list[np.ndarray] = []
-    fdst: list[np.ndarray] = []
-    fptr = [0]
-    count = k
-    depth = 0
-    while True:
-        deg = degree[f_node]
-        share = f_res / np.maximum(deg, 1)  # S(v)/|N(v,·)|; sinks (degree 0) never emit
-        has_nb = deg > 0
-        stopped = has_nb & (share < theta)  # Eq. (3)
-        emit = has_nb & ~stopped
-        if max_hops is not None and depth >= max_hops:
-            emit = np.zeros_like(emit)
-        emits.append(emit)
-        stops.append(stopped)
-        if not emit.any():
-            break
-        cnt = deg[emit]
-        total = int(cnt.sum())
-        offs = np.repeat(indptr[f_node[emit]] - np.cumsum(cnt) + cnt, cnt)
-        nb = indices[offs + np.arange(total)]
-        e_slot = np.repeat(f_slot[emit], cnt)
-        par = np.repeat(f_state[emit], cnt)
-        contrib = np.repeat(alpha * share[emit], cnt)  # Eq. (2) term α·S(v_j)/|N(v_j,·)|
-        key = e_slot * n + nb
-        at = np.minimum(np.searchsorted(seen, key), seen.size - 1)
-        fresh = seen[at] != key  # each node's resource is set at most once
-        if not fresh.any():
-            break
-        key, par, contrib = key[fresh], par[fresh], contrib[fresh]
-        ukey, inv = np.unique(key, return_inverse=True)
-        new_res = np.bincount(inv, weights=contrib, minlength=ukey.size)  # Eq. (2) sum
-        new_state = np.arange(count, count + ukey.size, dtype=np.int64)
-        count += ukey.size
-        depth += 1
-        f_slot, f_node = ukey // n, ukey % n
-        f_res, f_state = new_res, new_state
-        seen = np.sort(np.concatenate([seen, ukey]))  # ukey holds only fresh keys
-        fsrc.append(par)
-        fdst.append(new_state[inv])
-        fptr.append(fptr[-1] + par.size)
-        slots.append(f_slot)
-        nodes.append(f_node)
-        levels.append(np.full(ukey.size, depth, dtype=np.int64))
-        res.append(new_res)
-    empty = np.zeros(0, dtype=np.int64)
-    return Propagation(
-        starts=tuple(int(x) for x in starts),
-        slot=np.concatenate(slots),
-        nodes=np.concatenate(nodes),
-        level=np.concatenate(levels),
-        resource=np.concatenate(res),
-        emitted=np.concatenate(emits),
-        early_stopped=np.concatenate(stops),
-        flow_src=np.concatenate(fsrc) if fsrc else empty,
-        flow_dst=np.concatenate(fdst) if fdst else empty,
-        flow_level_ptr=np.asarray(fptr, dtype=np.int64),
-    )
+    return starts
+
+
+@dataclass(frozen=True)
+class _Frontier:
+    """The states of one level: start slot, node index, resource ``S(v)``, state index."""
+
+    slot: np.ndarray
+    node: np.ndarray
+    res: np.ndarray
+    state: np.ndarray
+
+
+def _emission(
+    adj: FlowAdjacency, front: _Frontier, theta: float, at_cap: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Eq. (3) on one level: ``(share, emit, stopped)`` per frontier state.
+
+    ``share`` is ``S(v)/|N(v,·)|``; a node is stopped when it has neighbours and its share
+    is below ``θ``. Sinks (no neighbours) never emit, and nothing emits at ``max_hops``.
+    """
+    deg = adj.degree[front.node]
+    share = front.res / np.maximum(deg, 1)  # S(v)/|N(v,·)|; sinks (degree 0) never emit
+    has_nb = deg > 0
+    stopped = has_nb & (share < theta)  # Eq. (3)
+    emit = has_nb & ~stopped
+    if at_cap:
+        emit = np.zeros_like(emit)
+    return share, emit, stopped
+
+
+def _spread(
+    adj: FlowAdjacency, front: _Frontier, share: np.ndarray, emit: np.ndarray, alpha: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The terms of Eq. (2): one per (emitting state, distinct neighbour).
+
+    Returns ``(key, parent state, α·S(v_j)/|N(v_j,·)|)`` where ``key = slot·n + neighbour``.
+    """
+    n = adj.num_nodes
+    cnt = adj.degree[front.node][emit]
+    total = int(cnt.sum())
+    offs = np.repeat(adj.indptr[front.node[emit]] - np.cumsum(cnt) + cnt, cnt)
+    nb = adj.indices[offs + np.arange(total)]
+    e_slot = np.repeat(front.slot[emit], cnt)
+    par = np.repeat(front.state[emit], cnt)
+    contrib = np.repeat(alpha * share[emit], cnt)  # Eq. (2) term α·S(v_j)/|N(v_j,·)|
+    return e_slot * n + nb, par, contrib
+
+
+def _receive(
+    seen: np.ndarray, key: np.ndarray, par: np.ndarray, contrib: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Sum the Eq. (2) terms per node reached for the first time; ``None`` if none is new.
+
+    Returns ``(unique keys, inverse map of the kept terms, their parent states, S(v))``.
+    Terms reaching an already-set state are dropped: each resource is set at most once.
+    """
+    at = np.minimum(np.searchsorted(seen, key), seen.size - 1)
+    fresh = seen[at] != key  # each node's resource is set at most once
+    if not fresh.any():
+        return None
+    key, par, contrib = key[fresh], par[fresh], contrib[fresh]
+    ukey, inv = np.unique(key, return_inverse=True)
+    new_res = np.bincount(inv, weights=contrib, minlength=ukey.size)  # Eq. (2) sum
+    return ukey, inv, par, new_res
+
+
+class _FlowLog:
+    """Per-level arrays of a propagation, concatenated into a :class:`Propagation` at the end."""
+
+    def __init__(self, front: _Frontier) -> None:
+        self.count = int(front.slot.size)
+        self.slots: list[np.ndarray] = [front.slot]
+        self.nodes: list[np.ndarray] = [front.node]
+        self.levels: list[np.ndarray] = [np.zeros(self.count, np.int64)]
+        self.res: list[np.ndarray] = [front.res]
+        self.emits: list[np.ndarray] = []
+        self.stops: list[np.ndarray] = []
+        self.fsrc: list[np.ndarray] = []
+        self.fdst: list[np.ndarray] = []
+        self.fptr = [0]
+
+    def add_level(
+        self,
+        slot: np.ndarray,
+        node: np.ndarray,
+        res: np.ndarray,
+        depth: int,
+        par: np.ndarray,
+        inv: np.ndarray,
+    ) -> _Frontier:
+        """Record the states of level ``depth`` and the flow edges into them."""
+        new_state = np.arange(self.count, self.count + slot.size, dtype=np.int64)
+        self.count += slot.size
+        self.fsrc.append(par)
+        self.fdst.append(new_state[inv])
+        self.fptr.append(self.fptr[-1] + par.size)
+        self.slots.append(slot)
+        self.nodes.append(node)
+        self.levels.append(np.full(slot.size, depth, dtype=np.int64))
+        self.res.append(res)
+        return _Frontier(slot, node, res, new_state)
+
+    def build(self, starts: Sequence[int]) -> Propagation:
+        """The finished :class:`Propagation`."""
+        empty = np.zeros(0, dtype=np.int64)
+        return Propagation(
+            starts=tuple(int(x) for x in starts),
+            slot=np.concatenate(self.slots),
+            nodes=np.concatenate(self.nodes),
+            level=np.concatenate(self.levels),
+            resource=np.concatenate(self.res),
+            emitted=np.concatenate(self.emits),
+            early_stopped=np.concatenate(self.stops),
+            flow_src=np.concatenate(self.fsrc) if self.fsrc else empty,
+            flow_dst=np.concatenate(self.fdst) if self.fdst else empty,
+            flow_level_ptr=np.asarray(self.fptr, dtype=np.int64),
+        )

@@ -183,29 +183,45 @@ def prune_paths(
     """
     starts = list(dict.fromkeys(int(x) for x in nodes))
     if not starts:
-        return CandidatePool(
-            [],
-            {
-                "retrieved_nodes": 0,
-                "ordered_pairs": 0,
-                "pairs_with_path": 0,
-                "pool_size": 0,
-                "reverse_duplicates_removed": 0,
-                "propagations": [],
-            },
-        )
+        return CandidatePool([], _pool_stats(0, 0, 0, 0, []))
     prop = propagate_resources(adj, starts, alpha=alpha, theta=theta, max_hops=max_hops)
     is_target = np.zeros(adj.num_nodes, dtype=bool)
     is_target[starts] = True
     cands = best_paths_from(prop, is_target, paths_per_pair)
     pairs_with_path = len({(c.nodes[0], c.nodes[-1]) for c in cands})
+    deduped = 0
+    if adj.direction == "undirected" and cands:
+        cands, deduped = _drop_reverse_duplicates(cands)
+    cands.sort(key=lambda c: c.key)
+    stats = _pool_stats(
+        len(starts), pairs_with_path, len(cands), deduped, _propagation_stats(prop, starts)
+    )
+    return CandidatePool(cands, stats)
+
+
+def _pool_stats(
+    k: int, pairs_with_path: int, pool_size: int, deduped: int, per_start: list[dict[str, int]]
+) -> dict[str, Any]:
+    """The pool's ``stats`` (copied into the result's trace)."""
+    return {
+        "retrieved_nodes": k,
+        "ordered_pairs": k * (k - 1),
+        "pairs_with_path": pairs_with_path,
+        "pool_size": pool_size,
+        "reverse_duplicates_removed": deduped,
+        "propagations": per_start,
+    }
+
+
+def _propagation_stats(prop: Propagation, starts: Sequence[int]) -> list[dict[str, int]]:
+    """Per start node: states reached, emitting, stopped by Eq. (3), and the deepest level."""
     k = len(starts)
     reached = np.bincount(prop.slot, minlength=k)
     emitted = np.bincount(prop.slot, weights=prop.emitted, minlength=k)
     stopped = np.bincount(prop.slot, weights=prop.early_stopped, minlength=k)
     depth = np.zeros(k, dtype=np.int64)
     np.maximum.at(depth, prop.slot, prop.level)
-    per_start = [
+    return [
         {
             "start": s,
             "reached": int(r),
@@ -215,23 +231,20 @@ def prune_paths(
         }
         for s, r, e, x, d in zip(starts, reached, emitted, stopped, depth, strict=False)
     ]
-    deduped = 0
-    if adj.direction == "undirected" and cands:
-        best: dict[tuple[int, ...], PathCandidate] = {}
-        for c in cands:
-            canon = min(c.nodes, c.nodes[::-1])
-            old = best.get(canon)
-            if old is None or c.key < old.key:
-                best[canon] = c
-        deduped = len(cands) - len(best)
-        cands = list(best.values())
-    cands.sort(key=lambda c: c.key)
-    stats = {
-        "retrieved_nodes": k,
-        "ordered_pairs": k * (k - 1),
-        "pairs_with_path": pairs_with_path,
-        "pool_size": len(cands),
-        "reverse_duplicates_removed": deduped,
-        "propagations": per_start,
-    }
-    return CandidatePool(cands, stats)
+
+
+def _drop_reverse_duplicates(
+    cands: list[PathCandidate],
+) -> tuple[list[PathCandidate], int]:
+    """Undirected mode: keep one orientation of a path and its exact reverse (the better key).
+
+    Returns the kept candidates (first-seen order of their canonical form) and how many
+    were removed.
+    """
+    best: dict[tuple[int, ...], PathCandidate] = {}
+    for c in cands:
+        canon = min(c.nodes, c.nodes[::-1])
+        old = best.get(canon)
+        if old is None or c.key < old.key:
+            best[canon] = c
+    return list(best.values()), len(cands) - len(best)

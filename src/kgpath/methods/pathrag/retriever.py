@@ -181,49 +181,16 @@ class PathRAGRetriever:
         cfg: PathRAGConfig,
         timings: dict[str, float],
     ) -> PathRAGResult:
-        g = self.graph
+        """Sections 4.2-4.3 from the retrieved nodes: paths, ordering, prompt, result."""
         ordering = get_ordering(cfg.ordering)
-        trace: dict[str, Any] = {
-            "keywords": list(kws.keywords),
-            "keyword_source": kws.source,
-            "keyword_error": kws.error,
-            "retrieved_node_ids": [n.id for n in nodes],
-            "direction": cfg.direction,
-            "alpha": cfg.alpha,
-            "theta": cfg.theta,
-            "top_k": cfg.top_k,
-            "ordering": ordering.name or type(ordering).__name__,
-        }
+        trace = _base_trace(kws, nodes, cfg, ordering)
         t0 = time.perf_counter()
-        pool: CandidatePool | None = None
-        empty: str | None = None
-        if len(nodes) < 2:
-            empty = "fewer_than_two_nodes"
-            top: list[PathRAGPath] = []
-            trace.update(pool_size=0, pairs_with_path=0)
-        else:
-            adj = flow_adjacency(g, cfg.direction)
-            pool = prune_paths(
-                adj,
-                [n.index for n in nodes],
-                alpha=float(cfg.alpha),
-                theta=float(cfg.theta),
-                paths_per_pair=cfg.paths_per_pair,
-                max_hops=cfg.max_hops,
-            )
-            trace.update(pool.stats)
-            top = [materialize_path(g, c, i) for i, c in enumerate(pool.top(cfg.top_k), 1)]
-            if not len(pool):
-                empty = "no_path"
+        pool, top, empty = self._paths(nodes, cfg, trace)
         timings["paths_ms"] = (time.perf_counter() - t0) * 1e3
         trace["returned"] = len(top)
         trace["k_shortfall"] = max(0, cfg.top_k - len(top))
         rng = random.Random(cfg.seed)
-        arranged: list[PathRAGPath] = []
-        if pool is not None and len(pool):
-            by_pos = {i: p for i, p in enumerate(top)}
-            for i in ordering.arrange(pool, cfg.top_k, rng):
-                arranged.append(by_pos.get(i) or materialize_path(g, pool[i], i + 1))
+        arranged = self._arrange(pool, top, ordering, rng, cfg)
         prompt_paths, context, prompt, budget = self._fit(query, arranged, ordering, rng, cfg)
         trace["budget"] = budget
         trace["timings_ms"] = timings
@@ -240,8 +207,49 @@ class PathRAGRetriever:
             empty_reason=empty,
             trace=trace,
             pool=pool,
-            graph=g,
+            graph=self.graph,
         )
+
+    def _paths(
+        self, nodes: list[RetrievedNode], cfg: PathRAGConfig, trace: dict[str, Any]
+    ) -> tuple[CandidatePool | None, list[PathRAGPath], str | None]:
+        """Section 4.2: the candidate pool (Eqs. 2-4) and its top-``K`` paths ``P_1..P_K``.
+
+        Returns ``(pool, top paths, empty reason)``; the pool's stats go into ``trace``.
+        """
+        if len(nodes) < 2:
+            trace.update(pool_size=0, pairs_with_path=0)
+            return None, [], "fewer_than_two_nodes"
+        g = self.graph
+        adj = flow_adjacency(g, cfg.direction)
+        pool = prune_paths(
+            adj,
+            [n.index for n in nodes],
+            alpha=float(cfg.alpha),
+            theta=float(cfg.theta),
+            paths_per_pair=cfg.paths_per_pair,
+            max_hops=cfg.max_hops,
+        )
+        trace.update(pool.stats)
+        top = [materialize_path(g, c, i) for i, c in enumerate(pool.top(cfg.top_k), 1)]
+        return pool, top, (None if len(pool) else "no_path")
+
+    def _arrange(
+        self,
+        pool: CandidatePool | None,
+        top: list[PathRAGPath],
+        ordering: PathOrdering,
+        rng: random.Random,
+        cfg: PathRAGConfig,
+    ) -> list[PathRAGPath]:
+        """Section 4.3: the paths the ordering policy puts in the prompt, first to last."""
+        if pool is None or not len(pool):
+            return []
+        by_pos = {i: p for i, p in enumerate(top)}
+        return [
+            by_pos.get(i) or materialize_path(self.graph, pool[i], i + 1)
+            for i in ordering.arrange(pool, cfg.top_k, rng)
+        ]
 
     def _fit(
         self,
@@ -283,3 +291,20 @@ class PathRAGRetriever:
                 "over_budget": tokens > cfg.token_budget,
             },
         )
+
+
+def _base_trace(
+    kws: KeywordExtraction, nodes: list[RetrievedNode], cfg: PathRAGConfig, ordering: PathOrdering
+) -> dict[str, Any]:
+    """The trace entries known before path retrieval: keywords, ``V_q`` and the settings."""
+    return {
+        "keywords": list(kws.keywords),
+        "keyword_source": kws.source,
+        "keyword_error": kws.error,
+        "retrieved_node_ids": [n.id for n in nodes],
+        "direction": cfg.direction,
+        "alpha": cfg.alpha,
+        "theta": cfg.theta,
+        "top_k": cfg.top_k,
+        "ordering": ordering.name or type(ordering).__name__,
+    }
