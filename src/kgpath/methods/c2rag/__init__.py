@@ -105,6 +105,7 @@ from kgpath.methods.c2rag.sufficiency import (
     normalize_scores,
     sufficiency_state,
 )
+from kgpath.prompts.c2rag import PLANNER_PROMPT
 
 __all__ = [
     "C2RAGConfig",
@@ -132,6 +133,7 @@ __all__ = [
     "check_sufficiency",
     # importable before the split (module-level names of the old module)
     "PLAN_SCHEMA",
+    "PLANNER_PROMPT",
     "Constraint",
     "Plan",
     "fallback_plan",
