@@ -587,7 +587,7 @@ class BaseSchemaExtractor(ABC):
 
         ``graph``: extend this graph instead of creating a new one.
         """
-        from kgpath.methods.schema import parallel_map
+        from kgpath._parallel import parallel_map
 
         items = normalize_passages(passages)
         runs = parallel_map(
@@ -603,7 +603,7 @@ class BaseSchemaExtractor(ABC):
         graph: KnowledgeGraph | None = None,
     ) -> ExtractionResult:
         """Async :meth:`extract` (passages gathered with a concurrency bound)."""
-        from kgpath.methods.schema import aparallel_map
+        from kgpath._parallel import aparallel_map
 
         items = normalize_passages(passages)
 
