@@ -30,8 +30,9 @@ class SchemaRetrieverConfig:
     k_passages
         Provenance passages per sub-question (default 3).
     type_mode
-        ``"filter"`` (default; the pattern's "filter ... before scoring"), ``"boost"`` or
-        ``"off"``.
+        ``"filter"`` (default; the pattern's "filter ... before scoring": a candidate must
+        satisfy every category - node type, relation, attribute - the sub-question
+        constrains), ``"boost"`` (add ``β · t(v)``) or ``"off"``.
     boost
         ``β``: score bonus for a full type match in boost mode (default 0.1, about the spread
         of cosine scores among the top nodes of a small e5 index).

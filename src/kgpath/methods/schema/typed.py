@@ -186,7 +186,7 @@ def _filter_nodes(
     """The type filter before scoring (AND over categories) and its empty-result policy."""
     mode = cfg.type_mode if tm is not None else "off"
     if mode == "filter" and tm is not None:
-        keep = cand[tm[cand] > 0]
+        keep = cand[full_match(tm[cand])]
         trace["filtered_out"] = int(cand.size - keep.size)
         if keep.size == 0:
             trace["filter_empty"] = True
