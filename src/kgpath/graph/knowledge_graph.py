@@ -440,6 +440,43 @@ class KnowledgeGraph:
         )
 
     @classmethod
+    def from_documents(
+        cls,
+        documents: Iterable[Any],
+        *,
+        extractor: Any = None,
+        llm: Any = None,
+        chunking: Any = None,
+        batch_size: int = 64,
+    ) -> KnowledgeGraph:
+        """Build a graph from raw documents in one call (chunk, extract, merge).
+
+        Offline by default (spaCy, ``pip install 'kgpath[nlp]'``); with ``llm`` an LLM
+        extracts entities and triples. Accepts strings, ``(id, text)`` pairs, mappings,
+        LlamaIndex and LangChain documents. See
+        :func:`kgpath.ingest.graph_from_documents` (the code lives in :mod:`kgpath.ingest`;
+        this is a convenience delegation).
+
+        Examples
+        --------
+        >>> g = KnowledgeGraph.from_documents(["Marie Curie was born in Warsaw."])
+        ... # doctest: +SKIP
+        """
+        from kgpath.ingest import ingest_documents
+
+        g = cls()
+        ingest_documents(g, documents, extractor=extractor, llm=llm, chunking=chunking,
+                         batch_size=batch_size)
+        return g
+
+    def add_documents(self, documents: Iterable[Any], **kwargs: Any) -> Any:
+        """Extend this graph with documents (unchanged passages are skipped); return the
+        :class:`~kgpath.ingest.IngestReport`. Keyword arguments as :meth:`from_documents`."""
+        from kgpath.ingest import ingest_documents
+
+        return ingest_documents(self, documents, **kwargs)
+
+    @classmethod
     def from_pathrag6(cls, directory: str | os.PathLike[str]) -> KnowledgeGraph:
         """Load one PathRAG-6 domain folder (``nodes.json`` + ``edges.json``)."""
         from kgpath.graph import builders
