@@ -55,6 +55,9 @@ class TraversalRetriever:
         :class:`MentionExpansionConfig` of the ``mention_expansion`` extension
         (:data:`EXTENSIONS`), which is also accepted as ``algorithm``.
 
+    Every result carries the chunk graph (:attr:`TraversalResult.graph`), so
+    ``result.evidence()`` returns the documents it reached with their passage text.
+
     Examples
     --------
     >>> from kgpath import HashingEmbedder
@@ -65,6 +68,8 @@ class TraversalRetriever:
     >>> r = TraversalRetriever(g, embedder=emb).retrieve("Why do mice fear cats?")
     >>> r.path_ids[0]
     'chunk:Cats:0'
+    >>> r.evidence()[0].id, r.evidence()[0].text
+    ('Cats', 'Cats purr. Cats hunt mice. Mice fear cats.')
     """
 
     def __init__(
