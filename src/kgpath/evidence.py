@@ -78,7 +78,7 @@ TRACE_KEYS: Mapping[str, str] = {
     "reliability": "Eq. 4 path reliability of the path that produced the item",
     # C2RAG
     "constraint": "the linearised constraint Lin(tau) of the block the item answers",
-    "state": "sufficiency state of that constraint: resolved, ambiguous or insufficient",
+    "state": "sufficiency state (Eq. 9): resolved or unresolved",
     "n_eff": "Eq. 10 effective candidate count of that constraint (float)",
     "bindings": "placeholder bindings of that block, as 'var=name' strings",
     "source": "structural (graph) or textual (recovery) evidence",
@@ -95,7 +95,12 @@ TRACE_KEYS: Mapping[str, str] = {
     # common
     "passage_ids": "passages an item cites (its provenance), first-seen order",
     "supporting": "ids of the native items that brought a passage in, best first",
-    "score_source": "where the score came from when a policy had to obtain it",
+    # sufficiency gate (kgpath.policies.sufficiency)
+    "gamma": "the gate's gamma (Eq. 9)",
+    "p": "Eq. 7 probability of the item in the gate's distribution (None outside its top)",
+    "gate_action": "kept, no_fallback_configured, fallback_appended or fallback_replaced",
+    "gate_source": "primary or fallback: which retriever the item came from",
+    "score_source": "given, embedder (the gate scored the list itself) or none",
 }
 
 
