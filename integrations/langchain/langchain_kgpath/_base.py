@@ -134,7 +134,8 @@ class KgpathRetriever(BaseRetriever):
                     if n in spec.call_args and n not in spec.init_args}
         build = {n: v for n, v in options.items() if n not in defaults}
         graph, emb, llm = data.get("graph"), data.get("embedding"), data.get("llm")
-        prebuilt = not isinstance(graph, (KnowledgeGraph, GraphIndex)) and graph is not None
+        prebuilt = not isinstance(graph, (KnowledgeGraph, GraphIndex)) and hasattr(
+            graph, "aretrieve")
         if emb is not None and (prebuilt or isinstance(graph, GraphIndex)):
             raise ConfigError("pass embedding=None with a GraphIndex or a built retriever "
                               "(it has its own embedder)")
