@@ -130,12 +130,14 @@ class KgpathRetriever(BaseRetriever):
     @classmethod
     def _build(cls, data: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[Any, dict]:
         spec = method_spec(cls.method)
-        defaults = {n: v for n, v in options.items()
-                    if n in spec.call_args and n not in spec.init_args}
-        build = {n: v for n, v in options.items() if n not in defaults}
         graph, emb, llm = data.get("graph"), data.get("embedding"), data.get("llm")
         prebuilt = not isinstance(graph, (KnowledgeGraph, GraphIndex)) and hasattr(
             graph, "aretrieve")
+        # per-call options given at construction become call defaults (a built retriever
+        # takes no constructor options, so then every per-call option does)
+        defaults = {n: v for n, v in options.items()
+                    if n in spec.call_args and (prebuilt or n not in spec.init_args)}
+        build = {n: v for n, v in options.items() if n not in defaults}
         if emb is not None and (prebuilt or isinstance(graph, GraphIndex)):
             raise ConfigError("pass embedding=None with a GraphIndex or a built retriever "
                               "(it has its own embedder)")

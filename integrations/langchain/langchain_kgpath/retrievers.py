@@ -90,6 +90,13 @@ class KGTraversalRetriever(KgpathRetriever):
 
     method: ClassVar[str] = "traversal"
 
+    def _check_defaults(self) -> None:
+        """Fail at construction on an unknown default ``algorithm``."""
+        if self._defaults.get("algorithm") is not None:
+            from kgpath.methods.traversal import check_algorithm
+
+            check_algorithm(self._defaults["algorithm"])
+
     @classmethod
     def from_documents(
         cls,
