@@ -26,14 +26,10 @@ from langchain_kgpath import (
 
 from kgpath import ConfigError, HashingEmbedder, ScriptedLLM
 from kgpath.demo.c2rag import demo_questions, load_demo_kg
-from kgpath.methods.c2rag import C2RAGResult
 
 Q = demo_questions()[0]
 C1 = "No Cross, No Crown written during imprisonment in ?prison"
 C2 = "?prison used as a prison until ?year"
-needs_evidence = pytest.mark.skipif(
-    not hasattr(C2RAGResult, "evidence"), reason="C2RAGResult.evidence is not on main yet"
-)
 
 
 def make(**kw: Any) -> C2RAGRetriever:
@@ -42,7 +38,6 @@ def make(**kw: Any) -> C2RAGRetriever:
                                      **kw)
 
 
-@needs_evidence
 def test_documents_carry_the_trace() -> None:
     r = make()
     docs = r.invoke(Q["query"])
@@ -72,14 +67,12 @@ def test_k_and_per_call_config() -> None:
         make(granularity="block")
 
 
-@needs_evidence
 def test_k_honoured_per_call() -> None:
     r = make(k=2)
     assert len(r.invoke(Q["query"])) == 2
     assert len(r.invoke(Q["query"], k=1, gamma=9.0)) == 1
 
 
-@needs_evidence
 async def test_sync_equals_async() -> None:
     r = make()
     for output in ("passages", "native"):
@@ -113,7 +106,6 @@ def test_prompt_and_plain_block_rendering() -> None:
         f"[Block 2] {C1}\nstate: UNRESOLVED (N_eff n/a)\n- [p2] t2 (textual recovery)")
 
 
-@needs_evidence
 def test_prompt_with_retrieved_blocks() -> None:
     docs = make().invoke(Q["query"])
     ctx = format_evidence_blocks(docs)

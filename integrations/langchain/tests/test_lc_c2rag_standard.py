@@ -19,13 +19,10 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from kgpath import HashingEmbedder, ScriptedLLM
 from kgpath.demo.c2rag import demo_questions, load_demo_kg
-import pytest
-from kgpath.methods.c2rag import C2RAGResult, ConstraintCheckedRetriever
+from kgpath.methods.c2rag import ConstraintCheckedRetriever
 
 _Q = demo_questions()[0]
-_needs_evidence = pytest.mark.skipif(
-    not hasattr(C2RAGResult, "evidence"), reason="C2RAGResult.evidence is not on main yet"
-)
+
 _CORE = ConstraintCheckedRetriever(
     load_demo_kg(), embedder=HashingEmbedder(),
     llm=ScriptedLLM(lambda prompt: json.dumps(_Q["plan"])),
@@ -40,7 +37,6 @@ class _Flat(BaseRetriever):
                 for i in range(3)]
 
 
-@_needs_evidence
 class TestC2RAGRetrieverStandard(RetrieversIntegrationTests):
     @property
     def retriever_constructor(self) -> type[BaseRetriever]:
@@ -55,7 +51,6 @@ class TestC2RAGRetrieverStandard(RetrieversIntegrationTests):
         return _Q["query"]
 
 
-@_needs_evidence
 class TestSufficiencyFallbackRetrieverStandard(RetrieversIntegrationTests):
     @property
     def retriever_constructor(self) -> type[BaseRetriever]:

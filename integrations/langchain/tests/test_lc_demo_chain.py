@@ -47,8 +47,8 @@ def has_evidence(method: str) -> bool:
     import importlib
 
     mod, name = RESULTS[method].split(":")
-    return inspect.isfunction(getattr(getattr(importlib.import_module(mod), name), "evidence",
-                                      None))
+    cls = getattr(importlib.import_module(mod), name)
+    return inspect.isfunction(getattr(cls, "evidence", None)) or hasattr(cls, "ranked_evidence")
 
 
 def evidence_methods() -> list[Any]:

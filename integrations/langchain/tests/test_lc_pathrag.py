@@ -19,7 +19,6 @@ from langchain_kgpath import (
 )
 
 from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph, ScriptedLLM
-from kgpath.methods.pathrag import PathRAGResult
 from kgpath.methods.pathrag import PathRAGRetriever as CorePathRAG
 
 EXPECTED = [
@@ -37,9 +36,6 @@ def chain_graph() -> KnowledgeGraph:
     return KnowledgeGraph.from_triples([("a", "to", "b"), ("b", "to", "c"), ("c", "to", "d")])
 
 
-needs_evidence = pytest.mark.skipif(
-    not hasattr(PathRAGResult, "evidence"), reason="PathRAGResult.evidence is not on main yet"
-)
 
 
 @pytest.fixture
@@ -47,7 +43,6 @@ def retriever() -> PathRAGRetriever:
     return PathRAGRetriever.from_graph(chain_graph(), embedding=HashingEmbedder())
 
 
-@needs_evidence
 def test_documents_carry_path_structure_and_reliability(retriever):
     docs = retriever.invoke(QUERY)  # no passages in this graph: the paths themselves
     assert [d.metadata["kgpath_node_ids"] for d in docs] == [p for p, _ in EXPECTED]
@@ -66,7 +61,6 @@ def test_native_result_keeps_the_flow(retriever):
     assert list(last.resources) == pytest.approx([1.0, 0.8, 0.64, 0.512])
 
 
-@needs_evidence
 async def test_sync_equals_async_and_per_call_k(retriever):
     sync = retriever.invoke(QUERY, k=4)
     asyn = await retriever.ainvoke(QUERY, k=4)
@@ -75,7 +69,6 @@ async def test_sync_equals_async_and_per_call_k(retriever):
     assert len(retriever.invoke(QUERY, k=100)) == 6  # K larger than the pool: whole pool
 
 
-@needs_evidence
 def test_top_k_is_the_papers_k_and_honoured():
     r = PathRAGRetriever.from_graph(chain_graph(), embedding=HashingEmbedder(), top_k=3)
     assert len(r.invoke(QUERY)) == 3
@@ -151,7 +144,6 @@ def test_compressor_reorders_any_scored_documents_ascending():
         PathOrderCompressor().compress_documents([doc("p", score="high")], "q")
 
 
-@needs_evidence
 async def test_compressor_async_and_after_pathrag(retriever):
     docs = retriever.invoke(QUERY)
     out = await PathOrderCompressor().acompress_documents(docs, QUERY)
@@ -162,7 +154,6 @@ async def test_compressor_async_and_after_pathrag(retriever):
 
 
 # ---------------------------------------------------------------- prompt + LCEL
-@needs_evidence
 def test_chat_prompt_places_query_first_and_best_path_last(retriever):
     assert set(PATHRAG_CHAT_PROMPT.input_variables) == {"query", "paths"}
     comp = PathOrderCompressor()

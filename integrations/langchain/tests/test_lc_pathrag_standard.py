@@ -8,22 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from langchain_core.retrievers import BaseRetriever
 from langchain_kgpath import PathRAGRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from kgpath import HashingEmbedder
 from kgpath.data import load_demo_graph
-from kgpath.methods.pathrag import PathRAGResult
 from kgpath.methods.pathrag import PathRAGRetriever as CorePathRAG
 
 _CORE = CorePathRAG(load_demo_graph(), embedder=HashingEmbedder(dim=128))
 
 
-@pytest.mark.skipif(not hasattr(PathRAGResult, "evidence"),
-                    reason="PathRAGResult.evidence is not on main yet")
 class TestPathRAGRetrieverStandard(RetrieversIntegrationTests):
     @property
     def retriever_constructor(self) -> type[BaseRetriever]:

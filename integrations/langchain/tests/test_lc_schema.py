@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import threading
@@ -30,7 +29,7 @@ from kgpath.build.schema import EntityType, RelationType, Schema, SchemaWarning
 from kgpath.data import load_demo_graph
 from kgpath.demo.schema import demo_schema
 from kgpath.errors import ConfigError
-from kgpath.methods.schema import DecompositionPlan, SchemaResult
+from kgpath.methods.schema import DecompositionPlan
 
 S19 = math.sqrt(0.19)
 VECS = {
@@ -84,10 +83,6 @@ PLAN = json.dumps({"sub_questions": ["q award", "q curie"],
                                       "attributes": []}})
 
 
-needs_evidence = pytest.mark.skipif(
-    not inspect.isfunction(getattr(SchemaResult, "evidence", None)),
-    reason="SchemaResult.evidence() is not on main yet",
-)
 
 
 def retriever(**kw: Any) -> SchemaGuidedRetriever:
@@ -111,7 +106,6 @@ def test_result_carries_merged_typed_evidence():
     assert by_key["p2"].kind == "passage" and res.plan.source == "llm"
 
 
-@needs_evidence
 def test_documents_carry_merged_typed_evidence():
     r = retriever(k_triples=1, k_passages=1)
     docs = r.invoke("Which awards, and who?", output="native")
@@ -120,7 +114,10 @@ def test_documents_carry_merged_typed_evidence():
     assert by_id["medal"]["kgpath_sub_questions"] == [0, 1]
     assert by_id["medal"]["kgpath_kind"] == "node"
     assert by_id["medal"]["kgpath_schema_type"] == "Award"
-    assert by_id["curie|received|prize"]["kgpath_kind"] == "triple"
+    items = r.result("Which awards, and who?").items  # nodes, then triples, then passages
+    assert [d.id for d in docs] == [it.key for it in items]
+    assert [by_id[it.key]["kgpath_kind"] for it in items] == [it.kind for it in items]
+    assert {it.kind for it in items} == {"node", "triple", "passage"}
     assert by_id["p2"]["kgpath_kind"] == "passage"
     assert all(isinstance(m["kgpath_score"], float) for m in by_id.values())
     json.dumps([d.metadata for d in docs])  # JSON-safe
@@ -129,7 +126,6 @@ def test_documents_carry_merged_typed_evidence():
     assert passages and all(d.page_content in texts for d in passages)
 
 
-@needs_evidence
 async def test_sync_equals_async_and_k():
     a = [(d.id, d.metadata) for d in retriever().invoke("q", k=3, output="native")]
     b = [(d.id, d.metadata) for d in await retriever().ainvoke("q", k=3, output="native")]
@@ -207,7 +203,6 @@ def test_merge_sub_question_documents():
         merge_sub_question_documents(plan, [[d1]])
 
 
-@needs_evidence
 def test_lcel_parallel_retrieve_really_overlaps_and_answers():
     emb = Table(delay=0.25)
     r = SchemaGuidedRetriever.from_graph(graph(), schema=schema(), embedding=emb,
@@ -238,7 +233,6 @@ _CORE = SchemaGuidedRetriever.from_graph(load_demo_graph(), schema=demo_schema()
                                          embedding=HashingEmbedder(dim=128)).core
 
 
-@needs_evidence
 class TestSchemaGuidedRetrieverStandard(RetrieversIntegrationTests):
     @property
     def retriever_constructor(self) -> type[BaseRetriever]:

@@ -1,0 +1,41 @@
+"""The core's retriever contract suite (kgpath.testing) run against the LangChain adapter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_kgpath import (
+    C2RAGRetriever,
+    KGTraversalRetriever,
+    KgpathRetriever,
+    PathConstrainedRetriever,
+    PathRAGRetriever,
+    SchemaGuidedRetriever,
+)
+
+from kgpath.testing import RetrieverContractSuite, Row
+
+CLASSES: dict[str, type[KgpathRetriever]] = {
+    "pcr": PathConstrainedRetriever,
+    "pathrag": PathRAGRetriever,
+    "c2rag": C2RAGRetriever,
+    "schema": SchemaGuidedRetriever,
+    "traversal": KGTraversalRetriever,
+}
+
+
+def rows(docs: list[Document]) -> list[Row]:
+    return [Row(d.page_content, d.metadata["kgpath_score"], d.metadata) for d in docs]
+
+
+class TestLangChainContract(RetrieverContractSuite):
+    def make(self, method: str, graph: Any, embedder: Any, *, k: int | None = None,
+             **options: Any) -> KgpathRetriever:
+        return CLASSES[method].from_graph(graph, embedding=embedder, k=k, **options)
+
+    def invoke(self, retriever: Any, query: str, **kwargs: Any) -> list[Row]:
+        return rows(retriever.invoke(query, **kwargs))
+
+    async def ainvoke(self, retriever: Any, query: str, **kwargs: Any) -> list[Row]:
+        return rows(await retriever.ainvoke(query, **kwargs))
