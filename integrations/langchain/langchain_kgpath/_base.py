@@ -123,7 +123,7 @@ class KgpathRetriever(BaseRetriever):
         options = {**(data.pop("options", None) or {}),
                    **{n: data.pop(n) for n in list(data) if n not in fields}}
         retriever, defaults = self._build(data, options)
-        super().__init__(**data, options=options)
+        super().__init__(**{**data, "options": options})
         self._retriever, self._defaults = retriever, defaults
         self._check_defaults()
 

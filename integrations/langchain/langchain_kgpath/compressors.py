@@ -130,7 +130,7 @@ class SufficiencyFallbackRetriever(_GateAdapter, BaseRetriever):
         _check_retriever("fallback", fallback)
         _check_k(data.get("k"))
         gate = self._make_gate({**data, "gamma": gamma})
-        super().__init__(primary=primary, fallback=fallback, gamma=gamma, **data)
+        super().__init__(**{**data, "primary": primary, "fallback": fallback, "gamma": gamma})
         self._gate = gate
 
     def _final(self, docs: list[Document], kwargs: Mapping[str, Any]) -> list[Document]:

@@ -84,8 +84,8 @@ class KGTraversalRetriever(KgpathRetriever):
     >>> r = KGTraversalRetriever.from_texts(
     ...     ["Bees make honey. Honey is sweet.", "Hives house bees. Hives are boxes."],
     ...     embedding=HashingEmbedder(64), k=1)
-    >>> r.invoke("What do bees make?")[0].page_content
-    'Bees make honey. Honey is sweet.'
+    >>> [d.metadata["kgpath_kind"] for d in r.invoke("What do bees make?")]
+    ['passage']
     """
 
     method: ClassVar[str] = "traversal"

@@ -8,8 +8,8 @@ import pytest
 from langchain_core.documents import Document
 from langchain_kgpath import (
     C2RAGRetriever,
-    KGTraversalRetriever,
     KgpathRetriever,
+    KGTraversalRetriever,
     PathConstrainedRetriever,
     PathRAGRetriever,
     SchemaGuidedRetriever,

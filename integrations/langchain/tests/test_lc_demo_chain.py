@@ -15,8 +15,8 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 from langchain_kgpath import (
     C2RAGRetriever,
-    KGTraversalRetriever,
     KgpathRetriever,
+    KGTraversalRetriever,
     PathConstrainedRetriever,
     PathRAGRetriever,
     SchemaGuidedRetriever,

@@ -29,7 +29,6 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph, ScriptedLLM
 from kgpath.methods.traversal import (
     ALGORITHMS,
-    EXTENSIONS,
     TraversalConfig,
     TraversalResult,
     TraversalRetriever,
