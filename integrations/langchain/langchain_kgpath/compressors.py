@@ -5,8 +5,8 @@
   list, then a fallback). A document's score is the first numeric ``metadata`` value among
   ``score_keys``; when no document has one (e.g. ``InMemoryVectorStore.as_retriever()``)
   the gate scores them with ``embedding`` and records ``kgpath_score_source="embedder"``.
-  Every returned document is a copy carrying the gate's trace as ``kgpath_state``,
-  ``kgpath_n_eff``, ``kgpath_gamma``, ``kgpath_p``, ``kgpath_gate_action``,
+  Every returned document is a copy carrying the gate's trace as ``kgpath_gate_state``,
+  ``kgpath_gate_n_eff``, ``kgpath_gate_gamma``, ``kgpath_gate_p``, ``kgpath_gate_action``,
   ``kgpath_gate_source`` and ``kgpath_score_source``.
 * :class:`PathOrderCompressor` puts any scored documents in ascending score, the most
   reliable last (PathRAG's Eq. 6 prompt order).

@@ -145,8 +145,8 @@ def test_sufficient_primary_is_kept_without_calling_fallback() -> None:
                                            calls=[]), fb, 1.5)
     out = r.invoke("q")
     assert fb.calls == [] and [d.id for d in out] == ["a", "b", "c"]
-    assert out[0].metadata["kgpath_n_eff"] == pytest.approx(4225 / 3849)
-    assert [d.metadata["kgpath_p"] for d in out] == pytest.approx([62 / 65, 2 / 65, 1 / 65])
+    assert out[0].metadata["kgpath_gate_n_eff"] == pytest.approx(4225 / 3849)
+    assert [d.metadata["kgpath_gate_p"] for d in out] == pytest.approx([62 / 65, 2 / 65, 1 / 65])
     assert {d.metadata["kgpath_gate_action"] for d in out} == {"kept"}
     assert {d.metadata["kgpath_score_source"] for d in out} == {"given"}
 
@@ -158,9 +158,9 @@ def test_insufficient_primary_appends_marked_fallback() -> None:
     assert fb.calls == ["sync"]
     assert [d.id for d in out] == ["a", "b", "c", "f1", "f2"]
     assert [d.metadata["kgpath_gate_source"] for d in out] == ["primary"] * 3 + ["fallback"] * 2
-    assert out[0].metadata["kgpath_n_eff"] == pytest.approx(3.0)
+    assert out[0].metadata["kgpath_gate_n_eff"] == pytest.approx(3.0)
     assert out[-1].metadata["kgpath_gate_action"] == "fallback_appended"
-    assert out[-1].metadata["kgpath_p"] is None
+    assert out[-1].metadata["kgpath_gate_p"] is None
     # raising gamma to 3 accepts the same flat list
     kept = SufficiencyFallbackRetriever(primary, fb, gamma=3.0).invoke("q")
     assert [d.id for d in kept] == ["a", "b", "c"]
@@ -173,11 +173,11 @@ def test_replace_mode_k_and_score_keys() -> None:
     assert [d.id for d in r.invoke("q")] == ["f1", "f2"]
     r = SufficiencyFallbackRetriever(primary, fb, 1.5, k=3)
     out = r.invoke("q")
-    assert len(out) == 3 and out[0].metadata["kgpath_n_eff"] == pytest.approx(2.0)
+    assert len(out) == 3 and out[0].metadata["kgpath_gate_n_eff"] == pytest.approx(2.0)
     # unscored primary documents with the paper's literal rule: N_eff undefined, insufficient
     unscored = Fixed(docs=docs(("a", None)), calls=[])
     out = SufficiencyFallbackRetriever(unscored, fb, 1.5, score_missing="insufficient").invoke("q")
-    assert out[0].metadata["kgpath_n_eff"] is None and len(out) == 4
+    assert out[0].metadata["kgpath_gate_n_eff"] is None and len(out) == 4
     assert out[0].metadata["kgpath_score_source"] == "none"
 
 
@@ -209,10 +209,10 @@ def test_compressor_marks_and_falls_back() -> None:
     assert [d.id for d in out] == ["a", "b", "f1"] and fb.calls == ["sync"]
     peaked = docs(("a", 0.9), ("b", 0.1))
     out = comp.compress_documents(peaked, "q")
-    assert [d.id for d in out] == ["a", "b"] and out[0].metadata["kgpath_state"] == "resolved"
+    assert [d.id for d in out] == ["a", "b"] and out[0].metadata["kgpath_gate_state"] == "resolved"
     only_mark = SufficiencyCompressor().compress_documents(flat, "q")
     assert only_mark[0].metadata["kgpath_gate_action"] == "no_fallback_configured"
-    assert "kgpath_state" not in flat[0].metadata  # inputs are not mutated
+    assert "kgpath_gate_state" not in flat[0].metadata  # inputs are not mutated
 
 
 async def test_compressor_async() -> None:
@@ -255,13 +255,13 @@ async def test_vector_store_primary_is_scored_by_the_embedder(use_async: bool) -
     assert [d.id for d in out][0] == "g" and len(out) == 3 and fb.calls == []
     m = out[0].metadata
     assert m["kgpath_score_source"] == "embedder" and m["kgpath_gate_action"] == "kept"
-    assert m["kgpath_n_eff"] == pytest.approx(103**2 / (101**2 + 2))
-    assert [d.metadata["kgpath_p"] for d in out] == pytest.approx([101 / 103, 1 / 103, 1 / 103])
+    assert m["kgpath_gate_n_eff"] == pytest.approx(103**2 / (101**2 + 2))
+    assert [d.metadata["kgpath_gate_p"] for d in out] == pytest.approx([101 / 103, 1 / 103, 1 / 103])
     # "alpha": cosines 1, 1/sqrt2, 0 -> p ~ (1.01, .7171, .01) / 1.7371, N_eff 1.967: fallback
     out = await run("alpha") if run else r.invoke("alpha")
     p = [1.01, 2**-0.5 + 0.01, 0.01]
     assert [d.id for d in out] == ["a", "ab", "g", "f1"] and len(fb.calls) == 1
-    assert out[0].metadata["kgpath_n_eff"] == pytest.approx(sum(p) ** 2 / sum(x * x for x in p))
+    assert out[0].metadata["kgpath_gate_n_eff"] == pytest.approx(sum(p) ** 2 / sum(x * x for x in p))
     assert out[-1].metadata["kgpath_gate_source"] == "fallback"
     assert {d.metadata["kgpath_score_source"] for d in out} == {"embedder"}
 
@@ -269,8 +269,8 @@ async def test_vector_store_primary_is_scored_by_the_embedder(use_async: bool) -
 def test_vector_store_compressor_scores_with_the_embedder() -> None:
     found = vector_store_retriever().invoke("gamma")
     out = SufficiencyCompressor(embedding=Words()).compress_documents(found, "gamma")
-    assert out[0].metadata["kgpath_state"] == "resolved"
+    assert out[0].metadata["kgpath_gate_state"] == "resolved"
     assert out[0].metadata["kgpath_score_source"] == "embedder"
     literal = SufficiencyCompressor(score_missing="insufficient").compress_documents(found, "q")
-    assert literal[0].metadata["kgpath_state"] == "unresolved"
+    assert literal[0].metadata["kgpath_gate_state"] == "unresolved"
     assert literal[0].metadata["kgpath_score_source"] == "none"
