@@ -49,7 +49,9 @@ def test_documents_carry_the_trace() -> None:
     assert [d.metadata["kgpath_rank"] for d in docs] == list(range(1, len(docs) + 1))
     json.dumps([d.metadata for d in docs])
     full = r.result(Q["query"])  # the native result: plan, per-hop trace
-    assert full.plan.source == "llm" and full.hops[0].top and full.config.gamma == 1.5
+    # no reranker: the S_rel scorer and its calibrated gamma (C2RAGConfig docstring)
+    assert full.plan.source == "llm" and full.hops[0].top and full.config.gamma == 2.0
+    assert full.config.scorer == "relation"
 
 
 def test_k_and_per_call_config() -> None:
