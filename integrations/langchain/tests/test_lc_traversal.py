@@ -140,14 +140,19 @@ def test_algorithms_by_name(core, algorithm, second):
 @needs_evidence
 def test_documents_carry_the_trace(core):
     r = KGTraversalRetriever(graph=core)
-    docs = r.invoke("east")  # no passage text in this graph: the sentences themselves
+    # no passage text in this graph: each document is its extracted sentences, joined
+    docs = r.invoke("east")
     assert [d.page_content for d in docs] == [f"Sentence {c}." for c in "AQFTK"]
     assert [d.metadata["kgpath_score"] for d in docs] == pytest.approx(
         [0.6, 0.5, 0.45, 0.4, 0.0], abs=1e-6)
     m = docs[3].metadata
-    assert (m["kgpath_rank"], m["kgpath_hops"], m["kgpath_doc_id"], m["kgpath_chunk_id"]) == (
-        4, 3, "T", "chunk:T")
-    assert m["kgpath_kind"] == "sentence" and m["kgpath_anchor_id"] == "chunk:A"
+    assert (m["kgpath_rank"], m["kgpath_hops"], m["kgpath_doc_id"], m["kgpath_sentence_ids"]) == (
+        4, 3, "T", ["sent:T"])
+    assert m["kgpath_kind"] == "passage" and m["kgpath_anchor_id"] == "chunk:A"
+    native = KGTraversalRetriever(graph=core, output="native").invoke("east")
+    n = native[3].metadata
+    assert (n["kgpath_kind"], n["kgpath_chunk_id"], n["kgpath_id"]) == (
+        "sentence", "chunk:T", "sent:T")
     json.dumps([d.metadata for d in docs])  # plain JSON types only
     assert all(type(d.metadata["kgpath_score"]) is float for d in docs)
 
@@ -180,7 +185,7 @@ async def test_sync_equals_async(core):
 @needs_evidence
 def test_k_cuts_the_documents(core):
     r = KGTraversalRetriever(graph=core, k=2)
-    assert [d.id for d in r.invoke("east")] == ["sent:A", "sent:Q"]
+    assert [d.id for d in r.invoke("east")] == ["A", "Q"]
     assert len(r.invoke("east", k=4)) == 4
 
 
