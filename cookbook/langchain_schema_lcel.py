@@ -55,7 +55,7 @@ def build_chain(embeddings: Any = None) -> Any:
     answer_model = FakeListChatModel(responses=[SCRIPTED_ANSWER])  # scripted stand-in
     # output="native": the typed nodes and triples themselves, not their source passages
     retriever = SchemaGuidedRetriever.from_graph(graph, schema=schema, embedding=embeddings,
-                                                 k=4, output="native")
+                                                 k_triples=4, output="native")
 
     decompose = decompose_runnable(schema, planner_model, graph=graph)
     # one sub-question -> its typed documents (types from the plan, no re-decomposition)
