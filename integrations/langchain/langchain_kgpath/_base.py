@@ -157,6 +157,26 @@ class KgpathRetriever(BaseRetriever):
         """Build the retriever over ``graph`` (see the class docstring for ``kwargs``)."""
         return cls(graph=graph, **kwargs)
 
+    @classmethod
+    def from_documents(cls, documents: Any, *, embedding: Any = None, llm: Any = None,
+                       extractor: Any = None, chunking: Any = None,
+                       **kwargs: Any) -> KgpathRetriever:
+        """Build a knowledge graph from raw documents, then the retriever over it.
+
+        ``documents``: LangChain ``Document`` objects, strings or ``(id, text)`` pairs. The
+        graph comes from :meth:`kgpath.KnowledgeGraph.from_documents`: offline spaCy
+        extraction by default, ``llm`` extracts entities and triples when given (and is
+        the method's LLM too), ``extractor`` overrides both. ``kwargs`` as the class.
+        """
+        graph = KnowledgeGraph.from_documents(documents, extractor=extractor,
+                                              llm=as_kgpath_llm(llm), chunking=chunking)
+        return cls(graph=graph, embedding=embedding, llm=llm, **kwargs)
+
+    @classmethod
+    def from_texts(cls, texts: Any, **kwargs: Any) -> KgpathRetriever:
+        """:meth:`from_documents` for plain strings."""
+        return cls.from_documents(list(texts), **kwargs)
+
     @property
     def core(self) -> Any:
         """The core kgpath retriever this adapter delegates to."""
