@@ -55,7 +55,12 @@ Modules, in the paper's order: :mod:`~kgpath.methods.pathrag.config` (:class:`Pa
 
 from __future__ import annotations
 
-from kgpath.methods.pathrag.config import PATHRAG_LT, PathRAGConfig
+from kgpath.methods.pathrag.config import DEFAULT_MIN_SIMILARITY, PATHRAG_LT, PathRAGConfig
+from kgpath.methods.pathrag.edgeflow import (
+    bounded_simple_paths,
+    edge_flow_pool,
+    edge_flow_reliability,
+)
 from kgpath.methods.pathrag.flow import (
     FlowAdjacency,
     Propagation,
@@ -67,9 +72,15 @@ from kgpath.methods.pathrag.keywords import (
     aextract_keywords,
     extract_keywords,
     offline_keywords,
+    parse_keyword_split,
     parse_keywords,
 )
-from kgpath.methods.pathrag.nodes import RetrievedNode, retrieve_nodes
+from kgpath.methods.pathrag.nodes import (
+    RetrievedNode,
+    RetrievedRelation,
+    retrieve_nodes,
+    retrieve_relations,
+)
 from kgpath.methods.pathrag.paths import (
     CandidatePool,
     PathCandidate,
@@ -89,6 +100,7 @@ from kgpath.methods.pathrag.prompt import (
     build_prompt,
     get_ordering,
     materialize_path,
+    relation_text,
     textual_path,
 )
 from kgpath.methods.pathrag.result import PathRAGResult
@@ -97,6 +109,7 @@ from kgpath.methods.pathrag.retriever import PathRAGRetriever
 __all__ = [
     "PathRAGConfig",
     "PATHRAG_LT",
+    "DEFAULT_MIN_SIMILARITY",
     "PathOrdering",
     "AscendingReliability",
     "DescendingReliability",
@@ -108,10 +121,16 @@ __all__ = [
     "KeywordExtraction",
     "offline_keywords",
     "parse_keywords",
+    "parse_keyword_split",
     "extract_keywords",
     "aextract_keywords",
     "RetrievedNode",
     "retrieve_nodes",
+    "RetrievedRelation",
+    "retrieve_relations",
+    "bounded_simple_paths",
+    "edge_flow_reliability",
+    "edge_flow_pool",
     "FlowAdjacency",
     "flow_adjacency",
     "Propagation",
@@ -124,6 +143,7 @@ __all__ = [
     "PathRAGPath",
     "materialize_path",
     "textual_path",
+    "relation_text",
     "build_prompt",
     "PathRAGResult",
     "PathRAGRetriever",
