@@ -23,7 +23,6 @@ from kgpath.methods.pathrag import (
     PathRAGConfig,
     PathRAGRetriever,
     edge_flow_reliability,
-    flow_adjacency,
     parse_keyword_split,
     retrieve_nodes,
 )
@@ -225,7 +224,7 @@ def test_hub_start_still_emits():
 def _literal(**kw: object) -> dict[str, object]:
     return {**{f: getattr(PathRAGConfig.literal_eq4(), f) for f in (
         "reliability", "direction", "max_hops", "eq3_at_start", "min_similarity",
-        "keyword_split")}, **kw}
+        "min_similarity_z", "keyword_split")}, **kw}
 
 
 def test_max_hops_bounds_the_paths():
@@ -250,7 +249,8 @@ def test_defaults_follow_the_authors_code():
 @pytest.mark.parametrize(
     ("field", "value"),
     [("reliability", "eq4"), ("flow_threshold", -0.1), ("flow_threshold", float("nan")),
-     ("min_similarity", float("inf")), ("min_similarity", "0.2"), ("eq3_at_start", 1),
+     ("min_similarity", float("inf")), ("min_similarity", "0.2"),
+     ("min_similarity_z", float("nan")), ("eq3_at_start", 1),
      ("keyword_split", "yes"), ("num_relations", -1), ("max_hops", None)],
 )
 def test_bad_new_fields_raise(field, value):
@@ -295,7 +295,7 @@ def test_keyword_split_nodes_from_entities_relations_after_the_query():
          ("Nobel Prize", "awarded in", "Stockholm")])
     llm = ScriptedLLM(['{"entities": ["radium", "Marie Curie"], "concepts": ["won"]}'] * 2)
     r = PathRAGRetriever(g, embedder=HashingEmbedder(), llm=llm,
-                         config=PathRAGConfig(num_nodes=2, min_similarity=None))
+                         config=PathRAGConfig(num_nodes=2, min_similarity_z=None))
     res = r.retrieve("Who discovered radium?")
     assert res.keywords == ("radium", "Marie Curie", "won")
     assert res.trace["node_keywords"] == ["radium", "Marie Curie"]
@@ -307,3 +307,12 @@ def test_keyword_split_nodes_from_entities_relations_after_the_query():
     assert res.prompt.index("Who discovered radium?") < head < res.prompt.index("Path 1:")
     off = r.retrieve("Who discovered radium?", keyword_split=False, num_nodes=3)
     assert off.relations == () and "Relation 1" not in off.prompt
+
+
+def test_standardised_floor_uses_each_keywords_own_spread():
+    # one keyword, cosines to the four nodes: 1, 0.6, 0, 0.8; mean 0.6, std sqrt(0.14) = 0.374
+    kv = [[1.0, 0.0]]
+    nv = [[1.0, 0.0], [0.6, 0.8], [0.0, 1.0], [0.8, -0.6]]
+    assert [h[0] for h in retrieve_nodes(kv, nv, 4, min_z=0.5)] == [0, 3]  # floor 0.787
+    assert [h[0] for h in retrieve_nodes(kv, nv, 4, min_z=1.0)] == [0]  # floor 0.974
+    assert [h[0] for h in retrieve_nodes(kv, nv, 4, min_similarity=0.9, min_z=-5)] == [0]

@@ -39,6 +39,7 @@ LITERAL = {
     "max_hops": None,
     "eq3_at_start": True,
     "min_similarity": None,
+    "min_similarity_z": None,
     "keyword_split": False,
 }
 
@@ -309,8 +310,8 @@ def test_demo_graph_lite_saves_tokens_and_paths():
     r = PathRAGRetriever(g, embedder=HashingEmbedder())
     q = "Which award did the discoverers of radium receive for it?"
     # no similarity floor: the preset must take its full N = 20 nodes
-    full = r.retrieve(q, min_similarity=None)
-    lt = r.retrieve(q, num_nodes=20, top_k=5, min_similarity=None)
+    full = r.retrieve(q, min_similarity_z=None)
+    lt = r.retrieve(q, num_nodes=20, top_k=5, min_similarity_z=None)
     assert len(full.paths) == 15 and len(lt.paths) == 5 and len(lt.nodes) == 20
     assert lt.token_count() < full.token_count()
 

@@ -88,37 +88,50 @@ def bounded_simple_paths(
     at least one path.
     """
     starts = list(dict.fromkeys(int(x) for x in nodes))
-    dist = _distance_to(adj, starts, max_hops)
-    targets = set(starts)
-    ptr, idx = adj.indptr, adj.indices
-    nbr_cache: dict[int, list[int]] = {}
+    walker = _PathWalker(adj, starts, max_hops)
+    for s in starts:
+        walker.walk(s)
+    return walker.out
 
-    def nbrs(v: int) -> list[int]:
-        got = nbr_cache.get(v)
+
+class _PathWalker:
+    """The DFS of :func:`bounded_simple_paths`, one start at a time (state kept explicit)."""
+
+    def __init__(self, adj: FlowAdjacency, starts: list[int], max_hops: int) -> None:
+        self.adj, self.max_hops = adj, max_hops
+        self.dist = _distance_to(adj, starts, max_hops)
+        self.targets = set(starts)
+        self.nbr_cache: dict[int, list[int]] = {}
+        self.out: dict[tuple[int, int], list[Path]] = {}
+        self.path: list[int] = []
+        self.on_path: set[int] = set()
+
+    def nbrs(self, v: int) -> list[int]:
+        """Neighbours of ``v`` in node-index order (cached)."""
+        got = self.nbr_cache.get(v)
         if got is None:
-            got = nbr_cache[v] = idx[ptr[v] : ptr[v + 1]].tolist()
+            ptr = self.adj.indptr
+            got = self.nbr_cache[v] = self.adj.indices[ptr[v] : ptr[v + 1]].tolist()
         return got
 
-    out: dict[tuple[int, int], list[Path]] = {}
-    for s in starts:
-        path = [s]
-        on_path = {s}
+    def walk(self, s: int) -> None:
+        """Record every simple path from ``s`` of at most ``max_hops`` hops ending at a target."""
+        self.path, self.on_path = [s], {s}
+        self._dfs(s, 0)
 
-        def dfs(v: int, depth: int) -> None:
-            for w in nbrs(v):
-                if w in on_path or dist.get(w, max_hops + 1) > max_hops - depth - 1:
-                    continue
-                path.append(w)
-                if w in targets:
-                    out.setdefault((s, w), []).append(tuple(path))
-                if depth + 1 < max_hops:
-                    on_path.add(w)
-                    dfs(w, depth + 1)
-                    on_path.discard(w)
-                path.pop()
-
-        dfs(s, 0)
-    return out
+    def _dfs(self, v: int, depth: int) -> None:
+        room = self.max_hops - depth - 1  # hops left after stepping to w
+        for w in self.nbrs(v):
+            if w in self.on_path or self.dist.get(w, room + 1) > room:
+                continue  # revisits, and branches that cannot reach a target in time
+            self.path.append(w)
+            if w in self.targets:
+                self.out.setdefault((self.path[0], w), []).append(tuple(self.path))
+            if room > 0:
+                self.on_path.add(w)
+                self._dfs(w, depth + 1)
+                self.on_path.discard(w)
+            self.path.pop()
 
 
 def edge_flow_reliability(

@@ -24,8 +24,8 @@ class PathRAGResult:
     after any token-budget drops. ``empty_reason`` is ``None`` or one of
     ``"fewer_than_two_nodes"`` (fewer than 2 nodes retrieved) and ``"no_path"`` (no flow
     path between any ordered pair); then ``paths`` is empty and the prompt carries the
-    query only (plus any :attr:`relations`). :meth:`evidence` gives the paths (or their source passages) as the
-    evidence contract of :mod:`kgpath.evidence`.
+    query only (plus any :attr:`relations`). :meth:`evidence` gives the paths (or their
+    source passages) as the evidence contract of :mod:`kgpath.evidence`.
     """
 
     query: str
@@ -98,7 +98,7 @@ class PathRAGResult:
         >>> res = PathRAGRetriever(g, embedder=HashingEmbedder()).retrieve_from_nodes(
         ...     "a?", ["a", "b"])
         >>> [(e.kind, e.id, e.text, e.score) for e in res.evidence()]
-        [('passage', 'p', 'a goes to b', 1.8)]
+        [('passage', 'p', 'a goes to b', 1.0)]
         >>> [(e.kind, e.text) for e in res.evidence("native")]
         [('path', 'a | a to b | b')]
         """

@@ -122,7 +122,7 @@ class PathRAGRetriever:
         self, kws: KeywordExtraction, kv: np.ndarray, cfg: PathRAGConfig
     ) -> list[RetrievedNode]:
         mat = self._node_matrix(cfg)
-        hits = retrieve_nodes(kv, mat, cfg.num_nodes, cfg.min_similarity)
+        hits = retrieve_nodes(kv, mat, cfg.num_nodes, cfg.min_similarity, cfg.min_similarity_z)
         g = self.graph
         words = _node_keywords(kws, cfg)
         return [RetrievedNode(g.node_at(i), i, words[k], s) for i, k, s in hits]
@@ -143,7 +143,8 @@ class PathRAGRetriever:
         ends = [(g.index_of(e.source), g.index_of(e.target)) for e in g.edges]
         edeg = np.asarray([deg[a] + deg[b] for a, b in ends], dtype=np.int64)
         hits = retrieve_relations(
-            hv, self._edge_vecs[1], edeg, cfg.num_relations, cfg.min_similarity
+            hv, self._edge_vecs[1], edeg, cfg.num_relations, cfg.min_similarity,
+            cfg.min_similarity_z,
         )
         return [
             RetrievedRelation(g.edge_at(i), i, sim, relation_text(g, g.edge_at(i)))
