@@ -1,5 +1,7 @@
 """LangChain PathRAG adapters: retriever, PathOrderCompressor, ChatPromptTemplate.
 
+These run under ``PathRAGConfig.literal_eq4()`` (the literal Eq. 4 reading; the core's
+default edge-flow reliability is tested against an oracle in ``tests/test_pathrag_edgeflow.py``).
 Truth is hand-computed on the chain a -> b -> c -> d (alpha 0.8, theta 0.05): resources
 from a chain's start are 1, 0.8, 0.64, 0.512, so Eq. 4 gives 1.8 for 1-hop paths,
 (1 + 0.8 + 0.64) / 2 = 1.22 for 2-hop paths and 2.952 / 3 = 0.984 for the 3-hop path.
@@ -19,7 +21,15 @@ from langchain_kgpath import (
 )
 
 from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph, ScriptedLLM
+from kgpath.methods.pathrag import PathRAGConfig
 from kgpath.methods.pathrag import PathRAGRetriever as CorePathRAG
+
+_LIT = PathRAGConfig.literal_eq4()
+LITERAL = {
+    f: getattr(_LIT, f)
+    for f in ("reliability", "direction", "max_hops", "eq3_at_start", "min_similarity",
+              "min_similarity_z", "keyword_split")
+}
 
 EXPECTED = [
     (["a", "b"], 1.8),
@@ -40,7 +50,7 @@ def chain_graph() -> KnowledgeGraph:
 
 @pytest.fixture
 def retriever() -> PathRAGRetriever:
-    return PathRAGRetriever.from_graph(chain_graph(), embedding=HashingEmbedder())
+    return PathRAGRetriever.from_graph(chain_graph(), embedding=HashingEmbedder(), **LITERAL)
 
 
 def test_documents_carry_path_structure_and_reliability(retriever):
@@ -85,7 +95,7 @@ def test_per_call_config_options(retriever):
 
 
 def test_core_prompt_order_is_ascending():
-    r = PathRAGRetriever.from_graph(chain_graph(), embedding=HashingEmbedder())
+    r = PathRAGRetriever.from_graph(chain_graph(), embedding=HashingEmbedder(), **LITERAL)
     rel = [p.reliability for p in r.result(QUERY).prompt_paths]
     assert rel == sorted(rel) and rel[-1] == pytest.approx(1.8)
 
