@@ -129,20 +129,20 @@ def query_call_args(
 ) -> tuple[str, dict[str, Any]]:
     """Split a (possibly :class:`KgpathQueryBundle`) query into ``(query_str, kwargs)``.
 
-    ``defaults`` are the retriever's per-call defaults; a bundle naming ``anchor`` or
+    ``defaults`` are the retriever's per-call defaults; a call naming ``anchor`` or
     ``anchor_name`` replaces both default anchor arguments.
     """
-    kwargs = dict(defaults or {})
+    call: dict[str, Any] = {}
     if isinstance(query_bundle, KgpathQueryBundle):
-        if query_bundle.anchor is not None or query_bundle.anchor_name is not None:
-            kwargs.pop("anchor", None)
-            kwargs.pop("anchor_name", None)
-            for name in ("anchor", "anchor_name"):
-                if getattr(query_bundle, name) is not None:
-                    kwargs[name] = getattr(query_bundle, name)
-        kwargs.update(query_bundle.options)
-        if query_bundle.k is not None:
-            kwargs["k"] = query_bundle.k
+        call.update(query_bundle.options)
+        for name in ("anchor", "anchor_name", "k"):
+            if getattr(query_bundle, name) is not None:
+                call[name] = getattr(query_bundle, name)
+    kwargs = dict(defaults or {})
+    if "anchor" in call or "anchor_name" in call:  # a per-call anchor replaces both defaults
+        kwargs.pop("anchor", None)
+        kwargs.pop("anchor_name", None)
+    kwargs.update(call)
     return query_bundle.query_str, kwargs
 
 
@@ -152,7 +152,11 @@ def _with_config(core: Any, spec: Any, k: int | None, options: dict[str, Any]) -
     A shallow copy shares the core's index (embeddings, FAISS, BM25) but not its config,
     so the caller's retriever is left untouched.
     """
-    fields = {n: options.pop(n) for n in list(options) if n in spec.config_fields}
+    bad = sorted(set(options) - spec.config_fields)
+    if bad:
+        raise ConfigError(f"unknown {spec.name} argument(s) {bad} for a built retriever; "
+                          f"accepted: {sorted(spec.config_fields | spec.call_args)}")
+    fields = {n: options.pop(n) for n in list(options)}
     if spec.k_field and k is not None:
         fields.setdefault(spec.k_field, k)
     if not fields:
@@ -208,8 +212,12 @@ class KgpathRetriever(BaseRetriever):
                               "set them on the core retriever instead")
         if built:
             graph = _with_config(graph, spec, similarity_top_k, options)
+        # a config field named k (PCR, schema: native hits) would collide with the facade's k
+        cfg_k = {"k": options.pop("k")} if "k" in options else {}
         self._er = EvidenceRetriever(self.method, graph, k=similarity_top_k, output=output,
                                      **models, **options)
+        if cfg_k:
+            self._er.core = _with_config(self._er.core, spec, None, cfg_k)
         self._er._call(self._defaults)  # validate per-call defaults now
         self._llm_metadata_keys = tuple(llm_metadata_keys)
         super().__init__(callback_manager=callback_manager, verbose=verbose)
@@ -281,6 +289,18 @@ class KgpathRetriever(BaseRetriever):
             await self._er.core.index.abuild()
             return self._nodes(self._by_vector(q, query_bundle.embedding, kw))
         return self._nodes(await self._er.aretrieve(q, **kw))
+
+    def retrieve_with(self, query: str, **options: Any) -> list[NodeWithScore]:
+        """``retrieve`` with per-call options (``k``, ``anchor``, config fields, ...).
+
+        Goes through ``BaseRetriever.retrieve`` in a :class:`KgpathQueryBundle`, so
+        callbacks and instrumentation fire.
+        """
+        return self.retrieve(KgpathQueryBundle(query, options=options))
+
+    async def aretrieve_with(self, query: str, **options: Any) -> list[NodeWithScore]:
+        """Async :meth:`retrieve_with`."""
+        return await self.aretrieve(KgpathQueryBundle(query, options=options))
 
     # ------------------------------------------------------------------ prompts
     def _prompt_owner(self, path: str) -> tuple[Any, str]:
