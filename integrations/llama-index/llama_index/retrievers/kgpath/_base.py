@@ -44,6 +44,7 @@ __all__ = [
     "KgpathQueryBundle",
     "KgpathRetriever",
     "evidence_to_node",
+    "make_evidence_retriever",
     "query_call_args",
     "to_kgpath_embedder",
     "to_kgpath_llm",
@@ -166,6 +167,28 @@ def _with_config(core: Any, spec: Any, k: int | None, options: dict[str, Any]) -
     return core
 
 
+def _is_built(graph: Any) -> bool:
+    return hasattr(graph, "retrieve") and hasattr(graph, "aretrieve")
+
+
+def make_evidence_retriever(spec: Any, graph: Any, *, embedder: Any, llm: Any, k: int | None,
+                            output: str, options: dict[str, Any]) -> EvidenceRetriever:
+    """The facade over ``graph`` (or a built core retriever, its config fields applied).
+
+    A config field named ``k`` (PCR, schema: native hits) would collide with the facade's
+    own ``k`` (evidence items), so it is applied to the built core afterwards.
+    """
+    if _is_built(graph):
+        return EvidenceRetriever(spec.name, _with_config(graph, spec, k, options), k=k,
+                                 output=output)
+    cfg_k = {"k": options.pop("k")} if "k" in options else {}
+    er = EvidenceRetriever(spec.name, graph, embedder=embedder, llm=llm, k=k, output=output,
+                           **options)
+    if cfg_k:
+        er.core = _with_config(er.core, spec, None, cfg_k)
+    return er
+
+
 class KgpathRetriever(BaseRetriever):
     """Base LlamaIndex retriever over one kgpath method; subclasses set :attr:`method`.
 
@@ -204,20 +227,14 @@ class KgpathRetriever(BaseRetriever):
         spec = method_spec(self.method)
         self._defaults = {n: options.pop(n) for n in list(options)
                           if n in spec.call_args and n not in spec.init_args}
-        built = hasattr(graph, "retrieve") and hasattr(graph, "aretrieve")
-        models = {} if built else {"embedder": to_kgpath_embedder(embed_model),
-                                   "llm": to_kgpath_llm(llm)}
+        built = _is_built(graph)
         if built and (embed_model is not None or llm is not None):
             raise ConfigError("embed_model/llm are only used when building from a graph; "
                               "set them on the core retriever instead")
-        if built:
-            graph = _with_config(graph, spec, similarity_top_k, options)
-        # a config field named k (PCR, schema: native hits) would collide with the facade's k
-        cfg_k = {"k": options.pop("k")} if "k" in options else {}
-        self._er = EvidenceRetriever(self.method, graph, k=similarity_top_k, output=output,
-                                     **models, **options)
-        if cfg_k:
-            self._er.core = _with_config(self._er.core, spec, None, cfg_k)
+        self._er = make_evidence_retriever(
+            spec, graph, embedder=None if built else to_kgpath_embedder(embed_model),
+            llm=None if built else to_kgpath_llm(llm), k=similarity_top_k, output=output,
+            options=options)
         self._er._call(self._defaults)  # validate per-call defaults now
         self._llm_metadata_keys = tuple(llm_metadata_keys)
         super().__init__(callback_manager=callback_manager, verbose=verbose)

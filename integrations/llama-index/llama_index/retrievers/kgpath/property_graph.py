@@ -45,6 +45,7 @@ from llama_index.core.indices.property_graph.sub_retrievers.base import (
 from llama_index.core.schema import NodeRelationship, NodeWithScore, QueryBundle, RelatedNodeInfo
 from llama_index.retrievers.kgpath._base import (
     evidence_to_node,
+    make_evidence_retriever,
     query_call_args,
     to_kgpath_embedder,
     to_kgpath_llm,
@@ -466,8 +467,9 @@ class _KgpathPGRetriever(BasePGRetriever):
     def _build(self) -> EvidenceRetriever:
         emb, llm = self._models
         source = self._graph if isinstance(self._graph, GraphIndex) else self.graph
-        return EvidenceRetriever(self.method, source, embedder=emb, llm=llm, k=self._k,
-                                 output=self._output, **self._options)
+        return make_evidence_retriever(method_spec(self.method), source, embedder=emb, llm=llm,
+                                       k=self._k, output=self._output,
+                                       options=dict(self._options))
 
     def refresh(self) -> None:
         """Forget the loaded graph (call after inserting into the index)."""
