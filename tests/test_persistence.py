@@ -44,7 +44,7 @@ def test_save_replaces_atomically_and_leaves_no_temp(tmp_path, saved):
 def test_failed_save_leaves_previous_version(tmp_path, saved, monkeypatch):
     d, g = saved
     g.add_node("z")
-    import kgpath.graph as graph_mod
+    import kgpath.graph.persistence as graph_mod
 
     def boom(*a, **k):
         raise OSError("disk full")

@@ -12,6 +12,7 @@ import logging
 import sys
 from pathlib import Path
 
+from kgpath.embeddings import embedder_by_name
 from kgpath.errors import KgpathError
 
 __all__ = ["main"]
@@ -22,24 +23,12 @@ EVALS = {
 }
 
 
-def _embedder(name: str):  # type: ignore[no-untyped-def]
-    from kgpath.embeddings import HashingEmbedder, LocalEmbedder, OpenAIEmbedder
-
-    if name == "local":
-        return LocalEmbedder()
-    if name == "hashing":
-        return HashingEmbedder()
-    if name == "openai":
-        return OpenAIEmbedder()
-    raise KgpathError(f"unknown embedder {name!r}; choose local, hashing or openai")
-
-
 def _cmd_demo(args: argparse.Namespace) -> int:
     from kgpath.data import load_demo_graph
     from kgpath.demo import DemoContext, run_demo
     from kgpath.index.graph_index import GraphIndex
 
-    emb = _embedder(args.embedder)
+    emb = embedder_by_name(args.embedder)
     graph = load_demo_graph()
     index = GraphIndex(graph, emb).build()
     plot_dir = Path(args.out) if args.plot else None

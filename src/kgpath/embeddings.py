@@ -35,6 +35,7 @@ __all__ = [
     "LlamaIndexEmbedder",
     "LangChainEmbedder",
     "default_embedder",
+    "embedder_by_name",
     "normalize_rows",
 ]
 
@@ -347,3 +348,17 @@ class LangChainEmbedder(BaseEmbedder):
 def default_embedder() -> Embedder:
     """The offline default: :class:`LocalEmbedder` (raises with install hint if absent)."""
     return LocalEmbedder()
+
+
+def embedder_by_name(name: str) -> Embedder:
+    """The embedder a command line names: ``local``, ``hashing`` or ``openai``.
+
+    Raises :class:`~kgpath.errors.ConfigError` naming the bad value and the accepted ones.
+    """
+    if name == "local":
+        return LocalEmbedder()
+    if name == "hashing":
+        return HashingEmbedder()
+    if name == "openai":
+        return OpenAIEmbedder()
+    raise ConfigError(f"unknown embedder {name!r}; choose local, hashing or openai")

@@ -78,7 +78,7 @@ TRACE_KEYS: Mapping[str, str] = {
     "reliability": "Eq. 4 path reliability of the path that produced the item",
     # C2RAG
     "constraint": "the linearised constraint Lin(tau) of the block the item answers",
-    "state": "sufficiency state of that constraint: resolved, ambiguous or insufficient",
+    "state": "sufficiency state (Eq. 9): resolved or unresolved",
     "n_eff": "Eq. 10 effective candidate count of that constraint (float)",
     "bindings": "placeholder bindings of that block, as 'var=name' strings",
     "source": "structural (graph) or textual (recovery) evidence",

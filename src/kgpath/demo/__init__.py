@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from kgpath._tables import table
 from kgpath.embeddings import Embedder
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
@@ -46,20 +47,6 @@ class DemoContext:
         self.print("=" * len(title))
         self.print(title)
         self.print("=" * len(title))
-
-
-def table(rows: list[list[Any]], headers: list[str]) -> str:
-    """Plain-text table with columns padded to their widest cell."""
-    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    line = "  ".join("-" * w for w in widths)
-    out = ["  ".join(c.ljust(w) for c, w in zip(cells[0], widths)), line]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in cells[1:]]
-    return "\n".join(out)
-
-
-def _fmt(c: Any) -> str:
-    return f"{c:.3f}" if isinstance(c, float) else str(c)
 
 
 def run_demo(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -105,27 +106,10 @@ def plot_traversals(
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.8 * rows), squeeze=False)
     for ax in axes.flat[len(names):]:
         ax.axis("off")
+    qxy = None if query_vec is None else (np.asarray(query_vec, np.float64) - mean) @ basis
+    dot_colours = [colour[d] for d in view.chunk_doc]
     for ax, name in zip(axes.flat, names, strict=False):
-        r = results[name]
-        ax.scatter(xy[:, 0], xy[:, 1], s=14, c=[colour[d] for d in view.chunk_doc], alpha=0.35)
-        if hl.any():
-            ax.scatter(xy[hl, 0], xy[hl, 1], s=80, facecolors="none", edgecolors="green",
-                       linewidths=1.5, zorder=2, label="highlighted documents")
-        pts = np.asarray([xy[view.chunk_position(c)] for c in r.path_ids])
-        for (x0, y0), (x1, y1) in zip(pts[:-1], pts[1:], strict=True):
-            ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
-                        arrowprops={"arrowstyle": "->", "color": "black", "lw": 1.2})
-        ax.scatter(pts[:, 0], pts[:, 1], s=30, c="black", zorder=3)
-        for hop, (x, y) in enumerate(pts[1:], 1):
-            ax.annotate(str(hop), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
-        ax.scatter(pts[:1, 0], pts[:1, 1], s=160, marker="*", c="gold", edgecolors="black",
-                   zorder=4, label="anchor")
-        if query_vec is not None:
-            qxy = (np.asarray(query_vec, np.float64) - mean) @ basis
-            ax.scatter([qxy[0]], [qxy[1]], s=90, marker="X", c="red", zorder=4, label="query")
-        ax.set_title(f"{name}\n{len(r.path)} chunks, {len(r.documents)} passages", fontsize=9)
-        ax.set_xticks([])
-        ax.set_yticks([])
+        _draw_panel(ax, name, results[name], view, xy, dot_colours, hl, qxy)
     axes.flat[0].legend(loc="best", fontsize=7)
     fig.suptitle(f"Traversal paths for: {next(iter(results.values())).query}", fontsize=10)
     fig.tight_layout()
@@ -133,3 +117,34 @@ def plot_traversals(
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+def _draw_panel(
+    ax: Any,
+    name: str,
+    r: TraversalResult,
+    view: ChunkGraphView,
+    xy: np.ndarray,
+    dot_colours: list[Any],
+    hl: np.ndarray,
+    qxy: np.ndarray | None,
+) -> None:
+    """One algorithm's panel: all chunks, the highlighted ones, the path, anchor, query."""
+    ax.scatter(xy[:, 0], xy[:, 1], s=14, c=dot_colours, alpha=0.35)
+    if hl.any():
+        ax.scatter(xy[hl, 0], xy[hl, 1], s=80, facecolors="none", edgecolors="green",
+                   linewidths=1.5, zorder=2, label="highlighted documents")
+    pts = np.asarray([xy[view.chunk_position(c)] for c in r.path_ids])
+    for (x0, y0), (x1, y1) in zip(pts[:-1], pts[1:], strict=True):
+        ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
+                    arrowprops={"arrowstyle": "->", "color": "black", "lw": 1.2})
+    ax.scatter(pts[:, 0], pts[:, 1], s=30, c="black", zorder=3)
+    for hop, (x, y) in enumerate(pts[1:], 1):
+        ax.annotate(str(hop), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.scatter(pts[:1, 0], pts[:1, 1], s=160, marker="*", c="gold", edgecolors="black",
+               zorder=4, label="anchor")
+    if qxy is not None:
+        ax.scatter([qxy[0]], [qxy[1]], s=90, marker="X", c="red", zorder=4, label="query")
+    ax.set_title(f"{name}\n{len(r.path)} chunks, {len(r.documents)} passages", fontsize=9)
+    ax.set_xticks([])
+    ax.set_yticks([])

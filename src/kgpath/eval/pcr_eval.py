@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kgpath.embeddings import Embedder
+from kgpath._tables import table
+from kgpath.embeddings import Embedder, embedder_by_name
 from kgpath.eval.datasets import PathRAG6Query, load_pathrag6_queries, shared_datasets_dir
 from kgpath.eval.metrics import (
     graph_distance_penalty,
@@ -121,8 +122,6 @@ def evaluate_pcr(
 
 def format_report(report: PCREvalReport) -> str:
     """Render the Table 1 and Table 7 shaped tables."""
-    from kgpath.demo import table
-
     n = len(next(iter(report.rows.values()))["rel@10"])
     rows = []
     for m in METHODS:
@@ -151,8 +150,6 @@ def format_report(report: PCREvalReport) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry: ``kgpath eval pcr [--data DIR] [--embedder local|hashing] [--k 10]``."""
-    from kgpath.cli import _embedder
-
     ap = argparse.ArgumentParser(prog="kgpath eval pcr", description=__doc__.splitlines()[0])
     default = shared_datasets_dir()
     ap.add_argument("--data", default=str(default / "pathrag6") if default else None,
@@ -163,6 +160,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not args.data:
         ap.error("--data is required (no ../shared/datasets found)")
-    report = evaluate_pcr(args.data, _embedder(args.embedder), k=args.k, alpha=args.alpha)
+    report = evaluate_pcr(args.data, embedder_by_name(args.embedder), k=args.k, alpha=args.alpha)
     print(format_report(report))
     return 0

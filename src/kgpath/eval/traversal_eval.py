@@ -348,7 +348,7 @@ def _passages_of(nodes: Any) -> list[str]:
 
 def format_report(report: TraversalEvalReport) -> str:
     """The evaluation table as plain text."""
-    from kgpath.demo import table
+    from kgpath._tables import table
 
     head = [
         f"HotpotQA passage recall: {report.questions} questions, embedder {report.embedder}",
@@ -379,7 +379,7 @@ def format_report(report: TraversalEvalReport) -> str:
 
 def format_halves(report: TraversalEvalReport) -> str:
     """Recall@2/@5 of every method on the first and second half of the questions."""
-    from kgpath.demo import table
+    from kgpath._tables import table
 
     rows = []
     for m in report.methods:

@@ -1,0 +1,238 @@
+"""Building a :class:`~kgpath.graph.KnowledgeGraph` from other shapes, and exporting it.
+
+From ``(head, relation, tail)`` triples, from integer endpoint arrays (the bulk path), from a
+PathRAG-6 domain folder, and to/from networkx. The classmethods of the same names on
+:class:`~kgpath.graph.KnowledgeGraph` delegate here; ``cls`` lets a subclass build itself.
+
+These functions are friends of :class:`~kgpath.graph.KnowledgeGraph`: the bulk paths fill
+its private lists directly, as its own methods would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kgpath.errors import GraphError
+from kgpath.graph.knowledge_graph import KnowledgeGraph
+from kgpath.graph.model import Edge, Node
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+__all__ = ["from_arrays", "from_networkx", "from_pathrag6", "from_triples", "to_networkx"]
+
+
+def from_triples(
+    triples: Iterable[Sequence[str]],
+    passages: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
+    *,
+    provenance: Sequence[Sequence[str]] | None = None,
+    cls: type[KnowledgeGraph] = KnowledgeGraph,
+) -> KnowledgeGraph:
+    """Build a graph from ``(head, relation, tail)`` triples.
+
+    Node ids and names are the entity strings. ``passages`` maps passage id to text;
+    ``provenance[i]`` lists the passage ids that support ``triples[i]`` (they are also
+    attached to both end nodes).
+    """
+    g = cls()
+    if passages is not None:
+        items = passages.items() if isinstance(passages, Mapping) else passages
+        for pid, text in items:
+            g.add_passage(pid, text)
+    trip = list(triples)
+    if provenance is not None and len(provenance) != len(trip):
+        raise GraphError(
+            f"provenance has {len(provenance)} entries for {len(trip)} triples"
+        )
+    node_prov: dict[str, list[str]] = {}
+    for i, t in enumerate(trip):
+        _add_triple(g, i, t, provenance, node_prov)
+    for ent, cites in node_prov.items():
+        if cites:
+            n = g.node(ent)
+            g._nodes[g.index_of(ent)] = Node(
+                n.id, n.name, n.text, n.type, n.metadata, tuple(dict.fromkeys(cites))
+            )
+    return g
+
+
+def _add_triple(
+    g: KnowledgeGraph,
+    i: int,
+    t: Sequence[str],
+    provenance: Sequence[Sequence[str]] | None,
+    node_prov: dict[str, list[str]],
+) -> None:
+    """Add triple number ``i`` (its end nodes when new, then the edge); collect citations."""
+    if len(t) != 3:
+        raise GraphError(f"triple #{i} must be (head, relation, tail), got {t!r}")
+    h, r, tl = (str(x).strip() for x in t)
+    if not h or not tl:
+        raise GraphError(f"triple #{i} has an empty head or tail: {t!r}")
+    prov = tuple(provenance[i]) if provenance is not None else ()
+    for p in prov:
+        if p not in g._passages:
+            raise GraphError(f"triple #{i} cites unknown passage {p!r}")
+    for ent in (h, tl):
+        if ent not in g:
+            g.add_node(ent, name=ent, text=ent)
+        node_prov.setdefault(ent, []).extend(prov)
+    g.add_edge(h, tl, relation=r, text=f"{h} {r} {tl}", provenance=prov)
+
+
+def from_arrays(
+    node_ids: Sequence[str],
+    sources: Sequence[int] | np.ndarray,
+    targets: Sequence[int] | np.ndarray,
+    *,
+    relations: Sequence[str] | None = None,
+    texts: Sequence[str] | None = None,
+    embeddings: np.ndarray | None = None,
+    cls: type[KnowledgeGraph] = KnowledgeGraph,
+) -> KnowledgeGraph:
+    """Bulk-build from node ids and integer edge endpoint arrays (fast path).
+
+    ``sources[i] -> targets[i]`` index into ``node_ids``. Duplicate
+    ``(source, target, relation)`` edges are merged as in
+    :meth:`~kgpath.graph.KnowledgeGraph.add_edge`. Intended for large generated or
+    exported graphs (10^5-10^6 nodes).
+    """
+    g = cls()
+    empty: Mapping[str, Any] = MappingProxyType({})
+    ids = [str(x) for x in node_ids]
+    if len(set(ids)) != len(ids):
+        raise GraphError("node_ids contain duplicates")
+    src = np.asarray(sources, dtype=np.int64)
+    dst = np.asarray(targets, dtype=np.int64)
+    n = len(ids)
+    if src.shape != dst.shape:
+        raise GraphError(f"sources and targets differ in length: {src.shape} vs {dst.shape}")
+    if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
+        raise GraphError(f"edge endpoint out of range [0, {n})")
+    txt = list(texts) if texts is not None else [""] * n
+    g._nodes = [Node(i, i, t, None, empty) for i, t in zip(ids, txt)]
+    g._node_index = {i: k for k, i in enumerate(ids)}
+    rel = list(relations) if relations is not None else None
+    for k in range(src.size):
+        a, b = ids[src[k]], ids[dst[k]]
+        r = rel[k] if rel is not None else ""
+        key = (a, b, r)
+        if key in g._edge_key:
+            continue
+        g._edge_key[key] = len(g._edges)
+        g._edges.append(Edge(a, b, r, "", None, 1.0, (), empty))
+    g._version += 1
+    if embeddings is not None:
+        g.set_embeddings(embeddings)
+    return g
+
+
+def from_pathrag6(
+    directory: str | os.PathLike[str], *, cls: type[KnowledgeGraph] = KnowledgeGraph
+) -> KnowledgeGraph:
+    """Load one PathRAG-6 domain folder (``nodes.json`` + ``edges.json``)."""
+    d = Path(directory)
+    try:
+        nodes = json.loads((d / "nodes.json").read_text(encoding="utf-8"))
+        edges = json.loads((d / "edges.json").read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise GraphError(
+            f"{d} is not a PathRAG-6 domain folder: {exc.filename} missing"
+        ) from exc
+    except json.JSONDecodeError as exc:
+        raise GraphError(f"{d}: invalid JSON ({exc})") from exc
+    g = cls()
+    for rec in nodes:
+        meta = dict(rec.get("metadata") or {})
+        g.add_node(
+            str(rec["id"]),
+            name=str(meta.get("topic") or rec["id"]),
+            text=str(rec.get("text", "")),
+            type=meta.get("domain"),
+            metadata=meta,
+            embedding=rec.get("embedding"),
+        )
+    for rec in edges:
+        g.add_edge(
+            str(rec["source"]),
+            str(rec["target"]),
+            relation=str(rec.get("relation", "")),
+            weight=float(rec.get("weight", 1.0)),
+        )
+    return g
+
+
+_NX_NODE_ATTRS = {"name", "text", "type", "provenance", "embedding"}
+_NX_EDGE_ATTRS = {"relation", "text", "type", "weight", "provenance"}
+
+
+def from_networkx(
+    graph: nx.Graph, *, cls: type[KnowledgeGraph] = KnowledgeGraph
+) -> KnowledgeGraph:
+    """Build from a networkx (Multi)(Di)Graph.
+
+    Node attributes ``name``, ``text``, ``type``, ``provenance``, ``embedding`` and
+    edge attributes ``relation``, ``text``, ``type``, ``weight``, ``provenance`` are
+    used when present; other attributes go to ``metadata``. An undirected graph gets
+    both directions of every edge.
+    """
+    g = cls()
+    for nid, attrs in graph.nodes(data=True):
+        g.add_node(
+            str(nid),
+            name=str(attrs.get("name", nid)),
+            text=str(attrs.get("text", "")),
+            type=attrs.get("type"),
+            metadata={k: v for k, v in attrs.items() if k not in _NX_NODE_ATTRS},
+            provenance=tuple(attrs.get("provenance", ())),
+            embedding=attrs.get("embedding"),
+        )
+    directed = graph.is_directed()
+    for u, v, attrs in graph.edges(data=True):
+        pairs = [(u, v)] if directed else [(u, v), (v, u)]
+        for a, b in pairs:
+            g.add_edge(
+                str(a),
+                str(b),
+                relation=str(attrs.get("relation", "")),
+                text=str(attrs.get("text", "")),
+                type=attrs.get("type"),
+                weight=float(attrs.get("weight", 1.0)),
+                provenance=tuple(attrs.get("provenance", ())),
+                metadata={k: val for k, val in attrs.items() if k not in _NX_EDGE_ATTRS},
+            )
+    for pid, p in (graph.graph.get("passages") or {}).items():
+        g.add_passage(str(pid), str(p))
+    return g
+
+
+def to_networkx(g: KnowledgeGraph) -> nx.MultiDiGraph:
+    """Export to a ``networkx.MultiDiGraph`` with the same attributes."""
+    import networkx as nx
+
+    out = nx.MultiDiGraph()
+    emb, mask = g._emb, g._emb_mask
+    for i, n in enumerate(g._nodes):
+        attrs: dict[str, Any] = dict(n.metadata)
+        attrs.update(name=n.name, text=n.text, type=n.type, provenance=list(n.provenance))
+        if emb is not None and mask is not None and i < len(mask):
+            if mask[i]:
+                attrs["embedding"] = emb[i].tolist()
+        out.add_node(n.id, **attrs)
+    for e in g._edges:
+        attrs = dict(e.metadata)
+        attrs.update(
+            relation=e.relation, text=e.text, type=e.type, weight=e.weight,
+            provenance=list(e.provenance),
+        )
+        out.add_edge(e.source, e.target, key=e.relation, **attrs)
+    out.graph["passages"] = {pid: p.text for pid, p in g._passages.items()}
+    return out

@@ -1,0 +1,537 @@
+"""KnowledgeGraph: nodes, directed edges, passages, node embeddings, and its CSR adjacency.
+
+The Python objects (:class:`~kgpath.graph.model.Node`, :class:`~kgpath.graph.model.Edge`,
+:class:`~kgpath.graph.model.Passage`) are the user-facing record; traversal never touches
+them. Every traversal works on the int32 CSR arrays of :mod:`kgpath.graph.csr`, built once
+(and rebuilt lazily after a mutation).
+
+Duplicate edges: adding an edge with the same ``(source, target, relation)`` as an existing
+one merges it into the existing edge (weight becomes the maximum, provenance the union). The
+PathRAG-6 data contains such duplicates; counting them twice would bias out-degrees.
+
+Building from other shapes lives in :mod:`kgpath.graph.builders`, saving and loading in
+:mod:`kgpath.graph.persistence`; the classmethods here delegate to them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kgpath.errors import EmbeddingError, EmptyGraphError, GraphError, NodeNotFoundError
+from kgpath.graph.csr import (
+    BFSResult,
+    bfs,
+    bfs_scratch,
+    build_csr,
+    check_direction,
+    check_max_depth,
+    neighbors,
+)
+from kgpath.graph.model import Direction, Edge, Node, Passage, norm_name
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+__all__ = ["KnowledgeGraph"]
+
+logger = logging.getLogger(__name__)
+
+
+class KnowledgeGraph:
+    """Directed multi-relational graph with passages and optional node embeddings.
+
+    Examples
+    --------
+    >>> g = KnowledgeGraph()
+    >>> g.add_node("a", name="Alpha")
+    0
+    >>> g.add_node("b", name="Beta")
+    1
+    >>> g.add_edge("a", "b", relation="precedes")
+    0
+    >>> g.bfs("a").nodes.tolist()
+    [0, 1]
+    """
+
+    def __init__(self) -> None:
+        self._nodes: list[Node] = []
+        self._edges: list[Edge] = []
+        self._passages: dict[str, Passage] = {}
+        self._node_index: dict[str, int] = {}
+        self._edge_key: dict[tuple[str, str, str], int] = {}
+        self._name_index: dict[str, list[int]] | None = None
+        self._emb: np.ndarray | None = None
+        self._emb_mask: np.ndarray | None = None
+        self._csr: dict[str, np.ndarray] | None = None
+        self._version = 0
+        self._tls = threading.local()
+
+    # ------------------------------------------------------------------ building
+    def add_node(
+        self,
+        id: str,  # noqa: A002 - "id" is the natural field name
+        name: str | None = None,
+        text: str = "",
+        *,
+        type: str | None = None,  # noqa: A002
+        metadata: Mapping[str, Any] | None = None,
+        provenance: Iterable[str] = (),
+        embedding: Sequence[float] | np.ndarray | None = None,
+    ) -> int:
+        """Add a node (or update the one with this id) and return its index."""
+        if not isinstance(id, str) or not id:
+            raise GraphError(f"node id must be a non-empty string, got {id!r}")
+        node = Node(
+            id=id,
+            name=name if name is not None else id,
+            text=text or "",
+            type=type,
+            metadata=dict(metadata or {}),
+            provenance=tuple(provenance),
+        )
+        idx = self._node_index.get(id)
+        if idx is None:
+            idx = len(self._nodes)
+            self._nodes.append(node)
+            self._node_index[id] = idx
+            self._csr = None
+        else:
+            self._nodes[idx] = node
+        self._name_index = None
+        self._version += 1
+        if embedding is not None:
+            self.set_embeddings({id: embedding})
+        return idx
+
+    def add_edge(
+        self,
+        source: str,
+        target: str,
+        relation: str = "",
+        text: str = "",
+        *,
+        type: str | None = None,  # noqa: A002
+        weight: float = 1.0,
+        provenance: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Add a directed edge and return its index (merging exact duplicates)."""
+        for end in (source, target):
+            if end not in self._node_index:
+                raise NodeNotFoundError(
+                    f"edge {source!r} -> {target!r} names unknown node {end!r}", key=end
+                )
+        w = float(weight)
+        if not np.isfinite(w) or w < 0:
+            raise GraphError(f"edge {source!r} -> {target!r} has invalid weight {weight!r}")
+        key = (source, target, relation)
+        prov = tuple(provenance)
+        if key in self._edge_key:
+            i = self._edge_key[key]
+            old = self._edges[i]
+            merged = tuple(dict.fromkeys(old.provenance + prov))
+            self._edges[i] = Edge(
+                source, target, relation, old.text or text, old.type or type,
+                max(old.weight, w), merged, {**dict(old.metadata), **dict(metadata or {})},
+            )
+            return i
+        self._edges.append(
+            Edge(source, target, relation, text, type, w, prov, dict(metadata or {}))
+        )
+        self._edge_key[key] = len(self._edges) - 1
+        self._csr = None
+        self._version += 1
+        return len(self._edges) - 1
+
+    def add_passage(
+        self, id: str, text: str, metadata: Mapping[str, Any] | None = None  # noqa: A002
+    ) -> None:
+        """Add (or replace) a source passage."""
+        if not isinstance(id, str) or not id:
+            raise GraphError(f"passage id must be a non-empty string, got {id!r}")
+        self._passages[id] = Passage(id, text, dict(metadata or {}))
+        self._version += 1
+
+    # ------------------------------------------------------------------ access
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._node_index
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self._nodes)
+
+    def __repr__(self) -> str:
+        return (
+            f"KnowledgeGraph(nodes={len(self._nodes)}, edges={len(self._edges)}, "
+            f"passages={len(self._passages)})"
+        )
+
+    @property
+    def nodes(self) -> Sequence[Node]:
+        """All nodes in index order."""
+        return tuple(self._nodes)
+
+    @property
+    def edges(self) -> Sequence[Edge]:
+        """All edges in index order."""
+        return tuple(self._edges)
+
+    @property
+    def passages(self) -> Mapping[str, Passage]:
+        """Passages by id."""
+        return dict(self._passages)
+
+    @property
+    def num_nodes(self) -> int:
+        """Number of nodes."""
+        return len(self._nodes)
+
+    @property
+    def num_edges(self) -> int:
+        """Number of (merged) edges."""
+        return len(self._edges)
+
+    @property
+    def version(self) -> int:
+        """Increases on every mutation; indexes use it to detect staleness."""
+        return self._version
+
+    def node(self, node_id: str) -> Node:
+        """Return the node with this id or raise :class:`NodeNotFoundError`."""
+        return self._nodes[self.index_of(node_id)]
+
+    def node_at(self, index: int) -> Node:
+        """Return the node at an integer index."""
+        return self._nodes[index]
+
+    def edge_at(self, index: int) -> Edge:
+        """Return the edge at an integer index."""
+        return self._edges[index]
+
+    def passage(self, passage_id: str) -> Passage:
+        """Return a passage by id or raise :class:`NodeNotFoundError`."""
+        try:
+            return self._passages[passage_id]
+        except KeyError:
+            raise NodeNotFoundError(f"unknown passage id {passage_id!r}", key=passage_id) from None
+
+    def index_of(self, node_id: str) -> int:
+        """Integer index of a node id."""
+        try:
+            return self._node_index[node_id]
+        except (KeyError, TypeError):
+            raise NodeNotFoundError(f"unknown node id {node_id!r}", key=str(node_id)) from None
+
+    def ids_to_indices(self, node_ids: Iterable[str]) -> np.ndarray:
+        """Vector of node indices for ids (raises on the first unknown id)."""
+        return np.fromiter((self.index_of(n) for n in node_ids), dtype=np.int32)
+
+    def find_by_name(self, name: str) -> list[int]:
+        """Indices of nodes whose name equals ``name`` (case- and space-insensitive)."""
+        if self._name_index is None:
+            idx: dict[str, list[int]] = {}
+            for i, n in enumerate(self._nodes):
+                idx.setdefault(norm_name(n.name), []).append(i)
+            self._name_index = idx
+        return list(self._name_index.get(norm_name(name), []))
+
+    def edges_between(self, source: str, target: str) -> list[Edge]:
+        """All edges ``source -> target`` (any relation)."""
+        s, t = self.index_of(source), self.index_of(target)
+        csr = self.csr()
+        lo, hi = csr["out_indptr"][s], csr["out_indptr"][s + 1]
+        sel = csr["out_indices"][lo:hi] == t
+        return [self._edges[int(e)] for e in csr["out_edges"][lo:hi][sel]]
+
+    # ------------------------------------------------------------------ CSR
+    def csr(self) -> dict[str, np.ndarray]:
+        """CSR arrays (built lazily): ``{out,in}_{indptr,indices,edges}``, int32/int64.
+
+        See :func:`kgpath.graph.csr.build_csr`.
+        """
+        if self._csr is None:
+            self._csr = build_csr(self._edges, self._node_index, len(self._nodes))
+            logger.debug("built CSR adjacency: %d nodes, %d edges", len(self._nodes),
+                         len(self._edges))
+        return self._csr
+
+    def out_degree(self) -> np.ndarray:
+        """Out-degree of every node (after duplicate merging)."""
+        return np.diff(self.csr()["out_indptr"])
+
+    def in_degree(self) -> np.ndarray:
+        """In-degree of every node (after duplicate merging)."""
+        return np.diff(self.csr()["in_indptr"])
+
+    def neighbors(self, index: int, direction: Direction = "out") -> np.ndarray:
+        """Neighbour indices of one node (may repeat for parallel edges)."""
+        check_direction(direction)
+        return neighbors(self.csr(), index, direction)
+
+    # ------------------------------------------------------------------ traversal
+    def bfs(
+        self,
+        source: str | int,
+        *,
+        max_depth: int | None = None,
+        direction: Direction = "out",
+    ) -> BFSResult:
+        """Breadth-first search on the CSR arrays, one numpy pass per level.
+
+        Parameters
+        ----------
+        source
+            Node id (str) or index (int).
+        max_depth
+            Stop after this many hops (``None`` = unlimited, ``0`` = source only).
+        direction
+            ``"out"`` follows edges forward (the PCR paper), ``"in"`` backward,
+            ``"both"`` ignores direction.
+
+        Notes
+        -----
+        Each level gathers the CSR slices of the whole frontier with one vectorised
+        ``repeat``/``arange`` and keeps first occurrences, so the cost is
+        O(reached nodes + their edges) with no per-edge Python work
+        (:func:`kgpath.graph.csr.bfs`). Scratch arrays are reused per thread.
+        """
+        if not self._nodes:
+            raise EmptyGraphError("the graph has no nodes")
+        check_direction(direction)
+        check_max_depth(max_depth)
+        s = self.index_of(source) if isinstance(source, str) else int(source)
+        if not 0 <= s < len(self._nodes):
+            raise NodeNotFoundError(f"node index {source!r} out of range", key=str(source))
+        csr = self.csr()
+        position, owner = bfs_scratch(self._tls, len(self._nodes))
+        return bfs(
+            csr, s, max_depth=max_depth, direction=direction, position=position, owner=owner
+        )
+
+    # ------------------------------------------------------------------ embeddings
+    @property
+    def embedding_dim(self) -> int | None:
+        """Dimension of stored node embeddings, if any."""
+        return None if self._emb is None else int(self._emb.shape[1])
+
+    def set_embeddings(
+        self, embeddings: Mapping[str, Sequence[float] | np.ndarray] | np.ndarray
+    ) -> None:
+        """Store node embeddings, either a full ``(n, d)`` matrix or ``{id: vector}``.
+
+        Raises :class:`EmbeddingError` on a dimension mismatch or NaN/inf values.
+        """
+        n = len(self._nodes)
+        if isinstance(embeddings, np.ndarray):
+            mat = np.asarray(embeddings, dtype=np.float32)
+            if mat.ndim != 2 or mat.shape[0] != n:
+                raise EmbeddingError(
+                    f"embedding matrix must have shape ({n}, d), got {mat.shape}"
+                )
+            _check_finite(mat, [x.id for x in self._nodes])
+            if self._emb is not None and mat.shape[1] != self._emb.shape[1]:
+                raise EmbeddingError(
+                    f"embedding dimension {mat.shape[1]} does not match the graph's "
+                    f"{self._emb.shape[1]}"
+                )
+            self._emb = np.ascontiguousarray(mat)
+            self._emb_mask = np.ones(n, dtype=bool)
+            self._version += 1
+            return
+        for node_id, vec in embeddings.items():
+            i = self.index_of(node_id)
+            v = np.asarray(vec, dtype=np.float32).reshape(-1)
+            _check_finite(v[None, :], [node_id])
+            if self._emb is None:
+                self._emb = np.zeros((n, v.size), dtype=np.float32)
+                self._emb_mask = np.zeros(n, dtype=bool)
+            elif v.size != self._emb.shape[1]:
+                raise EmbeddingError(
+                    f"embedding for node {node_id!r} has dimension {v.size}, "
+                    f"expected {self._emb.shape[1]}"
+                )
+            self._grow_embeddings()
+            assert self._emb_mask is not None
+            self._emb[i] = v
+            self._emb_mask[i] = True
+        self._version += 1
+
+    def _grow_embeddings(self) -> None:
+        if self._emb is None or self._emb_mask is None:
+            return
+        n = len(self._nodes)
+        if self._emb.shape[0] < n:
+            extra = n - self._emb.shape[0]
+            self._emb = np.vstack([self._emb, np.zeros((extra, self._emb.shape[1]), np.float32)])
+            self._emb_mask = np.concatenate([self._emb_mask, np.zeros(extra, dtype=bool)])
+
+    def missing_embeddings(self) -> list[int]:
+        """Indices of nodes without an embedding."""
+        if self._emb is None or self._emb_mask is None:
+            return list(range(len(self._nodes)))
+        self._grow_embeddings()
+        return np.flatnonzero(~self._emb_mask).tolist()
+
+    @property
+    def embeddings(self) -> np.ndarray:
+        """The ``(n, d)`` float32 embedding matrix; raises if any node lacks one."""
+        missing = self.missing_embeddings()
+        if missing:
+            ids = [self._nodes[i].id for i in missing[:5]]
+            raise EmbeddingError(
+                f"{len(missing)} node(s) have no embedding (e.g. {ids}); "
+                "embed them with GraphIndex or set_embeddings()"
+            )
+        assert self._emb is not None
+        return self._emb
+
+    # ------------------------------------------------------------------ builders
+    # Thin delegations: the code lives in kgpath.graph.builders / kgpath.graph.persistence,
+    # which import this module (hence the imports inside the methods).
+    @classmethod
+    def from_triples(
+        cls,
+        triples: Iterable[Sequence[str]],
+        passages: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
+        *,
+        provenance: Sequence[Sequence[str]] | None = None,
+    ) -> KnowledgeGraph:
+        """Build a graph from ``(head, relation, tail)`` triples.
+
+        Node ids and names are the entity strings. ``passages`` maps passage id to text;
+        ``provenance[i]`` lists the passage ids that support ``triples[i]`` (they are also
+        attached to both end nodes). See :func:`kgpath.graph.builders.from_triples`.
+        """
+        from kgpath.graph import builders
+
+        return builders.from_triples(triples, passages, provenance=provenance, cls=cls)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        node_ids: Sequence[str],
+        sources: Sequence[int] | np.ndarray,
+        targets: Sequence[int] | np.ndarray,
+        *,
+        relations: Sequence[str] | None = None,
+        texts: Sequence[str] | None = None,
+        embeddings: np.ndarray | None = None,
+    ) -> KnowledgeGraph:
+        """Bulk-build from node ids and integer edge endpoint arrays (fast path).
+
+        ``sources[i] -> targets[i]`` index into ``node_ids``. Duplicate
+        ``(source, target, relation)`` edges are merged as in :meth:`add_edge`. Intended
+        for large generated or exported graphs (10^5-10^6 nodes).
+        See :func:`kgpath.graph.builders.from_arrays`.
+        """
+        from kgpath.graph import builders
+
+        return builders.from_arrays(
+            node_ids, sources, targets, relations=relations, texts=texts,
+            embeddings=embeddings, cls=cls,
+        )
+
+    @classmethod
+    def from_documents(
+        cls,
+        documents: Iterable[Any],
+        *,
+        extractor: Any = None,
+        llm: Any = None,
+        chunking: Any = None,
+        batch_size: int = 64,
+    ) -> KnowledgeGraph:
+        """Build a graph from raw documents in one call (chunk, extract, merge).
+
+        Offline by default (spaCy, ``pip install 'kgpath[nlp]'``); with ``llm`` an LLM
+        extracts entities and triples. Accepts strings, ``(id, text)`` pairs, mappings,
+        LlamaIndex and LangChain documents. See
+        :func:`kgpath.ingest.graph_from_documents` (the code lives in :mod:`kgpath.ingest`;
+        this is a convenience delegation).
+
+        Examples
+        --------
+        >>> g = KnowledgeGraph.from_documents(["Marie Curie was born in Warsaw."])
+        ... # doctest: +SKIP
+        """
+        from kgpath.ingest import ingest_documents
+
+        g = cls()
+        ingest_documents(g, documents, extractor=extractor, llm=llm, chunking=chunking,
+                         batch_size=batch_size)
+        return g
+
+    def add_documents(self, documents: Iterable[Any], **kwargs: Any) -> Any:
+        """Extend this graph with documents (unchanged passages are skipped); return the
+        :class:`~kgpath.ingest.IngestReport`. Keyword arguments as :meth:`from_documents`."""
+        from kgpath.ingest import ingest_documents
+
+        return ingest_documents(self, documents, **kwargs)
+
+    @classmethod
+    def from_pathrag6(cls, directory: str | os.PathLike[str]) -> KnowledgeGraph:
+        """Load one PathRAG-6 domain folder (``nodes.json`` + ``edges.json``)."""
+        from kgpath.graph import builders
+
+        return builders.from_pathrag6(directory, cls=cls)
+
+    @classmethod
+    def from_networkx(cls, graph: nx.Graph) -> KnowledgeGraph:
+        """Build from a networkx (Multi)(Di)Graph.
+
+        Node attributes ``name``, ``text``, ``type``, ``provenance``, ``embedding`` and
+        edge attributes ``relation``, ``text``, ``type``, ``weight``, ``provenance`` are
+        used when present; other attributes go to ``metadata``. An undirected graph gets
+        both directions of every edge.
+        """
+        from kgpath.graph import builders
+
+        return builders.from_networkx(graph, cls=cls)
+
+    def to_networkx(self) -> nx.MultiDiGraph:
+        """Export to a ``networkx.MultiDiGraph`` with the same attributes."""
+        from kgpath.graph import builders
+
+        return builders.to_networkx(self)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, directory: str | os.PathLike[str]) -> None:
+        """Write the graph to ``directory`` as JSON + ``.npy``, atomically.
+
+        Files are written into a temporary sibling directory, fsynced, then renamed into
+        place; an existing directory is replaced only after the new one is complete.
+        A ``manifest.json`` records the format version and a SHA-256 of every file.
+        See :func:`kgpath.graph.persistence.save`.
+        """
+        from kgpath.graph import persistence
+
+        persistence.save(self, directory)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> KnowledgeGraph:
+        """Load a graph written by :meth:`save`.
+
+        Raises :class:`PersistenceError` if the directory is missing, truncated, corrupt
+        (checksum mismatch, bad JSON) or written by a newer format version.
+        See :func:`kgpath.graph.persistence.load`.
+        """
+        from kgpath.graph import persistence
+
+        return persistence.load(directory, cls=cls)
+
+
+# ---------------------------------------------------------------------- helpers
+def _check_finite(mat: np.ndarray, ids: Sequence[str]) -> None:
+    bad = ~np.isfinite(mat).all(axis=1)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        name = ids[first] if first < len(ids) else first
+        raise EmbeddingError(f"embedding for node {name!r} contains NaN or inf")

@@ -1,0 +1,91 @@
+"""C2RAG's I/O protocol: pipeline steps are generators that yield requests.
+
+Each step that needs the embedder, the reranker or the LLM yields a :class:`Req`; the
+synchronous driver (:func:`drive`) and the asynchronous one (:func:`adrive`) serve it, so
+the algorithm is written once for :meth:`retrieve` and :meth:`aretrieve`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator, MutableMapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from kgpath.errors import BackendError
+
+__all__ = ["Req", "adrive", "drive", "embed_relations", "score"]
+
+
+@dataclass(frozen=True)
+class Req:
+    """An I/O request yielded by the pipeline generator (sync and async drivers serve it)."""
+
+    op: Literal["embed_queries", "embed_passages", "score", "complete"]
+    args: tuple[Any, ...]
+
+
+def score(query: str, texts: Sequence[str]) -> Generator[Req, Any, np.ndarray]:
+    """The Eq. 6 / Eq. 12 reranker call: one finite score per text (float64)."""
+    if not texts:
+        return np.zeros(0, dtype=np.float64)
+    out = yield Req("score", (query, list(texts)))
+    arr = np.asarray(out, dtype=np.float64).reshape(-1)
+    if arr.size != len(texts):
+        raise BackendError(f"reranker returned {arr.size} scores for {len(texts)} texts")
+    if not np.isfinite(arr).all():
+        raise BackendError(f"reranker returned non-finite scores: {arr.tolist()}")
+    return arr
+
+
+def embed_relations(
+    cache: MutableMapping[str, np.ndarray], texts: Sequence[str]
+) -> Generator[Req, Any, None]:
+    """Embed the relation strings not yet in ``cache`` (Eq. 5's ``v_r``), in one request."""
+    missing = list(dict.fromkeys(t for t in texts if t not in cache))
+    if missing:
+        vecs = yield Req("embed_queries", (missing,))
+        vecs = np.asarray(vecs, dtype=np.float32)
+        if vecs.shape[0] != len(missing):
+            raise BackendError(
+                f"embedder returned {vecs.shape[0]} vectors for {len(missing)} relations"
+            )
+        for t, v in zip(missing, vecs, strict=True):
+            cache[t] = v
+
+
+def drive(gen: Generator[Req, Any, Any], serve: Callable[[Req], Any]) -> Any:
+    """Run ``gen`` to completion, serving each request with ``serve``.
+
+    A failing request is thrown back into the generator, which may handle it (the planner
+    does, to fall back) or let it propagate.
+    """
+    result: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            req = gen.send(result) if error is None else gen.throw(error)
+        except StopIteration as stop:
+            return stop.value
+        try:
+            result, error = serve(req), None
+        except Exception as exc:  # noqa: BLE001 - handed back to the pipeline
+            result, error = None, exc
+
+
+async def adrive(
+    gen: Generator[Req, Any, Any], aserve: Callable[[Req], Awaitable[Any]]
+) -> Any:
+    """Async :func:`drive`: each request is awaited."""
+    result: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            req = gen.send(result) if error is None else gen.throw(error)
+        except StopIteration as stop:
+            return stop.value
+        try:
+            result, error = await aserve(req), None
+        except Exception as exc:  # noqa: BLE001 - handed back to the pipeline
+            result, error = None, exc

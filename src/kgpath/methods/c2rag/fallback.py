@@ -1,0 +1,90 @@
+"""C2RAG's LLM-free fallback plan (section 3.2 without a planner LLM).
+
+Without an LLM, :func:`fallback_plan` builds an honest but weaker plan than Eq. 1's: one
+constraint per graph entity named in the query, ``(entity, <rest of the query>, ?answer)``,
+all sharing ``?answer`` (so Eq. 14 intersects them). It cannot decompose multi-hop
+questions, so the second hop of a bridge question is only reachable through textual
+recovery (Eq. 11-12).
+"""
+
+from __future__ import annotations
+
+from kgpath.graph import KnowledgeGraph
+from kgpath.methods.c2rag.plan import Constraint, Plan, tokens
+
+__all__ = ["fallback_plan", "find_entity_mentions"]
+
+
+def _name_key(text: str) -> str:
+    return " ".join(tokens(text))
+
+
+def _mention_spans(
+    query: str, graph: KnowledgeGraph, max_ngram: int
+) -> tuple[list[str], list[tuple[int, int, int]]]:
+    index: dict[str, int] = {}
+    for i, n in enumerate(graph.nodes):
+        key = _name_key(n.name)
+        if key and key not in index:
+            index[key] = i
+    toks = tokens(query)
+    taken = [False] * len(toks)
+    chosen: list[tuple[int, int, int]] = []
+    for length in range(min(max_ngram, len(toks)), 0, -1):  # longest names first
+        for start in range(0, len(toks) - length + 1):
+            idx = index.get(" ".join(toks[start : start + length]))
+            if idx is not None and not any(taken[start : start + length]):
+                chosen.append((start, start + length, idx))
+                for k in range(start, start + length):
+                    taken[k] = True
+    chosen.sort()
+    return toks, chosen
+
+
+def find_entity_mentions(
+    query: str, graph: KnowledgeGraph, *, max_ngram: int = 8
+) -> list[tuple[str, int]]:
+    """Graph entities whose full name occurs in the query, longest first, non-overlapping.
+
+    Names and query are compared as lower-cased token sequences (punctuation ignored), so
+    ``"No Cross, No Crown"`` matches ``"no cross no crown"``. Returns ``(surface, node
+    index)`` pairs in query order; the surface form is the node's name.
+    """
+    _, spans = _mention_spans(query, graph, max_ngram)
+    return [(graph.node_at(idx).name, idx) for _, _, idx in spans]
+
+
+def fallback_plan(
+    query: str,
+    graph: KnowledgeGraph,
+    *,
+    max_entities: int = 3,
+    note: str = "no LLM planner configured",
+) -> Plan:
+    """LLM-free plan: ``(entity, <query minus the entity>, ?answer)`` per named entity.
+
+    This is weaker than an LLM plan: it has no relation variants, cannot introduce bridge
+    placeholders, and so cannot chain hops; a multi-hop question is answered from the first
+    hop's structural evidence plus textual recovery. When no graph entity is named in the
+    query the plan is empty and retrieval falls back to textual recovery over the query.
+    """
+    toks, spans = _mention_spans(query, graph, 8)
+    spans = spans[:max_entities]
+    if not spans:
+        return Plan(
+            constraints=(),
+            placeholders={},
+            source="fallback",
+            repairs=("no graph entity is named in the query",),
+            note=note,
+        )
+    inside = {k for s, e, _ in spans for k in range(s, e)}
+    relation = " ".join(t for k, t in enumerate(toks) if k not in inside) or "related to"
+    mentions = [(graph.node_at(idx).name, idx) for _, _, idx in spans]
+    cons = tuple(Constraint(name, relation, "?answer", ()) for name, _ in mentions)
+    return Plan(
+        constraints=cons,
+        placeholders={"?answer": "answer"},
+        source="fallback",
+        note=note,
+    )

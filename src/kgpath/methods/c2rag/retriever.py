@@ -1,0 +1,419 @@
+"""C2RAG retriever: planning (Eq. 1), then every constraint through Eq. 2-16.
+
+:class:`ConstraintCheckedRetriever` plans, runs the ``P_1`` constraints anchored on a
+constant (Eq. 2), then grounds the ``P_2`` constraints through bindings until none makes
+progress (Eq. 15), and assembles one evidence block per constraint (Eq. 16). The steps are
+generators yielding :class:`~kgpath.methods.c2rag.drive.Req`, served by a sync or an async
+driver.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kgpath._config import with_overrides
+from kgpath.embeddings import Embedder, default_embedder
+from kgpath.errors import BackendError, ConfigError, ParseError
+from kgpath.graph import KnowledgeGraph
+from kgpath.index.graph_index import GraphIndex, check_query
+from kgpath.llm import LLM
+from kgpath.methods.c2rag.alignment import Anchor, candidate_pool, match_anchors
+from kgpath.methods.c2rag.bindings import BindingState, ground_constraint
+from kgpath.methods.c2rag.blocks import build_block
+from kgpath.methods.c2rag.config import C2RAGConfig
+from kgpath.methods.c2rag.drive import Req, adrive, drive
+from kgpath.methods.c2rag.fallback import fallback_plan
+from kgpath.methods.c2rag.hops import HopTrace, rank_candidates, sufficiency_step
+from kgpath.methods.c2rag.plan import PLAN_SCHEMA, Constraint, Plan, parse_plan, tokens
+from kgpath.methods.c2rag.recovery import (
+    PassageIndex,
+    TextualRecovery,
+    build_passage_index,
+    textual_recovery,
+)
+from kgpath.methods.c2rag.result import C2RAGResult
+from kgpath.prompts.c2rag import PLANNER_PROMPT
+from kgpath.rerank import EmbeddingReranker, Reranker
+
+__all__ = ["ConstraintCheckedRetriever"]
+
+log = logging.getLogger(__name__)
+
+PlanInput = Plan | Mapping[str, Any] | Sequence[Any] | str | None
+
+
+@dataclass
+class _Run:
+    """The hops of one retrieval, in execution order and by constraint, and the bindings."""
+
+    order: list[HopTrace] = field(default_factory=list)
+    by_constraint: dict[int, HopTrace] = field(default_factory=dict)
+    bindings: BindingState = field(default_factory=BindingState)
+
+    @property
+    def next_step(self) -> int:
+        return len(self.order) + 1
+
+    def record(self, hop: HopTrace) -> None:
+        self.order.append(hop)
+        if hop.constraint_index is not None:
+            self.by_constraint[hop.constraint_index] = hop
+        self.bindings.record(hop)
+
+
+@dataclass(frozen=True)
+class _HopSpec:
+    """What a hop solves: constraint ``ci`` of kind P1/P2, from ``anchors``, for ``var``."""
+
+    ci: int
+    constraint: Constraint
+    kind: str
+    anchors: tuple[Anchor, ...]
+    var: str
+    lin: str
+    step: int
+    no_anchor_reason: str = ""
+
+
+class ConstraintCheckedRetriever:
+    """C2RAG retrieval over a :class:`~kgpath.KnowledgeGraph` and its passages.
+
+    Parameters
+    ----------
+    graph
+        The graph (nodes, edges with ``provenance`` passage ids, passages), or a
+        :class:`~kgpath.GraphIndex` (its graph and embedder are used).
+    embedder
+        For relation alignment (Eq. 5) and passage search (Eq. 11). Defaults to the
+        ``GraphIndex``'s embedder, else the bundled offline :class:`~kgpath.LocalEmbedder`.
+    llm
+        Planner (:class:`~kgpath.llm.LLM`). ``None`` uses the LLM-free fallback plan, which
+        is weaker (see :func:`~kgpath.methods.c2rag_plan.fallback_plan`).
+    reranker
+        The Eq. 6 / Eq. 12 scorer. Default :class:`~kgpath.EmbeddingReranker` over the
+        embedder (offline bi-encoder, weaker than the paper's cross-encoder); pass a
+        :class:`~kgpath.CrossEncoderReranker` or :class:`~kgpath.CallableReranker` to use
+        your own model.
+    config
+        :class:`C2RAGConfig`; per-call overrides are keyword arguments of :meth:`retrieve`.
+    planner_prompt
+        ``str.format`` template with ``{query}``, ``{m}``, ``{schema}``.
+
+    Examples
+    --------
+    >>> from kgpath import HashingEmbedder, KnowledgeGraph
+    >>> g = KnowledgeGraph.from_triples(
+    ...     [("Ada", "born in", "London"), ("London", "capital of", "England")],
+    ...     passages={"p": "Ada was born in London."}, provenance=[["p"], ["p"]])
+    >>> r = ConstraintCheckedRetriever(g, embedder=HashingEmbedder())
+    >>> res = r.retrieve("Where was Ada born?", plan={"constraints": [
+    ...     {"head": "Ada", "relation": "born in", "tail": "?place", "variants": []}]})
+    >>> res.hops[0].state, res.binding_names["?place"]
+    ('resolved', ('London',))
+    """
+
+    def __init__(
+        self,
+        graph: KnowledgeGraph | GraphIndex,
+        *,
+        embedder: Embedder | None = None,
+        llm: LLM | None = None,
+        reranker: Reranker | None = None,
+        config: C2RAGConfig | None = None,
+        planner_prompt: str = PLANNER_PROMPT,
+    ) -> None:
+        if isinstance(graph, GraphIndex):
+            self.graph = graph.graph
+            embedder = embedder if embedder is not None else graph.embedder
+        elif isinstance(graph, KnowledgeGraph):
+            self.graph = graph
+        else:
+            raise ConfigError(
+                f"graph must be a KnowledgeGraph or GraphIndex, got {type(graph).__name__}"
+            )
+        self.embedder: Embedder = embedder if embedder is not None else default_embedder()
+        self.llm = llm
+        self.reranker: Reranker = (
+            reranker if reranker is not None else EmbeddingReranker(self.embedder)
+        )
+        if not callable(getattr(self.reranker, "score", None)):
+            raise ConfigError(
+                f"reranker must implement score(query, texts), got {type(reranker).__name__}"
+            )
+        self.config = config or C2RAGConfig()
+        self.planner_prompt = planner_prompt
+        self._check_prompt(planner_prompt)
+        self._rel_cache: dict[str, np.ndarray] = {}
+        self._tok_index: tuple[int, dict[str, list[int]]] | None = None
+        self._passages: PassageIndex | None = None
+
+    @staticmethod
+    def _check_prompt(template: str) -> None:
+        try:
+            template.format(query="q", m=3, schema="{}")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ConfigError(
+                f"planner_prompt must be a str.format template using only {{query}}, {{m}}, "
+                f"{{schema}} (literal braces doubled): {exc!r}"
+            ) from exc
+
+    # ------------------------------------------------------------------ public API
+    def retrieve(
+        self,
+        query: str,
+        *,
+        plan: PlanInput = None,
+        **overrides: Any,
+    ) -> C2RAGResult:
+        """Run C2RAG for ``query``.
+
+        ``plan`` skips the planner (a :class:`Plan`, plan JSON text, or parsed JSON; it is
+        validated like an LLM plan, and an unusable one raises :class:`~kgpath.ParseError`).
+        ``overrides`` are :class:`C2RAGConfig` fields for this call only.
+        """
+        q = check_query(query)
+        cfg = self._config(overrides)
+        return drive(self._pipeline(q, plan, cfg), self._serve)
+
+    async def aretrieve(
+        self, query: str, *, plan: PlanInput = None, **overrides: Any
+    ) -> C2RAGResult:
+        """Async :meth:`retrieve` (LLM, embedder and reranker awaited natively)."""
+        q = check_query(query)
+        cfg = self._config(overrides)
+        return await adrive(self._pipeline(q, plan, cfg), self._aserve)
+
+    def plan(self, query: str, **overrides: Any) -> Plan:
+        """Only the planning step (Eq. 1): the LLM plan, or the fallback plan."""
+        q = check_query(query)
+        return drive(self._plan(q, None, self._config(overrides)), self._serve)
+
+    async def aplan(self, query: str, **overrides: Any) -> Plan:
+        """Async :meth:`plan`."""
+        q = check_query(query)
+        return await adrive(self._plan(q, None, self._config(overrides)), self._aserve)
+
+    def planner_input(self, query: str, **overrides: Any) -> str:
+        """Return the exact prompt the planner LLM receives for ``query``."""
+        cfg = self._config(overrides)
+        return self.planner_prompt.format(
+            query=check_query(query), m=cfg.m, schema=json.dumps(PLAN_SCHEMA)
+        )
+
+    def _config(self, overrides: Mapping[str, Any]) -> C2RAGConfig:
+        return with_overrides(self.config, overrides, label="C2RAG")
+
+    # ------------------------------------------------------------------ drivers
+    def _serve(self, req: Req) -> Any:
+        if req.op == "embed_queries":
+            return self.embedder.embed_queries(*req.args)
+        if req.op == "embed_passages":
+            return self.embedder.embed_passages(*req.args)
+        if req.op == "score":
+            return self.reranker.score(*req.args)
+        assert self.llm is not None
+        return self.llm.complete(*req.args)
+
+    async def _aserve(self, req: Req) -> Any:
+        if req.op == "embed_queries":
+            return await self.embedder.aembed_queries(*req.args)
+        if req.op == "embed_passages":
+            return await self.embedder.aembed_passages(*req.args)
+        if req.op == "score":
+            ascore = getattr(self.reranker, "ascore", None)
+            if ascore is None:
+                return self.reranker.score(*req.args)
+            return await ascore(*req.args)
+        assert self.llm is not None
+        return await self.llm.acomplete(*req.args)
+
+    # ------------------------------------------------------------------ planning
+    def _plan(
+        self, query: str, given: PlanInput, cfg: C2RAGConfig
+    ) -> Generator[Req, Any, Plan]:
+        """Eq. 1: the given plan (validated), the LLM plan, or the LLM-free fallback."""
+        if given is not None:
+            if isinstance(given, Plan) and given.source == "fallback":
+                return given
+            src = given.source if isinstance(given, Plan) else "user"
+            return parse_plan(given, m=cfg.m, source=src)
+        if self.llm is None:
+            return fallback_plan(query, self.graph, note="no LLM planner configured")
+        prompt = self.planner_prompt.format(
+            query=query, m=cfg.m, schema=json.dumps(PLAN_SCHEMA)
+        )
+        reply: str | None = None
+        try:
+            reply = yield Req("complete", (prompt,))
+        except Exception as exc:  # noqa: BLE001 - any backend failure is reported
+            reason = f"LLM call failed: {exc!r}"
+            if cfg.on_invalid_plan == "error":
+                raise BackendError(reason) from exc
+        else:
+            try:
+                return parse_plan(reply if isinstance(reply, str) else str(reply), m=cfg.m)
+            except ParseError as exc:
+                reason = str(exc)
+                if cfg.on_invalid_plan == "error":
+                    raise
+        log.warning("C2RAG planner: %s; using the LLM-free fallback plan", reason)
+        log.warning("C2RAG: LLM plan unusable (%s); LLM-free fallback plan used", reason)
+        fb = fallback_plan(query, self.graph, note=f"LLM plan unusable: {reason}")
+        return dataclasses.replace(fb, raw=reply)
+
+    # ------------------------------------------------------------------ pipeline
+    def _pipeline(
+        self, query: str, given: PlanInput, cfg: C2RAGConfig
+    ) -> Generator[Req, Any, C2RAGResult]:
+        plan = yield from self._plan(query, given, cfg)
+        run = _Run()
+        if not plan.constraints:
+            rec = yield from self._recover(query, query, (), cfg)
+            run.order.append(
+                HopTrace(
+                    step=1, constraint_index=None, constraint=None, kind="query",
+                    linearized=query, variable=None, gamma=cfg.gamma,
+                    reason="empty plan: textual recovery over the query", recovery=rec,
+                )
+            )
+        yield from self._run_p1(query, plan, cfg, run)
+        pending = yield from self._run_p2(query, plan, cfg, run)
+        yield from self._run_ungrounded(query, plan, cfg, run, pending)
+        return self._assemble(query, plan, cfg, run)
+
+    def _run_p1(
+        self, query: str, plan: Plan, cfg: C2RAGConfig, run: _Run
+    ) -> Generator[Req, Any, None]:
+        """``P_1`` (Eq. 2): single-placeholder constraints, anchored on the constant end."""
+        for i in plan.p1:
+            c = plan.constraints[i]
+            surface = c.tail if c.head_is_var else c.head
+            spec = _HopSpec(
+                i, c, "P1", tuple(self._anchors(surface, cfg)), c.placeholders[0],
+                c.linearize(types=plan.placeholders), run.next_step,
+                f"no graph node matches {surface!r}",
+            )
+            run.record((yield from self._hop(query, spec, cfg)))
+
+    def _run_p2(
+        self, query: str, plan: Plan, cfg: C2RAGConfig, run: _Run
+    ) -> Generator[Req, Any, list[int]]:
+        """``P_2`` (Eq. 15): ground constraints through bindings until none makes progress.
+
+        Returns the constraints never grounded.
+        """
+        pending = list(plan.p2)
+        progress = True
+        while pending and progress:
+            progress = False
+            for i in list(pending):
+                c = plan.constraints[i]
+                g = ground_constraint(c, plan, run.bindings.current(), self.graph)
+                if g is None:
+                    continue
+                pending.remove(i)
+                progress = True
+                spec = _HopSpec(i, c, "P2", g.anchors, g.variable, g.linearized,
+                                run.next_step)
+                run.record((yield from self._hop(query, spec, cfg)))
+        return pending
+
+    def _run_ungrounded(
+        self, query: str, plan: Plan, cfg: C2RAGConfig, run: _Run, pending: Sequence[int]
+    ) -> Generator[Req, Any, None]:
+        """Constraints whose placeholders were never bound: textual recovery only."""
+        for i in pending:
+            c = plan.constraints[i]
+            lin = c.linearize(types=plan.placeholders)
+            rec = yield from self._recover(query, lin, (), cfg)
+            run.record(
+                HopTrace(
+                    step=run.next_step, constraint_index=i, constraint=c, kind="P2",
+                    linearized=lin, variable=None, gamma=cfg.gamma,
+                    reason=f"placeholder never bound: {' and '.join(c.placeholders)}",
+                    recovery=rec,
+                )
+            )
+
+    def _assemble(self, query: str, plan: Plan, cfg: C2RAGConfig, run: _Run) -> C2RAGResult:
+        """Eq. 14 final bindings and the Eq. 16 blocks, in plan order."""
+        final = run.bindings.current()
+        blocks = tuple(
+            build_block(self.graph, plan, run.by_constraint.get(i), i, final)
+            for i in range(len(plan.constraints))
+        )
+        if not plan.constraints:
+            blocks = (build_block(self.graph, plan, run.order[0], None, final),)
+        names = {v: tuple(self.graph.node(n).name for n in ids) for v, ids in final.items()}
+        return C2RAGResult(
+            query=query,
+            plan=plan,
+            hops=tuple(run.order),
+            bindings=final,
+            binding_cases=run.bindings.cases(),
+            blocks=blocks,
+            config=cfg,
+            binding_names=names,
+            graph=self.graph,
+        )
+
+    def _anchors(self, surface: str, cfg: C2RAGConfig) -> list[Anchor]:
+        g = self.graph
+        if self._tok_index is None or self._tok_index[0] != g.version:
+            idx: dict[str, list[int]] = {}
+            for i, n in enumerate(g.nodes):
+                for t in set(tokens(n.name)):
+                    idx.setdefault(t, []).append(i)
+            self._tok_index = (g.version, idx)
+        return match_anchors(surface, g, cfg.top_e, token_index=self._tok_index[1])
+
+    def _hop(
+        self, query: str, spec: _HopSpec, cfg: C2RAGConfig
+    ) -> Generator[Req, Any, HopTrace]:
+        """One constraint through Eq. 4-9 (and Eq. 11-12 when it stays unresolved)."""
+        base = HopTrace(
+            step=spec.step, constraint_index=spec.ci, constraint=spec.constraint,
+            kind=spec.kind, linearized=spec.lin, variable=spec.var, anchors=spec.anchors,
+            gamma=cfg.gamma,
+        )
+        if not spec.anchors:
+            rec = yield from self._recover(query, spec.lin, (), cfg)
+            return dataclasses.replace(base, reason=spec.no_anchor_reason, recovery=rec)
+        pool = candidate_pool(self.graph, [a.node_id for a in spec.anchors])
+        if not pool:
+            rec = yield from self._recover(query, spec.lin, spec.anchors, cfg)
+            names = ", ".join(repr(a.name) for a in spec.anchors)
+            return dataclasses.replace(
+                base, reason=f"empty neighbourhood around {names}", recovery=rec
+            )
+        initial, z = yield from rank_candidates(
+            pool, spec.constraint, query, spec.lin, cfg, self._rel_cache
+        )
+        hop = sufficiency_step(base, len(pool), initial, z, cfg)
+        if hop.state == "resolved":
+            return hop
+        rec = yield from self._recover(query, spec.lin, spec.anchors, cfg)
+        return dataclasses.replace(hop, recovery=rec)
+
+    # ------------------------------------------------------------------ recovery
+    def _passage_index(self) -> Generator[Req, Any, PassageIndex | None]:
+        if self._passages is not None and self._passages.version == self.graph.version:
+            return self._passages
+        pidx = yield from build_passage_index(self.graph)
+        if pidx is not None:
+            self._passages = pidx
+        return pidx
+
+    def _recover(
+        self, query: str, lin: str, anchors: Sequence[Anchor], cfg: C2RAGConfig
+    ) -> Generator[Req, Any, TextualRecovery]:
+        """Eq. 11-12 (:func:`~kgpath.methods.c2rag.recovery.textual_recovery`)."""
+        pidx = yield from self._passage_index()
+        return (yield from textual_recovery(self.graph, pidx, query, lin, anchors, cfg))

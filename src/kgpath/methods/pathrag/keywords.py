@@ -1,0 +1,184 @@
+"""Section 4.1, first half: the query keywords ``K_q``, by LLM (JSON) or offline heuristics."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kgpath.errors import ParseError
+from kgpath.index.graph_index import check_query
+from kgpath.llm import LLM, parse_json_response
+from kgpath.prompts.pathrag import PATHRAG_KEYWORD_PROMPT
+
+__all__ = [
+    "KeywordExtraction",
+    "KeywordPrompt",
+    "aextract_keywords",
+    "extract_keywords",
+    "offline_keywords",
+    "parse_keywords",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class KeywordExtraction:
+    """Keywords ``K_q`` of section 4.1 and where they came from."""
+
+    keywords: tuple[str, ...]
+    source: str
+    """``"llm"``, ``"offline"`` (no LLM configured) or ``"offline-fallback"``."""
+    raw_reply: str | None = None
+    error: str | None = None
+    """Why the LLM reply was not used (for ``"offline-fallback"``)."""
+
+
+_STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each
+    few for from further had has have having he her here hers herself him himself his how
+    i if in into is it its itself just me more most my myself no nor not now of off on once
+    only or other our ours ourselves out over own same she should so some such than that
+    the their theirs them themselves then there these they this those through to too under
+    until up very was we were what when where which while who whom whose why will with
+    would you your yours yourself yourselves did does done tell give list describe explain
+    name named many much whether please know""".split()
+)
+_WORD = re.compile(r"[^\W_][\w'’-]*", re.UNICODE)
+_QUOTED = re.compile(r"[\"“”']([^\"“”']{2,80})[\"“”']")
+
+
+def offline_keywords(query: str, *, max_keywords: int = 12) -> list[str]:
+    """LLM-free keyword extraction for section 4.1 (weaker than an LLM; documented).
+
+    Heuristics, in output order: quoted phrases; runs of capitalised words (names, e.g.
+    ``"Marie Curie"``; a question word at the start is skipped); then the remaining
+    content words after stopword removal, each followed by its bigram with the next
+    content word when adjacent. It cannot paraphrase, infer entities the question only
+    implies, or produce the high-level concepts an LLM would, so node retrieval is less
+    precise than with :func:`extract_keywords` and an LLM. Returns ``[query]`` if nothing
+    survives.
+    """
+    q = check_query(query)
+    out: dict[str, None] = {}
+
+    def add(kw: str) -> None:
+        kw = kw.strip(" \t\n.,;:!?'\"“”’")
+        if kw and kw.casefold() not in {k.casefold() for k in out}:
+            out[kw] = None
+
+    for m in _QUOTED.finditer(q):
+        add(m.group(1))
+    words = [(m.group(0), m.start()) for m in _WORD.finditer(q)]
+    run: list[str] = []
+    for i, (w, _) in enumerate(words):
+        cap = w[:1].isupper() and not (i == 0 and w.casefold() in _STOPWORDS)
+        if cap and w.casefold() not in _STOPWORDS | {"i"}:
+            run.append(w)
+            continue
+        if (
+            run
+            and w.casefold() in {"of", "de", "von", "van", "du", "la", "le"}
+            and i + 1 < len(words)
+            and words[i + 1][0][:1].isupper()
+        ):
+            run.append(w)
+            continue
+        if run:
+            add(" ".join(run))
+        run = []
+    if run:
+        add(" ".join(run))
+    content = [
+        (w, i) for i, (w, _) in enumerate(words) if w.casefold() not in _STOPWORDS and len(w) > 2
+    ]
+    for j, (w, i) in enumerate(content):
+        add(w.lower() if not w[:1].isupper() else w)
+        if j + 1 < len(content) and content[j + 1][1] == i + 1:
+            add(f"{w} {content[j + 1][0]}")
+    kws = list(out)[:max_keywords]
+    return kws or [q]
+
+
+_KEYWORD_KEYS = ("entities", "low_level_keywords", "keywords", "concepts", "high_level_keywords")
+
+
+def parse_keywords(reply: str) -> list[str]:
+    """Keywords from an LLM reply to :data:`~kgpath.prompts.pathrag.PATHRAG_KEYWORD_PROMPT`.
+
+    Accepts ``{"entities": [...], "concepts": [...]}``, the LightRAG/PathRAG shape
+    ``{"high_level_keywords": [...], "low_level_keywords": [...]}``, ``{"keywords": [...]}``,
+    any other string lists in an object, or a bare JSON list; JSON damage is repaired by
+    :func:`~kgpath.llm.parse_json_response`. Raises :class:`ParseError` if nothing usable
+    is found.
+    """
+    data = parse_json_response(reply)
+    lists: list[Any] = []
+    if isinstance(data, dict):
+        keys = [k for k in _KEYWORD_KEYS if k in data] + [k for k in data if k not in _KEYWORD_KEYS]
+        for k in keys:
+            v = data[k]
+            lists.append(v if isinstance(v, list) else [v])
+    else:
+        lists.append(data)
+    out: dict[str, None] = {}
+    for lst in lists:
+        for item in lst:
+            if isinstance(item, str) and item.strip():
+                kw = " ".join(item.split())
+                if kw.casefold() not in {k.casefold() for k in out}:
+                    out[kw] = None
+    if not out:
+        snippet = reply if len(reply) < 200 else reply[:200] + "..."
+        raise ParseError(f"LLM reply contains no keyword strings: {snippet!r}")
+    return list(out)
+
+
+KeywordPrompt = str | Callable[[str], str]
+
+
+def _keyword_prompt_text(prompt: KeywordPrompt, query: str) -> str:
+    return prompt(query) if callable(prompt) else prompt.format(query=query)
+
+
+def _from_reply(query: str, reply: Any) -> KeywordExtraction:
+    try:
+        kws = parse_keywords(reply)
+    except ParseError as exc:
+        logger.warning("PathRAG keyword reply unusable, offline keywords used: %s", exc)
+        return KeywordExtraction(
+            tuple(offline_keywords(query)),
+            "offline-fallback",
+            raw_reply=reply if isinstance(reply, str) else repr(reply),
+            error=str(exc),
+        )
+    return KeywordExtraction(tuple(kws), "llm", raw_reply=reply)
+
+
+def extract_keywords(
+    query: str, llm: LLM | None = None, *, prompt: KeywordPrompt = PATHRAG_KEYWORD_PROMPT
+) -> KeywordExtraction:
+    """Section 4.1: keywords ``K_q`` of the query, by LLM (JSON) or offline.
+
+    A malformed or empty LLM reply never raises: the offline extractor is used and the
+    reason recorded in :attr:`KeywordExtraction.error`. Errors of the LLM backend itself
+    (:class:`~kgpath.errors.BackendError`) propagate.
+    """
+    q = check_query(query)
+    if llm is None:
+        return KeywordExtraction(tuple(offline_keywords(q)), "offline")
+    return _from_reply(q, llm.complete(_keyword_prompt_text(prompt, q)))
+
+
+async def aextract_keywords(
+    query: str, llm: LLM | None = None, *, prompt: KeywordPrompt = PATHRAG_KEYWORD_PROMPT
+) -> KeywordExtraction:
+    """Async :func:`extract_keywords` (awaits ``llm.acomplete``)."""
+    q = check_query(query)
+    if llm is None:
+        return KeywordExtraction(tuple(offline_keywords(q)), "offline")
+    return _from_reply(q, await llm.acomplete(_keyword_prompt_text(prompt, q)))

@@ -1,0 +1,137 @@
+"""The PathRAG result: paths, prompt, trace, and the evidence contract."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgpath.evidence import Evidence, check_output, passages_from_sources, rank_items
+from kgpath.graph import KnowledgeGraph
+from kgpath.methods.pathrag.config import PathRAGConfig
+from kgpath.methods.pathrag.nodes import RetrievedNode
+from kgpath.methods.pathrag.paths import CandidatePool
+from kgpath.methods.pathrag.prompt import PathRAGPath, materialize_path
+
+__all__ = ["PathRAGResult"]
+
+
+@dataclass(frozen=True)
+class PathRAGResult:
+    """PathRAG output: the paths, the prompt, and everything needed to explain them.
+
+    ``paths`` are the top-``K`` paths by reliability, most reliable first (``P_1 ... P_K``);
+    ``prompt_paths`` are the paths the ordering policy put in the prompt, in prompt order,
+    after any token-budget drops. ``empty_reason`` is ``None`` or one of
+    ``"fewer_than_two_nodes"`` (fewer than 2 nodes retrieved) and ``"no_path"`` (no flow
+    path between any ordered pair); then ``paths`` is empty and the prompt carries the
+    query only. :meth:`evidence` gives the paths (or their source passages) as the
+    evidence contract of :mod:`kgpath.evidence`.
+    """
+
+    query: str
+    keywords: tuple[str, ...]
+    keyword_source: str
+    nodes: tuple[RetrievedNode, ...]
+    paths: tuple[PathRAGPath, ...]
+    prompt_paths: tuple[PathRAGPath, ...]
+    context: str
+    prompt: str
+    config: PathRAGConfig
+    empty_reason: str | None = None
+    trace: dict[str, Any] = field(default_factory=dict)
+    pool: CandidatePool | None = field(default=None, repr=False, compare=False)
+    graph: KnowledgeGraph | None = field(default=None, repr=False, compare=False)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def candidates(self) -> list[PathRAGPath]:
+        """Every candidate path of the pool (materialised on demand), most reliable first."""
+        if self.pool is None or self.graph is None:
+            return list(self.paths)
+        return [materialize_path(self.graph, c, i) for i, c in enumerate(self.pool, 1)]
+
+    def token_count(self, encoding: str | None = None) -> int:
+        """Tokens in :attr:`prompt` (tiktoken, offline encodings only)."""
+        from kgpath.tokens import count_tokens
+
+        return count_tokens(self.prompt, encoding or self.config.encoding)
+
+    def evidence(self, output: str = "passages", k: int | None = None) -> list[Evidence]:
+        """The evidence contract (:mod:`kgpath.evidence`), ranked by path reliability (Eq. 4).
+
+        ``"native"``: one ``path`` item per path of :attr:`paths`, in that order
+        (``P_1`` first); id :attr:`PathRAGPath.stable_id`, text the Eq. (5) textual path,
+        score the reliability, trace ``node_ids``, ``relations``, ``path``, ``hops``,
+        ``reliability``, ``passage_ids`` (the path's provenance) and ``node_id`` (its start).
+        ``"passages"``: the paths most reliable first, then each path's provenance
+        (:attr:`PathRAGPath.provenance`: its nodes' passages, then its edges'); a passage
+        takes the score and trace of the most reliable path citing it, plus ``supporting``.
+        A path citing no passage of the graph stays a ``path`` item; without a graph the
+        native items are returned.
+
+        Fallback: when no path was found (:attr:`empty_reason` is set) but nodes were
+        retrieved, the items are the retrieved nodes of section 4.1 instead, in retrieval
+        order, as ``node`` items scored by their keyword similarity (``0.0`` for nodes given
+        to :meth:`PathRAGRetriever.retrieve_from_nodes`) with ``fallback: True`` in the
+        trace; ``"passages"`` expands them into their provenance the same way.
+
+        Raises
+        ------
+        ConfigError
+            If ``output`` is not ``"passages"`` or ``"native"``, or ``k`` is not a positive
+            int or ``None``.
+
+        Examples
+        --------
+        >>> from kgpath import HashingEmbedder, KnowledgeGraph
+        >>> from kgpath.methods.pathrag import PathRAGRetriever
+        >>> g = KnowledgeGraph.from_triples([("a", "to", "b")], {"p": "a goes to b"},
+        ...                                 provenance=[["p"]])
+        >>> res = PathRAGRetriever(g, embedder=HashingEmbedder()).retrieve_from_nodes(
+        ...     "a?", ["a", "b"])
+        >>> [(e.kind, e.id, e.text, e.score) for e in res.evidence()]
+        [('passage', 'p', 'a goes to b', 1.8)]
+        >>> [(e.kind, e.text) for e in res.evidence("native")]
+        [('path', 'a | a to b | b')]
+        """
+        mode = check_output(output)
+        if self.paths:
+            items = [(p, _path_evidence(p)) for p in self.paths]
+            native = [e for _, e in items]
+            items.sort(key=lambda t: (-t[0].reliability, t[0].rank))  # P_1 first
+            pairs = [(p.provenance, e) for p, e in items]
+        else:  # documented fallback: the retrieved nodes of section 4.1
+            pairs = [(n.node.provenance, _node_evidence(n)) for n in self.nodes]
+            native = [e for _, e in pairs]
+        if mode == "native" or self.graph is None:
+            return rank_items(native, k)
+        return rank_items(passages_from_sources(self.graph, pairs), k)
+
+
+def _path_evidence(path: PathRAGPath) -> Evidence:
+    """One ``path`` item: the Eq. (5) text, scored by the Eq. (4) reliability."""
+    trace: dict[str, Any] = {
+        "node_ids": list(path.ids),
+        "relations": [e.relation for e in path.edges],
+        "path": path.describe(),
+        "hops": path.hops,
+        "reliability": float(path.reliability),
+        "passage_ids": list(path.provenance),
+        "node_id": path.start.id,
+    }
+    return Evidence(path.stable_id, path.text, path.reliability, "path", "pathrag", trace=trace)
+
+
+def _node_evidence(node: RetrievedNode) -> Evidence:
+    """One fallback ``node`` item for a retrieved node of ``V_q`` (no path was found)."""
+    trace: dict[str, Any] = {
+        "node_id": node.id,
+        "passage_ids": list(node.node.provenance),
+        "fallback": True,
+    }
+    return Evidence(node.id, node.node.text or node.node.name, node.similarity, "node",
+                    "pathrag", trace=trace, source_metadata=node.node.metadata)

@@ -1,0 +1,310 @@
+"""The PathRAG retriever: sections 4.1-4.3 over a :class:`~kgpath.index.GraphIndex`."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kgpath._config import with_overrides
+from kgpath.graph import KnowledgeGraph
+from kgpath.index.graph_index import GraphIndex, check_query
+from kgpath.llm import LLM
+from kgpath.methods.pathrag.config import PathRAGConfig
+from kgpath.methods.pathrag.flow import flow_adjacency
+from kgpath.methods.pathrag.keywords import (
+    KeywordExtraction,
+    KeywordPrompt,
+    aextract_keywords,
+    extract_keywords,
+)
+from kgpath.methods.pathrag.nodes import RetrievedNode, retrieve_nodes
+from kgpath.methods.pathrag.paths import CandidatePool, prune_paths
+from kgpath.methods.pathrag.prompt import (
+    PathOrdering,
+    PathRAGPath,
+    QAPrompt,
+    build_prompt,
+    get_ordering,
+    materialize_path,
+)
+from kgpath.methods.pathrag.result import PathRAGResult
+from kgpath.prompts.pathrag import PATHRAG_KEYWORD_PROMPT, PATHRAG_QA_PROMPT
+
+__all__ = ["PathRAGRetriever"]
+
+
+class PathRAGRetriever:
+    """PathRAG over a :class:`GraphIndex` (sections 4.1-4.3).
+
+    Parameters
+    ----------
+    index
+        A :class:`GraphIndex`, or a :class:`KnowledgeGraph` (wrapped with ``embedder``).
+    embedder
+        Used only when ``index`` is a bare graph.
+    llm
+        Any :class:`~kgpath.llm.LLM` for keyword extraction; ``None`` uses
+        :func:`offline_keywords` (weaker, documented).
+    config
+        :class:`PathRAGConfig` (paper defaults); per-call overrides are keyword arguments
+        of :meth:`retrieve`, applied with ``dataclasses.replace``.
+    keyword_prompt
+        Keyword template with ``{query}`` (or callable ``query -> prompt``).
+    qa_prompt
+        Answer template with ``{query}`` and ``{paths}`` (or callable).
+
+    Examples
+    --------
+    >>> from kgpath import KnowledgeGraph, HashingEmbedder
+    >>> g = KnowledgeGraph.from_triples([("a", "to", "b"), ("b", "to", "c")])
+    >>> r = PathRAGRetriever(g, embedder=HashingEmbedder())
+    >>> [p.ids for p in r.retrieve_from_nodes("a to c?", ["a", "c"]).paths]
+    [('a', 'b', 'c')]
+    """
+
+    def __init__(
+        self,
+        index: GraphIndex | KnowledgeGraph,
+        *,
+        embedder: Any = None,
+        llm: LLM | None = None,
+        config: PathRAGConfig | None = None,
+        keyword_prompt: KeywordPrompt = PATHRAG_KEYWORD_PROMPT,
+        qa_prompt: QAPrompt = PATHRAG_QA_PROMPT,
+    ) -> None:
+        self.index = index if isinstance(index, GraphIndex) else GraphIndex(index, embedder)
+        self.llm = llm
+        self.config = config or PathRAGConfig()
+        self.keyword_prompt = keyword_prompt
+        self.qa_prompt = qa_prompt
+        self._names: tuple[int, np.ndarray] | None = None
+
+    @property
+    def graph(self) -> KnowledgeGraph:
+        """The underlying graph."""
+        return self.index.graph
+
+    def resolve_config(self, **overrides: Any) -> PathRAGConfig:
+        """Return this retriever's config with per-call ``overrides`` applied and validated.
+
+        Raises :class:`ConfigError` for unknown option names or invalid values.
+        """
+        return with_overrides(self.config, overrides, label="PathRAG", none_is_value=True)
+
+    # ------------------------------------------------------------------ 4.1
+    def _node_matrix(self, cfg: PathRAGConfig) -> np.ndarray:
+        if cfg.node_match == "text":
+            return self.index.vector_index.vectors
+        g = self.graph
+        if self._names is None or self._names[0] != g.version:
+            mat = self.index.embedder.embed_passages([n.name or n.id for n in g.nodes])
+            self._names = (g.version, np.asarray(mat, dtype=np.float32))
+        return self._names[1]
+
+    def _nodes_for(
+        self, kws: KeywordExtraction, kv: np.ndarray, cfg: PathRAGConfig
+    ) -> list[RetrievedNode]:
+        mat = self._node_matrix(cfg)
+        hits = retrieve_nodes(kv, mat, cfg.num_nodes)
+        g = self.graph
+        return [RetrievedNode(g.node_at(i), i, kws.keywords[k], s) for i, k, s in hits]
+
+    def nodes_for_query(
+        self, query: str, **overrides: Any
+    ) -> tuple[KeywordExtraction, list[RetrievedNode]]:
+        """Section 4.1 only: keywords and the retrieved node set ``V_q``."""
+        cfg = self.resolve_config(**overrides)
+        kws = extract_keywords(query, self.llm, prompt=self.keyword_prompt)
+        kv = self.index.embedder.embed_queries(list(kws.keywords))
+        return kws, self._nodes_for(kws, kv, cfg)
+
+    # ------------------------------------------------------------------ pipeline
+    def retrieve(self, query: str, **overrides: Any) -> PathRAGResult:
+        """Run PathRAG for ``query``; ``overrides`` are :class:`PathRAGConfig` fields."""
+        q = check_query(query)
+        cfg = self.resolve_config(**overrides)
+        t0 = time.perf_counter()
+        kws = extract_keywords(q, self.llm, prompt=self.keyword_prompt)
+        kv = self.index.embedder.embed_queries(list(kws.keywords))
+        t1 = time.perf_counter()
+        nodes = self._nodes_for(kws, kv, cfg)
+        return self._finish(
+            q,
+            kws,
+            nodes,
+            cfg,
+            {"keywords_ms": (t1 - t0) * 1e3, "nodes_ms": (time.perf_counter() - t1) * 1e3},
+        )
+
+    async def aretrieve(self, query: str, **overrides: Any) -> PathRAGResult:
+        """Async :meth:`retrieve` (LLM and keyword embedding awaited)."""
+        q = check_query(query)
+        cfg = self.resolve_config(**overrides)
+        t0 = time.perf_counter()
+        kws = await aextract_keywords(q, self.llm, prompt=self.keyword_prompt)
+        kv = await self.index.embedder.aembed_queries(list(kws.keywords))
+        t1 = time.perf_counter()
+        nodes = self._nodes_for(kws, kv, cfg)
+        return self._finish(
+            q,
+            kws,
+            nodes,
+            cfg,
+            {"keywords_ms": (t1 - t0) * 1e3, "nodes_ms": (time.perf_counter() - t1) * 1e3},
+        )
+
+    def retrieve_from_nodes(
+        self, query: str, node_ids: Sequence[str], **overrides: Any
+    ) -> PathRAGResult:
+        """Sections 4.2-4.3 from a given node set (skips keyword retrieval).
+
+        Unknown ids raise :class:`NodeNotFoundError`; duplicates are ignored.
+        """
+        q = check_query(query)
+        cfg = self.resolve_config(**overrides)
+        g = self.graph
+        nodes = [
+            RetrievedNode(g.node_at(i), i, "(given)", float("nan"))
+            for i in dict.fromkeys(g.index_of(n) for n in node_ids)
+        ]
+        return self._finish(q, KeywordExtraction((), "given"), nodes, cfg, {})
+
+    def _finish(
+        self,
+        query: str,
+        kws: KeywordExtraction,
+        nodes: list[RetrievedNode],
+        cfg: PathRAGConfig,
+        timings: dict[str, float],
+    ) -> PathRAGResult:
+        """Sections 4.2-4.3 from the retrieved nodes: paths, ordering, prompt, result."""
+        ordering = get_ordering(cfg.ordering)
+        trace = _base_trace(kws, nodes, cfg, ordering)
+        t0 = time.perf_counter()
+        pool, top, empty = self._paths(nodes, cfg, trace)
+        timings["paths_ms"] = (time.perf_counter() - t0) * 1e3
+        trace["returned"] = len(top)
+        trace["k_shortfall"] = max(0, cfg.top_k - len(top))
+        rng = random.Random(cfg.seed)
+        arranged = self._arrange(pool, top, ordering, rng, cfg)
+        prompt_paths, context, prompt, budget = self._fit(query, arranged, ordering, rng, cfg)
+        trace["budget"] = budget
+        trace["timings_ms"] = timings
+        return PathRAGResult(
+            query=query,
+            keywords=kws.keywords,
+            keyword_source=kws.source,
+            nodes=tuple(nodes),
+            paths=tuple(top),
+            prompt_paths=tuple(prompt_paths),
+            context=context,
+            prompt=prompt,
+            config=cfg,
+            empty_reason=empty,
+            trace=trace,
+            pool=pool,
+            graph=self.graph,
+        )
+
+    def _paths(
+        self, nodes: list[RetrievedNode], cfg: PathRAGConfig, trace: dict[str, Any]
+    ) -> tuple[CandidatePool | None, list[PathRAGPath], str | None]:
+        """Section 4.2: the candidate pool (Eqs. 2-4) and its top-``K`` paths ``P_1..P_K``.
+
+        Returns ``(pool, top paths, empty reason)``; the pool's stats go into ``trace``.
+        """
+        if len(nodes) < 2:
+            trace.update(pool_size=0, pairs_with_path=0)
+            return None, [], "fewer_than_two_nodes"
+        g = self.graph
+        adj = flow_adjacency(g, cfg.direction)
+        pool = prune_paths(
+            adj,
+            [n.index for n in nodes],
+            alpha=float(cfg.alpha),
+            theta=float(cfg.theta),
+            paths_per_pair=cfg.paths_per_pair,
+            max_hops=cfg.max_hops,
+        )
+        trace.update(pool.stats)
+        top = [materialize_path(g, c, i) for i, c in enumerate(pool.top(cfg.top_k), 1)]
+        return pool, top, (None if len(pool) else "no_path")
+
+    def _arrange(
+        self,
+        pool: CandidatePool | None,
+        top: list[PathRAGPath],
+        ordering: PathOrdering,
+        rng: random.Random,
+        cfg: PathRAGConfig,
+    ) -> list[PathRAGPath]:
+        """Section 4.3: the paths the ordering policy puts in the prompt, first to last."""
+        if pool is None or not len(pool):
+            return []
+        by_pos = {i: p for i, p in enumerate(top)}
+        return [
+            by_pos.get(i) or materialize_path(self.graph, pool[i], i + 1)
+            for i in ordering.arrange(pool, cfg.top_k, rng)
+        ]
+
+    def _fit(
+        self,
+        query: str,
+        arranged: list[PathRAGPath],
+        ordering: PathOrdering,
+        rng: random.Random,
+        cfg: PathRAGConfig,
+    ) -> tuple[list[PathRAGPath], str, str, dict[str, Any]]:
+        """Render the prompt; with a token budget, drop the least reliable paths until it fits."""
+        state = rng.getstate()
+
+        def render(paths: list[PathRAGPath]) -> tuple[str, str]:
+            rng.setstate(state)  # the same shuffle for every attempt
+            blocks = ordering.render(paths, rng)
+            return "\n".join(blocks), build_prompt(query, blocks, self.qa_prompt)
+
+        kept = list(arranged)
+        context, prompt = render(kept)
+        if cfg.token_budget is None:
+            return kept, context, prompt, {"token_budget": None}
+        from kgpath.tokens import count_tokens
+
+        dropped: list[str] = []
+        tokens = count_tokens(prompt, cfg.encoding)
+        while tokens > cfg.token_budget and kept:
+            worst = max(range(len(kept)), key=lambda i: (-kept[i].reliability, kept[i].rank))
+            dropped.append(kept.pop(worst).describe())
+            context, prompt = render(kept)
+            tokens = count_tokens(prompt, cfg.encoding)
+        return (
+            kept,
+            context,
+            prompt,
+            {
+                "token_budget": cfg.token_budget,
+                "prompt_tokens": tokens,
+                "dropped_paths": dropped,
+                "over_budget": tokens > cfg.token_budget,
+            },
+        )
+
+
+def _base_trace(
+    kws: KeywordExtraction, nodes: list[RetrievedNode], cfg: PathRAGConfig, ordering: PathOrdering
+) -> dict[str, Any]:
+    """The trace entries known before path retrieval: keywords, ``V_q`` and the settings."""
+    return {
+        "keywords": list(kws.keywords),
+        "keyword_source": kws.source,
+        "keyword_error": kws.error,
+        "retrieved_node_ids": [n.id for n in nodes],
+        "direction": cfg.direction,
+        "alpha": cfg.alpha,
+        "theta": cfg.theta,
+        "top_k": cfg.top_k,
+        "ordering": ordering.name or type(ordering).__name__,
+    }
