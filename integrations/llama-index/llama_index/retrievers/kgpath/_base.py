@@ -345,5 +345,9 @@ class KgpathRetriever(BaseRetriever):
             text = tmpl if isinstance(tmpl, str) else tmpl.get_template()
             for li_var, core_var in names.items():
                 text = text.replace("{" + li_var + "}", "{" + core_var + "}")
+            missing = [v for v in names.values() if "{" + v + "}" not in text]
+            if missing:
+                raise ConfigError(f"{name} must use the variables {sorted(names)} "
+                                  f"(or {sorted(names.values())}); missing {missing}")
             owner, attr = self._prompt_owner(path)
             setattr(owner, attr, text)
