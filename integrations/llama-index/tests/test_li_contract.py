@@ -1,8 +1,9 @@
 """Contract suite for the LlamaIndex PCR retriever (STYLE habit 10).
 
 Node-level tests use ``output="native"`` (one node per PCR hit); the passage output is
-checked against hand-computed provenance at the end. Every test runs against the hand-written toy graph of ``conftest.py`` whose reachable set,
-shortest paths and cosine scores were computed by hand. The contract: sync == async, float
+checked against hand-computed provenance. Every test runs against the hand-written toy
+graph of ``conftest.py`` whose reachable set, shortest paths and cosine scores were
+computed by hand. The contract: sync == async, float
 scores in descending order, ``top_k`` honoured, trace metadata correct, works inside
 ``RetrieverQueryEngine`` with ``MockLLM`` without touching ``Settings``, callbacks and
 instrumentation receive retrieval events, bad input raises kgpath's typed errors.
@@ -23,9 +24,14 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, NodeWithScore
 from llama_index.retrievers.kgpath import KgpathQueryBundle, PathConstrainedRetriever
 
-from kgpath import ConfigError, GraphIndex, NodeNotFoundError, QueryError
+from kgpath import ConfigError, NodeNotFoundError, QueryError
 
 MODES = ["vector", "hybrid"]
+
+
+def native(core: Any, **options: Any) -> PathConstrainedRetriever:
+    """The retriever with one node per PCR hit (``output="native"``)."""
+    return PathConstrainedRetriever(core, output="native", **options)
 
 
 def _ids(nodes: list[NodeWithScore]) -> list[str]:
@@ -38,7 +44,7 @@ def _snapshot(nodes: list[NodeWithScore]) -> list[tuple[str, float, dict[str, An
 
 @pytest.fixture(params=MODES)
 def retriever(request: pytest.FixtureRequest, core_pcr: Any) -> PathConstrainedRetriever:
-    return PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=3, mode=request.param)
+    return native(core_pcr, anchor="a", k=3, mode=request.param)
 
 
 # ---------------------------------------------------------------- sync == async
@@ -51,7 +57,7 @@ async def test_sync_equals_async(retriever: PathConstrainedRetriever, query: str
 
 
 async def test_async_awaits_the_embedders_async_api(core_pcr: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="a")
+    r = native(core_pcr, anchor="a")
     emb = core_pcr.index.embedder
     await r.aretrieve("east")
     assert emb.calls == [("async", "query", ("east",))]
@@ -60,7 +66,7 @@ async def test_async_awaits_the_embedders_async_api(core_pcr: Any) -> None:
 
 
 async def test_sync_equals_async_with_per_call_options(core_pcr: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="x")
+    r = native(core_pcr, anchor="x")
     kw: dict[str, Any] = {"anchor": "a", "k": 2, "max_depth": 1}
     sync = r.retrieve_with("north", **kw)
     asyn = await r.aretrieve_with("north", **kw)
@@ -80,7 +86,7 @@ def test_scores_are_python_floats_in_descending_order(
 
 
 def test_vector_scores_equal_hand_computed_cosines(core_pcr: Any, toy: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=3)
+    r = native(core_pcr, anchor="a", k=3)
     east = r.retrieve("east")
     assert _ids(east) == ["e", "c", "b"]  # x (1.0) and y (0.96) are not reachable
     assert [n.score for n in east] == pytest.approx([toy.EAST_SCORES[i] for i in "ecb"], abs=1e-6)
@@ -92,10 +98,10 @@ def test_vector_scores_equal_hand_computed_cosines(core_pcr: Any, toy: Any) -> N
 @pytest.mark.parametrize("k", [1, 2, 3, 5, 10])
 def test_top_k_honoured(core_pcr: Any, toy: Any, k: int) -> None:
     reachable = len(toy.REACH_FROM_A)
-    by_k = PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=k).retrieve("east")
-    by_alias = PathConstrainedRetriever(core_pcr, output="native", anchor="a", similarity_top_k=k).retrieve("east")
-    per_call = PathConstrainedRetriever(core_pcr, output="native", anchor="a").retrieve_with("east", k=k)
-    bundle = PathConstrainedRetriever(core_pcr, output="native", anchor="a").retrieve(
+    by_k = native(core_pcr, anchor="a", k=k).retrieve("east")
+    by_alias = native(core_pcr, anchor="a", similarity_top_k=k).retrieve("east")
+    per_call = native(core_pcr, anchor="a").retrieve_with("east", k=k)
+    bundle = native(core_pcr, anchor="a").retrieve(
         KgpathQueryBundle("east", k=k)
     )
     for nodes in (by_k, by_alias, per_call, bundle):
@@ -105,13 +111,13 @@ def test_top_k_honoured(core_pcr: Any, toy: Any, k: int) -> None:
 
 
 def test_similarity_top_k_property_reflects_config(core_pcr: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", similarity_top_k=4)
+    r = native(core_pcr, similarity_top_k=4)
     assert r.similarity_top_k == 4 == r.config.k
 
 
 # ---------------------------------------------------------------- trace metadata
 def test_trace_metadata_matches_hand_computed_paths(core_pcr: Any, toy: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=10)
+    r = native(core_pcr, anchor="a", k=10)
     nodes = r.retrieve("east")
     assert set(_ids(nodes)) == set(toy.REACH_FROM_A)  # exactly the reachable set, nothing else
     rel = {"b": ["founded"], "d": ["owns"], "c": ["founded", "employs"],
@@ -159,7 +165,7 @@ def test_passages_follow_hit_order_then_provenance(core_pcr: Any) -> None:
 
 
 def test_node_ids_are_the_kgpath_ids_and_stable(core_pcr: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=10)
+    r = native(core_pcr, anchor="a", k=10)
     first = r.retrieve("east")
     second = r.retrieve("east")
     assert _ids(first) == _ids(second)
@@ -168,7 +174,7 @@ def test_node_ids_are_the_kgpath_ids_and_stable(core_pcr: Any) -> None:
 
 
 def test_node_text_is_the_kgpath_node_text(core_pcr: Any, toy_graph: Any) -> None:
-    nodes = PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=10).retrieve("east")
+    nodes = native(core_pcr, anchor="a", k=10).retrieve("east")
     for n in nodes:
         assert n.node.get_content(MetadataMode.NONE) == toy_graph.node(n.node.node_id).text
 
@@ -219,8 +225,8 @@ async def test_inside_retriever_query_engine_with_mock_llm(
 # ---------------------------------------------------------------- callbacks / instrumentation
 async def test_callback_manager_receives_retrieve_events(core_pcr: Any) -> None:
     handler = LlamaDebugHandler()
-    r = PathConstrainedRetriever(
-        core_pcr, output="native", anchor="a", k=2, callback_manager=CallbackManager([handler])
+    r = native(
+        core_pcr, anchor="a", k=2, callback_manager=CallbackManager([handler])
     )
     r.retrieve("east")
     await r.aretrieve("north")
@@ -247,7 +253,7 @@ def test_instrumentation_sees_retrieval_end_events(core_pcr: Any) -> None:
     root = get_dispatcher()
     root.add_event_handler(handler)
     try:
-        PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=1).retrieve("east")
+        native(core_pcr, anchor="a", k=1).retrieve("east")
     finally:
         root.event_handlers.remove(handler)
     assert len(handler.events) == 1
@@ -256,7 +262,7 @@ def test_instrumentation_sees_retrieval_end_events(core_pcr: Any) -> None:
 
 # ---------------------------------------------------------------- typed errors
 async def test_unknown_anchor_id_raises_node_not_found(core_pcr: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="nope")
+    r = native(core_pcr, anchor="nope")
     with pytest.raises(NodeNotFoundError, match="'nope'"):
         r.retrieve("east")
     with pytest.raises(NodeNotFoundError, match="'nope'"):
@@ -264,7 +270,7 @@ async def test_unknown_anchor_id_raises_node_not_found(core_pcr: Any) -> None:
 
 
 def test_unknown_anchor_name_raises_node_not_found(core_pcr: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native")
+    r = native(core_pcr)
     with pytest.raises(NodeNotFoundError, match="'Nobody'"):
         r.retrieve_with("east", anchor_name="Nobody")
 
@@ -272,10 +278,10 @@ def test_unknown_anchor_name_raises_node_not_found(core_pcr: Any) -> None:
 @pytest.mark.parametrize("k", [0, -1])
 async def test_non_positive_k_raises_config_error(core_pcr: Any, k: int) -> None:
     with pytest.raises(ConfigError, match=str(k)):
-        PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=k)
+        native(core_pcr, anchor="a", k=k)
     with pytest.raises(ConfigError, match=str(k)):
-        PathConstrainedRetriever(core_pcr, output="native", anchor="a", similarity_top_k=k)
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="a")
+        native(core_pcr, anchor="a", similarity_top_k=k)
+    r = native(core_pcr, anchor="a")
     with pytest.raises(ConfigError, match=str(k)):
         r.retrieve_with("east", k=k)
     with pytest.raises(ConfigError, match=str(k)):
@@ -284,7 +290,7 @@ async def test_non_positive_k_raises_config_error(core_pcr: Any, k: int) -> None
 
 @pytest.mark.parametrize("query", ["", "   "])
 async def test_empty_query_raises_query_error(core_pcr: Any, query: str) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="a")
+    r = native(core_pcr, anchor="a")
     with pytest.raises(QueryError):
         r.retrieve(query)
     with pytest.raises(QueryError):
@@ -320,7 +326,7 @@ def test_config_k_counts_hits_and_similarity_top_k_counts_nodes(core_pcr: Any) -
 
 def test_errors_are_reported_to_callbacks(core_pcr: Any) -> None:
     handler = LlamaDebugHandler()
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="nope",
+    r = native(core_pcr, anchor="nope",
                                  callback_manager=CallbackManager([handler]))
     with pytest.raises(NodeNotFoundError):
         r.retrieve("east")

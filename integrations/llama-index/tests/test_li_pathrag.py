@@ -31,7 +31,6 @@ from llama_index.retrievers.kgpath import (
 )
 
 from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph, ScriptedLLM
-from kgpath.methods.pathrag import PathRAGConfig
 from kgpath.methods.pathrag import PathRAGRetriever as CorePathRAG
 
 EXPECTED = [

@@ -20,6 +20,11 @@ from kgpath import GraphIndex, HashingEmbedder, KnowledgeGraph, PCRConfig
 from kgpath.methods.pcr import PathConstrainedRetriever as CorePCR
 
 
+def native(core: Any, **options: Any) -> PathConstrainedRetriever:
+    """The retriever with one node per PCR hit (``output="native"``)."""
+    return PathConstrainedRetriever(core, output="native", **options)
+
+
 def _ids(nodes: list[NodeWithScore]) -> list[str]:
     return [n.node.node_id for n in nodes]
 
@@ -29,7 +34,7 @@ def test_construction_overrides_leave_the_callers_core_retriever_untouched(
     core_pcr: CorePCR,
 ) -> None:
     before = core_pcr.config
-    r = PathConstrainedRetriever(core_pcr, output="native", k=2, max_depth=1, mode="hybrid")
+    r = native(core_pcr, k=2, max_depth=1, mode="hybrid")
     assert core_pcr.config == before == PCRConfig()
     assert r.config == PCRConfig(k=2, max_depth=1, mode="hybrid")
     assert r.kgpath_retriever is not core_pcr
@@ -37,14 +42,15 @@ def test_construction_overrides_leave_the_callers_core_retriever_untouched(
 
 
 def test_without_overrides_the_core_retriever_is_used_as_is(core_pcr: CorePCR) -> None:
-    assert PathConstrainedRetriever(core_pcr, output="native").kgpath_retriever is core_pcr
+    assert native(core_pcr).kgpath_retriever is core_pcr
 
 
 def test_from_graph_with_config_and_field_overrides(
     toy_graph: KnowledgeGraph, query_embedder: Any
 ) -> None:
     cfg = PCRConfig(k=7, direction="both")  # the old config= argument, as options
-    r = PathConstrainedRetriever.from_graph(toy_graph, embed_model=query_embedder, k=2, direction="both")
+    r = PathConstrainedRetriever.from_graph(toy_graph, embed_model=query_embedder, k=2,
+                                            direction="both")
     assert r.config == dataclasses.replace(cfg, k=2)
     assert r.graph is toy_graph
 
@@ -62,7 +68,7 @@ def test_from_graph_reuses_a_built_graph_index(
     ("mode", "query"), [("vector", "east"), ("hybrid", "east"), ("bm25", "Carol chemist")]
 )
 def test_results_equal_the_core_results(core_pcr: CorePCR, mode: str, query: str) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=4, mode=mode)
+    r = native(core_pcr, anchor="a", k=4, mode=mode)
     core = core_pcr.retrieve(query, anchor="a", k=4, mode=mode)
     nodes = r.retrieve(query)
     assert _ids(nodes) == core.ids
@@ -72,15 +78,16 @@ def test_results_equal_the_core_results(core_pcr: CorePCR, mode: str, query: str
 
 # ---------------------------------------------------------------- anchors
 def test_anchor_by_name(core_pcr: CorePCR) -> None:
-    nodes = PathConstrainedRetriever(core_pcr, output="native", anchor_name="Beta Labs", k=10).retrieve("east")
+    nodes = native(core_pcr, anchor_name="Beta Labs", k=10).retrieve("east")
     # from b (out): b:0, c:1, e:2 (c -> b is a cycle back, not a new node)
-    assert {n.node.node_id: n.node.metadata["kgpath_hops"] for n in nodes} == {"b": 0, "c": 1, "e": 2}
+    hops = {n.node.node_id: n.node.metadata["kgpath_hops"] for n in nodes}
+    assert hops == {"b": 0, "c": 1, "e": 2}
     assert all(n.node.metadata["kgpath_anchor_resolution"] == "name" for n in nodes)
     assert all(n.node.metadata["kgpath_anchor_id"] == "b" for n in nodes)
 
 
 def test_per_call_anchor_name_replaces_default_anchor_id(core_pcr: CorePCR) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=10)
+    r = native(core_pcr, anchor="a", k=10)
     nodes = r.retrieve_with("east", anchor_name="Carol")
     assert set(_ids(nodes)) == {"c", "b", "e"}
     assert nodes[0].node.metadata["kgpath_anchor_id"] == "c"
@@ -89,7 +96,7 @@ def test_per_call_anchor_name_replaces_default_anchor_id(core_pcr: CorePCR) -> N
 
 
 def test_no_anchor_uses_the_most_similar_node(core_pcr: CorePCR) -> None:
-    nodes = PathConstrainedRetriever(core_pcr, output="native", k=10).retrieve("up")
+    nodes = native(core_pcr, k=10).retrieve("up")
     # "up" = (0,0,1): most similar node is d, which has no out-edges -> only d
     assert _ids(nodes) == ["d"]
     assert nodes[0].node.metadata["kgpath_anchor_resolution"] == "similarity"
@@ -97,7 +104,7 @@ def test_no_anchor_uses_the_most_similar_node(core_pcr: CorePCR) -> None:
 
 
 def test_unknown_anchor_policy_similar(core_pcr: CorePCR) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="zzz", unknown_anchor="similar", k=1)
+    r = native(core_pcr, anchor="zzz", unknown_anchor="similar", k=1)
     (hit,) = r.retrieve("north")
     assert hit.node.node_id == "a"
     assert hit.node.metadata["kgpath_anchor_resolution"] == "similarity (unknown id 'zzz')"
@@ -105,7 +112,7 @@ def test_unknown_anchor_policy_similar(core_pcr: CorePCR) -> None:
 
 # ---------------------------------------------------------------- config pass-through
 def test_max_depth_and_direction(core_pcr: CorePCR) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=10)
+    r = native(core_pcr, anchor="a", k=10)
     assert set(_ids(r.retrieve_with("east", max_depth=1))) == {"a", "b", "d"}
     assert set(_ids(r.retrieve_with("east", max_depth=0))) == {"a"}
     inbound = r.retrieve_with("east", direction="in")
@@ -118,13 +125,13 @@ def test_max_depth_and_direction(core_pcr: CorePCR) -> None:
 
 
 def test_per_call_max_depth_none_means_unlimited(core_pcr: CorePCR) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=10, max_depth=1)
+    r = native(core_pcr, anchor="a", k=10, max_depth=1)
     assert set(_ids(r.retrieve("east"))) == {"a", "b", "d"}
     assert set(_ids(r.retrieve_with("east", max_depth=None))) == {"a", "b", "c", "d", "e"}
 
 
 def test_include_anchor_false(core_pcr: CorePCR) -> None:
-    nodes = PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=10, include_anchor=False).retrieve(
+    nodes = native(core_pcr, anchor="a", k=10, include_anchor=False).retrieve(
         "north"
     )
     # b=0.8, c=0.6, then d and e tie at 0 and keep BFS order (a, b, d, c, e)
@@ -132,7 +139,7 @@ def test_include_anchor_false(core_pcr: CorePCR) -> None:
 
 
 def test_global_fallback_is_recorded_in_the_trace(core_pcr: CorePCR) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="y", k=3)
+    r = native(core_pcr, anchor="y", k=3)
     assert _ids(r.retrieve("east")) == ["y"]  # isolated anchor, fallback "none"
     nodes = r.retrieve_with("east", fallback="global")
     # global top-3 by cosine: e=1.0, x=1.0 (tie broken by node index), y=0.96
@@ -156,7 +163,7 @@ def test_query_call_args_precedence() -> None:
 
 # ---------------------------------------------------------------- metadata
 def test_metadata_visibility_for_embed_and_llm(core_pcr: CorePCR) -> None:
-    nodes = PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=10).retrieve("east")
+    nodes = native(core_pcr, anchor="a", k=10).retrieve("east")
     by_id = {n.node.node_id: n.node for n in nodes}
     a = by_id["a"]
     # embedding and LLM text: the node's own metadata and text only, no kgpath_ trace
@@ -167,7 +174,7 @@ def test_metadata_visibility_for_embed_and_llm(core_pcr: CorePCR) -> None:
 
 
 def test_llm_metadata_keys_are_configurable(core_pcr: CorePCR) -> None:
-    r = PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=1,
+    r = native(core_pcr, anchor="a", k=1,
                                  llm_metadata_keys=("kgpath_hops", "kgpath_node_ids"))
     (e,) = r.retrieve("east")
     assert e.node.get_content(MetadataMode.LLM) == (
@@ -177,7 +184,7 @@ def test_llm_metadata_keys_are_configurable(core_pcr: CorePCR) -> None:
 
 
 def test_user_metadata_is_kept_beside_the_trace(core_pcr: CorePCR) -> None:
-    nodes = PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=10).retrieve("east")
+    nodes = native(core_pcr, anchor="a", k=10).retrieve("east")
     by_id = {n.node.node_id: n.node.metadata for n in nodes}
     assert by_id["a"]["source"] == "registry"
     assert by_id["c"]["kgpath_hops"] == 2  # the trace, prefixed: no clash with the user's key
@@ -185,7 +192,7 @@ def test_user_metadata_is_kept_beside_the_trace(core_pcr: CorePCR) -> None:
 
 
 def test_nodes_survive_a_json_round_trip(core_pcr: CorePCR) -> None:
-    for n in PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=10).retrieve("east"):
+    for n in native(core_pcr, anchor="a", k=10).retrieve("east"):
         back = TextNode.from_json(n.node.to_json())
         assert back.node_id == n.node.node_id
         assert back.metadata == n.node.metadata
@@ -196,7 +203,7 @@ def test_nodes_survive_a_json_round_trip(core_pcr: CorePCR) -> None:
 def test_verbose_prints_the_anchor_resolution(
     core_pcr: CorePCR, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    PathConstrainedRetriever(core_pcr, output="native", anchor="a", k=2, verbose=True).retrieve("east")
+    native(core_pcr, anchor="a", k=2, verbose=True).retrieve("east")
     out = capsys.readouterr().out
     assert "kgpath pcr: 2 items, anchor 'a'" in out
 

@@ -212,7 +212,8 @@ def test_mentioned_entity_prefers_the_longest_name():
 
 def test_pcr_sub_retriever_in_one_line(pg_index):
     retriever = pg_index.as_retriever(
-        sub_retrievers=[PCRSubRetriever.from_index(pg_index, embed_model=EMB, k=4, output="native")],
+        sub_retrievers=[PCRSubRetriever.from_index(pg_index, embed_model=EMB, k=4,
+                                                   output="native")],
         use_async=False,
     )
     nodes = retriever.retrieve("What did Marie Curie discover that treats cancer?")

@@ -292,8 +292,11 @@ class KgpathRetriever(BaseRetriever):
         return res.evidence(output, k)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        """Run the method and convert its evidence (a bundle's own embedding is used when
-        the core can search by vector, as LlamaIndex's ``VectorIndexRetriever`` does)."""
+        """Run the method and convert its evidence.
+
+        A bundle's own embedding is used when the core can search by vector, as
+        LlamaIndex's ``VectorIndexRetriever`` does.
+        """
         q, kw = self._args(query_bundle)
         if query_bundle.embedding is not None and hasattr(self._er.core, "retrieve_by_vector"):
             return self._nodes(self._by_vector(q, query_bundle.embedding, kw))

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Literal
 
 import numpy as np
@@ -65,6 +66,12 @@ class SufficiencyPostprocessor(BaseNodePostprocessor):
         )
         super().__init__(**data)
         self._gate = SufficiencyGate(cfg, embedder=to_kgpath_embedder(self.embed_model))
+
+    def model_post_init(self, __context: Any) -> None:
+        """Warn once that gamma < 1 never passes (``N_eff >= 1``, Lemma A.1)."""
+        if self.gamma < 1:
+            warnings.warn(f"gamma={self.gamma} < 1: N_eff >= 1 always, so every list is "
+                          "insufficient and the fallback always runs", UserWarning, stacklevel=2)
 
     @classmethod
     def class_name(cls) -> str:

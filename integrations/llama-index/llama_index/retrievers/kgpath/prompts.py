@@ -50,12 +50,13 @@ C2RAG_PLANNER_PROMPT = PromptTemplate(PLANNER_PROMPT, prompt_type=PromptType.CUS
 
 _QA = {"query_str": "query", "context_str": "paths"}
 
-#: method -> prompt name -> (core attribute path, {LlamaIndex variable: core variable}).
+#: method -> prompt name -> (core attribute path, {LlamaIndex variable: core variable});
+#: an updated prompt must use every core variable named here.
 PROMPT_ATTRS: Mapping[str, Mapping[str, tuple[str, Mapping[str, str]]]] = {
     "pcr": {},
     "pathrag": {"keyword_prompt": ("keyword_prompt", {"query_str": "query"}),
                 "path_qa_prompt": ("qa_prompt", _QA)},
-    "c2rag": {"planner_prompt": ("planner_prompt", {})},
-    "schema": {"decompose_prompt": ("decomposer.prompt", {})},
-    "traversal": {"llm_traversal_prompt": ("llm_prompt", {})},
+    "c2rag": {"planner_prompt": ("planner_prompt", {"query": "query"})},
+    "schema": {"decompose_prompt": ("decomposer.prompt", {"question": "question"})},
+    "traversal": {"llm_traversal_prompt": ("llm_prompt", {"query": "query"})},
 }
