@@ -225,9 +225,9 @@ class KgpathRetriever(BaseRetriever):
                  callback_manager: CallbackManager | None = None, verbose: bool = False,
                  **options: Any) -> None:
         spec = method_spec(self.method)
+        built = _is_built(graph)  # then options that are also per-call become defaults
         self._defaults = {n: options.pop(n) for n in list(options)
-                          if n in spec.call_args and n not in spec.init_args}
-        built = _is_built(graph)
+                          if n in spec.call_args and (built or n not in spec.init_args)}
         if built and (embed_model is not None or llm is not None):
             raise ConfigError("embed_model/llm are only used when building from a graph; "
                               "set them on the core retriever instead")
