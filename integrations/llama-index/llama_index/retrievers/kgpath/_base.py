@@ -34,11 +34,11 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.utils import print_text
 
-from kgpath import ConfigError, LlamaIndexEmbedder, LlamaIndexLLM
-from kgpath.embeddings import Embedder
+from kgpath.embeddings import Embedder, LlamaIndexEmbedder
+from kgpath.errors import ConfigError
 from kgpath.evidence import METADATA_PREFIX, Evidence
 from kgpath.facade import EvidenceRetriever, method_spec
-from kgpath.llm import LLM
+from kgpath.llm import LLM, LlamaIndexLLM
 
 __all__ = [
     "KgpathQueryBundle",
