@@ -136,8 +136,9 @@ def test_rejects_wrong_core_type() -> None:
     with pytest.raises(ConfigError, match="c2rag retriever"):
         C2RAGRetriever("nope")
     core = ConstraintCheckedRetriever(load_demo_kg(), embedder=HashingEmbedder())
-    wrapped = C2RAGRetriever(core, gamma=2.0)
-    assert wrapped.config.gamma == 2.0 and core.config.gamma == 1.5  # caller's core untouched
+    before = core.config.gamma
+    wrapped = C2RAGRetriever(core, gamma=2.5)
+    assert wrapped.config.gamma == 2.5 and core.config.gamma == before  # caller's core untouched
 
 
 # ====================================================================== postprocessor
@@ -170,13 +171,13 @@ def test_sufficient_list_passes_through_without_fallback() -> None:
     out = pp.postprocess_nodes(nodes, query_str="q")
     assert fb.calls == [] and [n.node.node_id for n in out] == ["a", "b", "c", "d"]
     m = out[0].node.metadata
-    assert m["kgpath_state"] == "resolved" and m["kgpath_gate_action"] == "kept"
-    assert m["kgpath_n_eff"] == pytest.approx(4225 / 3849)  # p = [62, 2, 1] / 65
-    assert [n.node.metadata["kgpath_p"] for n in out] == pytest.approx(
+    assert m["kgpath_gate_state"] == "resolved" and m["kgpath_gate_action"] == "kept"
+    assert m["kgpath_gate_n_eff"] == pytest.approx(4225 / 3849)  # p = [62, 2, 1] / 65
+    assert [n.node.metadata["kgpath_gate_p"] for n in out] == pytest.approx(
         [62 / 65, 2 / 65, 1 / 65, None]
     )
-    assert m["own"] == "a" and "kgpath_n_eff" not in nodes[0].node.metadata  # copies only
-    assert "kgpath_state" in out[0].node.excluded_llm_metadata_keys
+    assert m["own"] == "a" and "kgpath_gate_n_eff" not in nodes[0].node.metadata  # copies only
+    assert "kgpath_gate_state" in out[0].node.excluded_llm_metadata_keys
 
 
 def test_insufficient_list_calls_fallback_and_marks_it() -> None:
@@ -188,8 +189,8 @@ def test_insufficient_list_calls_fallback_and_marks_it() -> None:
     assert {n.node.metadata["kgpath_gate_source"] for n in out[:3]} == {"primary"}
     assert {n.node.metadata["kgpath_gate_source"] for n in out[3:]} == {"fallback"}
     assert all(n.node.metadata["kgpath_gate_action"] == "fallback_appended" for n in out)
-    assert out[0].node.metadata["kgpath_n_eff"] == pytest.approx(3.0)
-    assert out[0].node.metadata["kgpath_state"] == "unresolved"
+    assert out[0].node.metadata["kgpath_gate_n_eff"] == pytest.approx(3.0)
+    assert out[0].node.metadata["kgpath_gate_state"] == "unresolved"
 
 
 def test_replace_mode_and_fallback_top_k() -> None:
@@ -211,12 +212,12 @@ def test_no_fallback_no_query_and_unscored_nodes() -> None:
     # no scored node and the paper's literal rule: insufficient, N_eff undefined
     out = SufficiencyPostprocessor(fallback_retriever=fb, score_missing="insufficient"
                                    ).postprocess_nodes(scored(("a", None)), query_str="q")
-    assert out[0].node.metadata["kgpath_n_eff"] is None
+    assert out[0].node.metadata["kgpath_gate_n_eff"] is None
     assert out[0].node.metadata["kgpath_score_source"] == "none"
     assert [n.node.node_id for n in out] == ["a", "f"]
     # a single scored node is a point mass: N_eff = 1
     out = SufficiencyPostprocessor().postprocess_nodes(scored(("a", 0.2), ("b", None)))
-    assert out[0].node.metadata["kgpath_n_eff"] == 1.0
+    assert out[0].node.metadata["kgpath_gate_n_eff"] == 1.0
     assert out[0].node.metadata["kgpath_score_source"] == "given"
 
 
@@ -242,8 +243,8 @@ async def test_unscored_nodes_are_scored_by_the_embedder() -> None:
                 await pp.apostprocess_nodes(nodes, query_str="q")):
         m = out[0].node.metadata
         assert m["kgpath_score_source"] == "embedder"
-        assert m["kgpath_n_eff"] == pytest.approx(1.03**2 / 1.0203)
-        assert m["kgpath_state"] == "resolved" and m["kgpath_gate_action"] == "kept"
+        assert m["kgpath_gate_n_eff"] == pytest.approx(1.03**2 / 1.0203)
+        assert m["kgpath_gate_state"] == "resolved" and m["kgpath_gate_action"] == "kept"
         assert [n.node.node_id for n in out] == ["a", "b", "c"] and fb.calls == []
         assert [n.score for n in out] == [None, None, None]  # the nodes are not rescored
 
@@ -262,7 +263,7 @@ def test_postprocessor_validation() -> None:
     with pytest.warns(UserWarning, match="N_eff >= 1"):
         pp = SufficiencyPostprocessor(gamma=0.5)
     out = pp.postprocess_nodes(scored(("a", 1.0)))
-    assert out[0].node.metadata["kgpath_state"] == "unresolved"
+    assert out[0].node.metadata["kgpath_gate_state"] == "unresolved"
 
 
 async def test_async_postprocess_uses_async_fallback() -> None:
@@ -284,5 +285,5 @@ def test_postprocessor_in_an_existing_query_engine() -> None:
     resp = engine.query(Q["query"])
     sources = [n.node.metadata["kgpath_gate_source"] for n in resp.source_nodes]
     assert sources == ["primary"] * 3 + ["fallback"] * 3
-    assert resp.source_nodes[0].node.metadata["kgpath_n_eff"] == pytest.approx(3.0)
+    assert resp.source_nodes[0].node.metadata["kgpath_gate_n_eff"] == pytest.approx(3.0)
     assert resp.source_nodes[-1].node.metadata["kgpath_method"] == "c2rag"

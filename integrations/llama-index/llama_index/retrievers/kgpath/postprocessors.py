@@ -37,7 +37,7 @@ class SufficiencyPostprocessor(BaseNodePostprocessor):
     ``kgpath_score_source="embedder"``. An unresolved list (``N_eff > gamma``) runs the
     ``fallback_retriever`` and appends (``mode="append"``) or substitutes (``"replace"``)
     its nodes. Every returned node is a copy whose metadata holds the gate's trace keys
-    (``kgpath_state``, ``kgpath_n_eff``, ``kgpath_gamma``, ``kgpath_p``,
+    (``kgpath_gate_state``, ``kgpath_gate_n_eff``, ``kgpath_gate_gamma``, ``kgpath_gate_p``,
     ``kgpath_gate_action``, ``kgpath_gate_source``, ``kgpath_score_source``), hidden from
     the LLM and the embedder. Parameters are :class:`SufficiencyGateConfig`'s.
     """
