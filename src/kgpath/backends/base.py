@@ -24,15 +24,19 @@ anchor first at distance 0, then level by level; ``parent_pos[i]`` is the positi
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, Self, TypeAlias, TypeVar, runtime_checkable
 
 import numpy as np
 
 from kgpath.graph import Direction, Edge, KnowledgeGraph, Node
 
-__all__ = ["BFSTree", "GraphBackend", "parent_chain"]
+__all__ = ["BFSTree", "GraphBackend", "Keys", "parent_chain"]
 
 K = TypeVar("K")
+T = TypeVar("T")
+
+#: A collection of node keys: a sequence, or a numpy array of node indices in memory.
+Keys: TypeAlias = Sequence[K] | np.ndarray
 
 
 @runtime_checkable
@@ -63,22 +67,30 @@ class BFSTree(Protocol[K]):
 
 
 @runtime_checkable
-class GraphBackend(Protocol[K]):
-    """Where PCR's graph lives. ``K`` is the backend's node key type.
+class GraphBackend(Protocol[K, T]):
+    """Where PCR's graph lives: ``K`` is its node key type, ``T`` its :class:`BFSTree` type.
 
     Implementations must be safe to call from several threads at once (``aretrieve`` runs
     blocking backends in worker threads); per-retrieval state belongs in :meth:`bind`.
     """
 
-    #: Short name recorded in traces, e.g. ``"memory"`` or ``"cypher/kuzu"``.
-    name: str
-    #: Scoring modes :meth:`score` supports (``"vector"``, ``"hybrid"``, ``"bm25"``).
-    modes: tuple[str, ...]
-    #: True when calls block on I/O (``aretrieve`` then runs them in a thread).
-    blocking: bool
+    @property
+    def name(self) -> str:
+        """Short name recorded in traces, e.g. ``"memory"`` or ``"cypher/kuzu"``."""
+        ...
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """Scoring modes :meth:`score` supports (``"vector"``, ``"hybrid"``, ``"bm25"``)."""
+        ...
+
+    @property
+    def blocking(self) -> bool:
+        """True when calls block on I/O (``aretrieve`` then runs them in a thread)."""
+        ...
 
     # -- per retrieval
-    def bind(self) -> GraphBackend[K]:
+    def bind(self) -> Self:
         """A view for one retrieval (e.g. counting its queries); may return ``self``."""
         ...
 
@@ -95,9 +107,12 @@ class GraphBackend(Protocol[K]):
         """The node with this id, or ``None``."""
         ...
 
-    def nodes_by_name(self, name: str) -> Sequence[K]:
-        """Nodes whose normalised name equals ``name``'s (lower case, single spaces), in
-        node order."""
+    def nodes_by_name(self, name: str) -> Keys[K]:
+        """Nodes whose normalised name equals ``name``'s, in node order.
+
+        Names are compared lower-cased with single spaces (as
+        :meth:`KnowledgeGraph.find_by_name`).
+        """
         ...
 
     def node(self, key: K) -> Node:
@@ -106,11 +121,11 @@ class GraphBackend(Protocol[K]):
 
     def reachable(
         self, anchor: K, *, max_depth: int | None, direction: Direction
-    ) -> BFSTree[K]:
+    ) -> T:
         """Eq. (1): the BFS tree of nodes reachable from ``anchor`` in ``<= max_depth`` hops."""
         ...
 
-    def path(self, tree: BFSTree[K], pos: int) -> tuple[tuple[Node, ...], tuple[Edge, ...]]:
+    def path(self, tree: T, pos: int) -> tuple[tuple[Node, ...], tuple[Edge, ...]]:
         """Node records and edges along the tree path anchor -> ``tree.nodes[pos]``."""
         ...
 
@@ -136,7 +151,7 @@ class GraphBackend(Protocol[K]):
         ...
 
     def score(
-        self, query: str, query_vec: np.ndarray, candidates: Sequence[K], *, mode: str,
+        self, query: str, query_vec: np.ndarray, candidates: Keys[K], *, mode: str,
         alpha: float,
     ) -> np.ndarray:
         """Eq. (2)'s ``sim(q, v)`` (or section 3.4's hybrid) for ``candidates``, in order."""
@@ -149,9 +164,11 @@ class GraphBackend(Protocol[K]):
     def global_top(
         self, query: str, query_vec: np.ndarray, k: int, *, mode: str, alpha: float,
         exclude: K | None = None,
-    ) -> tuple[Sequence[K], np.ndarray, int]:
-        """Top-``k`` of all nodes (section 3.5 fallback): ``(keys, scores, number scored)``,
-        best first, ties by node order."""
+    ) -> tuple[Keys[K], np.ndarray, int]:
+        """Top-``k`` of all nodes (section 3.5 fallback).
+
+        Returns ``(keys, scores, number scored)``, best first, ties by node order.
+        """
         ...
 
 

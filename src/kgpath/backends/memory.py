@@ -32,9 +32,9 @@ class InMemoryBackend:
         Used only when ``index`` is a bare graph.
     """
 
-    name = "memory"
-    modes = ("vector", "hybrid", "bm25")
-    blocking = False
+    name: str = "memory"
+    modes: tuple[str, ...] = ("vector", "hybrid", "bm25")
+    blocking: bool = False
 
     def __init__(self, index: GraphIndex | KnowledgeGraph, *, embedder: Any = None) -> None:
         self.index = index if isinstance(index, GraphIndex) else GraphIndex(index, embedder)
@@ -111,8 +111,8 @@ class InMemoryBackend:
         return qv
 
     def score(
-        self, query: str, query_vec: np.ndarray, candidates: Sequence[int], *, mode: str,
-        alpha: float,
+        self, query: str, query_vec: np.ndarray, candidates: Sequence[int] | np.ndarray, *,
+        mode: str, alpha: float,
     ) -> np.ndarray:
         """:meth:`GraphIndex.score_candidates` (vector, BM25 or hybrid)."""
         return self.index.score_candidates(

@@ -22,8 +22,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from itertools import chain
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, Literal
 
 import numpy as np
@@ -263,13 +263,13 @@ class PathConstrainedRetriever:
 
     def __init__(
         self,
-        index: GraphIndex | KnowledgeGraph | GraphBackend[Any],
+        index: GraphIndex | KnowledgeGraph | GraphBackend[Any, Any],
         *,
         embedder: Any = None,
         config: PCRConfig | None = None,
     ) -> None:
         if isinstance(index, (GraphIndex, KnowledgeGraph)):
-            self.backend: GraphBackend[Any] = InMemoryBackend(index, embedder=embedder)
+            self.backend: GraphBackend[Any, Any] = InMemoryBackend(index, embedder=embedder)
         elif isinstance(index, GraphBackend):
             self.backend = index
         else:
@@ -314,7 +314,7 @@ class PathConstrainedRetriever:
         anchor: str | None,
         anchor_name: str | None,
         config: PCRConfig,
-        backend: GraphBackend[Any] | None = None,
+        backend: GraphBackend[Any, Any] | None = None,
     ) -> tuple[Any, str]:
         """Return ``(anchor key, how it was resolved)`` (in memory the key is the node index).
 
@@ -388,8 +388,11 @@ class PathConstrainedRetriever:
         anchor_name: str | None = None,
         **overrides: Any,
     ) -> PCRResult:
-        """Async :meth:`retrieve`: the query embedding is awaited on the embedder's async
-        API; a blocking backend (a database) runs in a worker thread."""
+        """Async :meth:`retrieve`.
+
+        The query embedding is awaited on the embedder's async API; a blocking backend (a
+        database) runs in a worker thread.
+        """
         q = check_query(query)
         cfg = self._config(overrides)
         qv = await self.backend.aembed_query(q)
@@ -457,7 +460,7 @@ class PathConstrainedRetriever:
 
 
 def _search_reachable(
-    b: GraphBackend[Any], tree: BFSTree[Any], query: str, qv: np.ndarray, cfg: PCRConfig
+    b: GraphBackend[Any, Any], tree: BFSTree[Any], query: str, qv: np.ndarray, cfg: PCRConfig
 ) -> tuple[list[tuple[Any, int, float]], int]:
     """Eq. (2) over ``C_reachable``: ``([(key, tree position, score)], number scored)``.
 
@@ -474,7 +477,7 @@ def _search_reachable(
 
 
 def _global_fallback(
-    b: GraphBackend[Any], tree: BFSTree[Any], anchor: Any, query: str, qv: np.ndarray,
+    b: GraphBackend[Any, Any], tree: BFSTree[Any], anchor: Any, query: str, qv: np.ndarray,
     cfg: PCRConfig,
 ) -> tuple[list[tuple[Any, int, float]], int]:
     """Section 3.5: top-k of all nodes (recorded in the result as a fallback)."""
@@ -486,7 +489,7 @@ def _global_fallback(
 
 
 def _hit(
-    b: GraphBackend[Any], tree: BFSTree[Any], key: Any, pos: int, score: float
+    b: GraphBackend[Any, Any], tree: BFSTree[Any], key: Any, pos: int, score: float
 ) -> tuple[PCRHit, tuple[Node, ...]]:
     """A hit with its shortest path (BFS parent pointers back to the anchor)."""
     if pos < 0:
@@ -498,13 +501,13 @@ def _hit(
 
 
 class CypherPCR(PathConstrainedRetriever):
-    """Path-Constrained Retrieval inside a Cypher database: PCR over a
-    :class:`~kgpath.backends.cypher.CypherBackend`.
+    """Path-Constrained Retrieval inside a Cypher database.
 
-    Same configuration, pipeline and result types as :class:`PathConstrainedRetriever`; on a
-    database written by :func:`~kgpath.backends.cypher.load_graph` from graph ``G`` the
-    result equals the in-memory result on ``G`` (same hits, scores, hops, paths and
-    evidence; see :mod:`kgpath.backends.cypher.queries` for the tie rule). The trace adds
+    PCR over a :class:`~kgpath.backends.cypher.CypherBackend`: same configuration, pipeline
+    and result types as :class:`PathConstrainedRetriever`. On a database written by
+    :func:`~kgpath.backends.cypher.load_graph` from graph ``G`` the result equals the
+    in-memory result on ``G`` (same hits, scores, hops, paths and evidence; see
+    :mod:`kgpath.backends.cypher.queries` for the tie rule). The trace adds
     ``backend``, ``queries`` (round trips) and ``seconds``.
 
     Parameters

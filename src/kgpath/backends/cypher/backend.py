@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.backends.base import parent_chain
+from kgpath.backends.base import Keys, parent_chain
 from kgpath.backends.cypher.drivers import CypherDriver, as_cypher_driver
 from kgpath.backends.cypher.queries import (
     Step,
@@ -46,8 +46,8 @@ from kgpath.backends.cypher.queries import (
     fetch_passages,
     node_page,
     node_row,
-    rows_by_name,
     reachable_hops,
+    rows_by_name,
 )
 from kgpath.backends.cypher.schema import CypherSchema, node_from_row, passage_from_row
 from kgpath.embeddings import Embedder, default_embedder
@@ -93,7 +93,10 @@ class NodeRow:
 
 @dataclass(frozen=True)
 class CypherTree:
-    """The BFS tree of one anchor, rebuilt from the database (:class:`~kgpath.backends.base.BFSTree`)."""
+    """The BFS tree of one anchor, rebuilt from the database.
+
+    A :class:`~kgpath.backends.base.BFSTree` whose keys are :class:`NodeRow` objects.
+    """
 
     nodes: list[NodeRow]
     dist: np.ndarray
@@ -137,8 +140,8 @@ class CypherBackend:
         Bound on the cache of embeddings computed for nodes without a stored one.
     """
 
-    modes = ("vector",)
-    blocking = True
+    modes: tuple[str, ...] = ("vector",)
+    blocking: bool = True
 
     def __init__(
         self,
@@ -220,7 +223,7 @@ class CypherBackend:
         )
         order, parent = bfs_order(aid, hops, steps, direction=direction)
         rows = fetch_nodes(drv, s, order[1:])
-        rows[aid] = anchor.row
+        rows[aid] = dict(anchor.row)
         missing = [i for i in order if i not in rows]
         if missing:
             raise BackendError(
@@ -284,13 +287,13 @@ class CypherBackend:
         return np.asarray(query_vec, dtype=np.float32).reshape(-1)
 
     def score(
-        self, query: str, query_vec: np.ndarray, candidates: Sequence[NodeRow], *,
+        self, query: str, query_vec: np.ndarray, candidates: Keys[NodeRow], *,
         mode: str = "vector", alpha: float = 0.7,
     ) -> np.ndarray:
         """Eq. (2)'s ``sim(q, v)``: the same float32 dot product as :class:`VectorIndex`."""
         if mode != "vector":
             raise ConfigError(f"the Cypher backend scores mode='vector' only, got {mode!r}")
-        if not candidates:
+        if not len(candidates):
             return np.zeros(0, np.float32)
         mat = self._vectors([c.row for c in candidates])
         if mat.shape[1] != query_vec.shape[0]:
