@@ -3,18 +3,20 @@
 Reference: J. Oladokun, "Path-Constrained Retrieval: A Structural Approach to Reliable LLM
 Agent Reasoning Through Graph-Spaced Semantic Search", 2025 (shared/papers/pcr-*.txt).
 
-Steps, named after the paper's section 3.3:
+Steps, named after the paper's section 3.3, written once over a graph backend
+(:class:`~kgpath.backends.base.GraphBackend`: the in-memory CSR graph, or a Cypher database
+for :class:`CypherPCR`):
 
-1. :func:`reachable_candidates` - Eq. (1): ``C_reachable = {v : path(a, v) exists}``,
-   optionally with ``length <= d_max``, by BFS on the CSR graph.
-2. query embedding (same embedder as the nodes).
-3. :func:`constrained_search` - Eq. (2): ``argmax_{v in C_reachable, |R|=k} sim(q, v)``,
-   or the hybrid score of section 3.4 (``α·sim + (1−α)·BM25``, α = 0.7).
-4. ranking, with the fallback of section 3.5 (global search when nothing but the anchor is
-   reachable), recorded in the result.
+1. anchor resolution (by id, by name, or the most similar node);
+2. Eq. (1): ``C_reachable = {v : path(a, v) exists}``, optionally with ``length <= d_max``,
+   by the backend's BFS (:func:`reachable_candidates` on the CSR graph);
+3. Eq. (2): ``argmax_{v in C_reachable, |R|=k} sim(q, v)`` (:func:`constrained_search`),
+   or the hybrid score of section 3.4 (``α·sim + (1−α)·BM25``, α = 0.7; in memory only);
+4. hits with their BFS-tree paths, and the fallback of section 3.5 (global search when
+   nothing but the anchor is reachable), recorded in the result.
 
-Complexity: BFS is O(|reached| + |their edges|) with no per-edge Python work; scoring is
-one gather-and-dot over the reachable set (O(|C|·d)); top-k by ``argpartition``.
+Complexity in memory: BFS is O(|reached| + |their edges|) with no per-edge Python work;
+scoring is one gather-and-dot over the reachable set (O(|C|·d)); top-k by ``argpartition``.
 """
 
 from __future__ import annotations
@@ -157,6 +159,8 @@ class PCRResult:
     config: PCRConfig
     trace: dict[str, Any] = field(default_factory=dict)
     graph: KnowledgeGraph | None = field(default=None, repr=False, compare=False)
+    """Resolves names and passages: the graph itself in memory; from a database backend, a
+    small graph of the result's nodes, path edges and cited passages."""
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.hits)

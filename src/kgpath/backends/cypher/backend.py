@@ -160,7 +160,7 @@ class CypherBackend:
         self.page_size = page_size
         self.max_cached_embeddings = max_cached_embeddings
         self._emb_cache: dict[str, np.ndarray] = {}
-        self._has_passages: bool | None = None
+        self._labels: dict[str, bool] = {}  # shared with bound views
         self._run: CypherDriver | _Counting = self.driver
         self._t0 = 0.0
 
@@ -269,9 +269,9 @@ class CypherBackend:
         label = self.schema.passage_label
         if not ids or label is None:
             return []
-        if self._has_passages is None:  # a database not written by load_graph may lack it
-            self._has_passages = self.driver.dialect.has_label(self._run, label)
-        return fetch_passages(self._run, self.schema, ids) if self._has_passages else []
+        if label not in self._labels:  # a database not written by load_graph may lack it
+            self._labels[label] = self.driver.dialect.has_label(self._run, label)
+        return fetch_passages(self._run, self.schema, ids) if self._labels[label] else []
 
     # -- similarity
     def embed_query(self, query: str) -> np.ndarray:
