@@ -270,7 +270,8 @@ class CypherBackend:
         if not ids or label is None:
             return []
         if label not in self._labels:  # a database not written by load_graph may lack it
-            self._labels[label] = self.driver.dialect.has_label(self._run, label)
+            # one-time schema probe, on the raw driver: not one of this retrieval's queries
+            self._labels[label] = self.driver.dialect.has_label(self.driver, label)
         return fetch_passages(self._run, self.schema, ids) if self._labels[label] else []
 
     # -- similarity
