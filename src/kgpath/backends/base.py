@@ -23,14 +23,14 @@ anchor first at distance 0, then level by level; ``parent_pos[i]`` is the positi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol, Self, TypeAlias, TypeVar, runtime_checkable
 
 import numpy as np
 
 from kgpath.graph import Direction, Edge, KnowledgeGraph, Node
 
-__all__ = ["BFSTree", "GraphBackend", "Keys", "parent_chain"]
+__all__ = ["BFSTree", "GraphBackend", "Keys", "PathRecord", "parent_chain"]
 
 K = TypeVar("K")
 T = TypeVar("T")
@@ -63,6 +63,20 @@ class BFSTree(Protocol[K]):
 
     def position_of(self, node: K) -> int:
         """Position of ``node`` in :attr:`nodes` (``-1`` if not reached)."""
+        ...
+
+
+class PathRecord(Protocol):
+    """A retrieved node with the edges of its path (e.g. a :class:`~kgpath.methods.pcr.PCRHit`)."""
+
+    @property
+    def node(self) -> Node:
+        """The node record."""
+        ...
+
+    @property
+    def edges(self) -> tuple[Edge, ...]:
+        """Edges along its path from the anchor."""
         ...
 
 
@@ -125,15 +139,18 @@ class GraphBackend(Protocol[K, T]):
         """Eq. (1): the BFS tree of nodes reachable from ``anchor`` in ``<= max_depth`` hops."""
         ...
 
-    def path(self, tree: T, pos: int) -> tuple[tuple[Node, ...], tuple[Edge, ...]]:
-        """Node records and edges along the tree path anchor -> ``tree.nodes[pos]``."""
+    def path(self, tree: T, pos: int) -> tuple[tuple[str, ...], tuple[Edge, ...]]:
+        """Node ids and edges along the tree path anchor -> ``tree.nodes[pos]``."""
         ...
 
-    def evidence_graph(self, nodes: Iterable[Node], edges: Iterable[Edge]) -> KnowledgeGraph:
-        """A graph that resolves the names and cited passages of these records.
+    def evidence_graph(
+        self, tree: T, anchor: Node, hits: Sequence[PathRecord]
+    ) -> KnowledgeGraph:
+        """A graph that resolves the names and cited passages of a result.
 
         The in-memory backend returns its graph; a database backend builds a small graph
-        of the given records plus the passages they cite (fetched by id).
+        of the anchor, the hits and their path nodes and edges, plus the passages the hits
+        cite (fetched by id).
         """
         ...
 

@@ -9,11 +9,12 @@ costs what it cost before the backend protocol existed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from kgpath.backends.base import PathRecord
 from kgpath.errors import EmbeddingError
 from kgpath.graph import BFSResult, Direction, Edge, KnowledgeGraph, Node
 from kgpath.index.graph_index import GraphIndex
@@ -80,16 +81,18 @@ class InMemoryBackend:
         """Eq. (1): :meth:`KnowledgeGraph.bfs` on the CSR arrays."""
         return self.index.graph.bfs(int(anchor), max_depth=max_depth, direction=direction)
 
-    def path(self, tree: BFSResult, pos: int) -> tuple[tuple[Node, ...], tuple[Edge, ...]]:
-        """Nodes and edges along the BFS parent pointers to ``tree.nodes[pos]``."""
+    def path(self, tree: BFSResult, pos: int) -> tuple[tuple[str, ...], tuple[Edge, ...]]:
+        """Node ids and edges along the BFS parent pointers to ``tree.nodes[pos]``."""
         g = self.index.graph
         steps = tree.path_positions(pos)
         return (
-            tuple(g.node_at(int(tree.nodes[i])) for i in steps),
+            tuple(g.node_at(int(tree.nodes[i])).id for i in steps),
             tuple(g.edge_at(int(tree.parent_edge[i])) for i in steps[1:]),
         )
 
-    def evidence_graph(self, nodes: Iterable[Node], edges: Iterable[Edge]) -> KnowledgeGraph:
+    def evidence_graph(
+        self, tree: BFSResult, anchor: Node, hits: Sequence[PathRecord]
+    ) -> KnowledgeGraph:
         """The graph itself (it holds every name and passage)."""
         return self.index.graph
 

@@ -25,7 +25,6 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any, Literal
 
 import numpy as np
@@ -430,15 +429,8 @@ class PathConstrainedRetriever:
             picked, scored = _search_reachable(b, tree, query, qv, cfg)
         logger.debug("PCR anchor=%r (%s) reachable=%d scored=%d", anchor_node.id, how,
                      len(tree.nodes), scored)
-        hits, path_nodes = [], []
-        for key, pos, score in picked:
-            hit, nodes = _hit(b, tree, key, pos, score)
-            hits.append(hit)
-            path_nodes.append(nodes)
-        graph = b.evidence_graph(
-            chain([anchor_node], (h.node for h in hits), chain.from_iterable(path_nodes)),
-            chain.from_iterable(h.edges for h in hits),
-        )
+        hits = [_hit(b, tree, key, pos, score) for key, pos, score in picked]
+        graph = b.evidence_graph(tree, anchor_node, hits)
         return PCRResult(
             query=query,
             anchor=anchor_node,
@@ -472,7 +464,7 @@ def _search_reachable(
     reached first.
     """
     offset = 0 if cfg.include_anchor else 1
-    cand = tree.nodes[offset:]
+    cand = tree.nodes[1:] if offset else tree.nodes
     if not len(cand):
         return [], 0
     scores = b.score(query, qv, cand, mode=cfg.mode, alpha=cfg.alpha)
@@ -492,16 +484,13 @@ def _global_fallback(
     return [(key, tree.position_of(key), float(s)) for key, s in zip(keys, scores)], scored
 
 
-def _hit(
-    b: GraphBackend[Any, Any], tree: BFSTree[Any], key: Any, pos: int, score: float
-) -> tuple[PCRHit, tuple[Node, ...]]:
+def _hit(b: GraphBackend[Any, Any], tree: BFSTree[Any], key: Any, pos: int, score: float) -> PCRHit:
     """A hit with its shortest path (BFS parent pointers back to the anchor)."""
     if pos < 0:
-        return PCRHit(node=b.node(key), score=score, hops=None, path=()), ()
-    nodes, edges = b.path(tree, pos)
-    hit = PCRHit(node=nodes[-1], score=score, hops=int(tree.dist[pos]),
-                 path=tuple(n.id for n in nodes), edges=edges)
-    return hit, nodes
+        return PCRHit(node=b.node(key), score=score, hops=None, path=())
+    ids, edges = b.path(tree, pos)
+    return PCRHit(node=b.node(key), score=score, hops=int(tree.dist[pos]), path=ids,
+                  edges=edges)
 
 
 class CypherPCR(PathConstrainedRetriever):

@@ -30,13 +30,13 @@ from __future__ import annotations
 import copy
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from kgpath.backends.base import Keys, parent_chain
+from kgpath.backends.base import Keys, PathRecord, parent_chain
 from kgpath.backends.cypher.drivers import CypherDriver, as_cypher_driver
 from kgpath.backends.cypher.queries import (
     Step,
@@ -241,24 +241,32 @@ class CypherBackend:
             place=place,
         )
 
-    def path(self, tree: CypherTree, pos: int) -> tuple[tuple[Node, ...], tuple[Edge, ...]]:
-        """Nodes and edges along the rebuilt parent pointers."""
+    def path(self, tree: CypherTree, pos: int) -> tuple[tuple[str, ...], tuple[Edge, ...]]:
+        """Node ids and edges along the rebuilt parent pointers."""
         chain = parent_chain(tree.parent_pos, pos)
         return (
-            tuple(tree.nodes[i].node for i in chain),
+            tuple(tree.nodes[i].id for i in chain),
             tuple(tree.steps[i].edge for i in chain[1:]),  # type: ignore[union-attr]
         )
 
-    def evidence_graph(self, nodes: Iterable[Node], edges: Iterable[Edge]) -> KnowledgeGraph:
-        """A graph of these records plus the passages they cite (one query, if any)."""
+    def evidence_graph(
+        self, tree: CypherTree, anchor: Node, hits: Sequence[PathRecord]
+    ) -> KnowledgeGraph:
+        """A small graph of one result's records and the passages its hits cite.
+
+        Nodes: the anchor, the hits and their path nodes; edges: the path edges; passages:
+        fetched by id in one query (none when the hits cite none).
+        """
         g = KnowledgeGraph()
         cited: dict[str, None] = {}
-        for n in nodes:
-            g.add_node(n.id, n.name, n.text, type=n.type, metadata=n.metadata,
-                       provenance=n.provenance)
-            cited.update(dict.fromkeys(n.provenance))
-        for e in edges:
-            if e.source in g and e.target in g:
+        for n in (anchor, *(h.node for h in hits)):
+            _add_node(g, n)
+        for h in hits:
+            cited.update(dict.fromkeys(h.node.provenance))
+            for e in h.edges:
+                for end in (e.source, e.target):
+                    if end not in g:
+                        _add_node(g, tree.nodes[tree.place[end]].node)
                 g.add_edge(e.source, e.target, e.relation, e.text, type=e.type,
                            weight=e.weight, provenance=e.provenance, metadata=e.metadata)
         for p in map(passage_from_row, self._passage_rows(list(cited))):
@@ -369,3 +377,7 @@ class CypherBackend:
             np.asarray([s for s, _, _ in best], dtype=np.float32),
             seen,
         )
+
+
+def _add_node(g: KnowledgeGraph, n: Node) -> None:
+    g.add_node(n.id, n.name, n.text, type=n.type, metadata=n.metadata, provenance=n.provenance)
