@@ -51,3 +51,6 @@ def datasets():
     if d is None:
         pytest.skip("../shared/datasets is absent (fresh clone)")
     return d
+
+
+pytest_plugins = ["kgpath.testing.falkordb"]  # FalkorDB server fixtures and the falkordb marker

@@ -13,11 +13,15 @@ One module per job:
 * :mod:`~kgpath.backends.cypher.queries` - parameterised reachability (Eq. 1 of the PCR
   paper), one-hop expansion and lookups, and the BFS-order rule that makes the result equal
   the in-memory one;
+* :mod:`~kgpath.backends.cypher.falkordb` - :class:`FalkorDBDialect` and the pooled,
+  retrying :class:`FalkorDBDriver` (a FalkorDB server over the network);
+* :mod:`~kgpath.backends.cypher.pathrag` - PathRAG's neighbourhood pushed down
+  (:func:`pathrag_pool`);
 * :mod:`~kgpath.backends.cypher.backend` - :class:`CypherBackend`, the
   :class:`~kgpath.backends.base.GraphBackend` PCR runs on
   (:class:`kgpath.stores.CypherPCR` = PCR over it).
 
-The database engines are optional (``pip install 'kgpath[graphdb]'`` or ``kgpath[neo4j]``)
+The database engines are optional (``pip install 'kgpath[graphdb]'``, ``kgpath[neo4j]`` or ``kgpath[falkordb]``)
 and imported only when a database is opened.
 """
 
@@ -30,6 +34,7 @@ from kgpath.backends.cypher.drivers import (
     as_cypher_driver,
     register_driver,
 )
+from kgpath.backends.cypher.falkordb import FalkorDBDialect, FalkorDBDriver
 from kgpath.backends.cypher.identifiers import quote_identifier
 from kgpath.backends.cypher.loading import load_graph
 from kgpath.backends.cypher.queries import (
@@ -49,6 +54,8 @@ __all__ = [
     "CypherSchema",
     "CypherTree",
     "EmbeddedCypherDriver",
+    "FalkorDBDialect",
+    "FalkorDBDriver",
     "KuzuDialect",
     "Neo4jDialect",
     "Neo4jDriver",

