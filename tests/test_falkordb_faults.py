@@ -1,0 +1,191 @@
+"""FalkorDB under load and faults: pool, 100 concurrent queries, kill/restart, timeouts, injection.
+
+Every fault test runs its own server (kgpath.backends.cypher.falkordb_server.FalkorDBServer)
+and is bounded in time: timeouts of a second or less, at most a few retries.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from kgpath import BackendError, GraphIndex, HashingEmbedder, KnowledgeGraph
+from kgpath import PathConstrainedRetriever
+from kgpath.backends.cypher import FalkorDBDriver, load_graph
+from kgpath.backends.cypher.falkordb_server import FalkorDBServer
+from kgpath.stores import CypherPCR
+
+pytestmark = pytest.mark.falkordb
+
+HOSTILE = "x'}) MATCH (n) DETACH DELETE n //"
+HOSTILE2 = 'y"}) DETACH DELETE n;\n CREATE (:Evil {a: 1}) RETURN 1 //`'
+HOSTILE3 = 'z\\"}) CREATE (:Evil) //\\'  # backslashes next to quotes: the header escaping
+
+
+def chain_graph(n=60):
+    g = KnowledgeGraph()
+    for i in range(n):
+        g.add_node(f"c{i}", name=f"chain {i}", text=f"chain node {i % 5}")
+    for i in range(n - 1):
+        g.add_edge(f"c{i}", f"c{i + 1}", relation="next")
+        if i % 3 == 0:
+            g.add_edge(f"c{i}", f"c{(i * 7) % n}", relation="jump")
+    return g
+
+
+@pytest.fixture
+def own_server(tmp_path):
+    server = FalkorDBServer(tmp_path / "srv").start()
+    yield server
+    server.stop()
+
+
+def loaded(server, g, **kw):
+    drv = FalkorDBDriver.connect(server.host, server.port, "faults", **kw)
+    emb = HashingEmbedder(dim=16)
+    schema = load_graph(drv, GraphIndex(g, emb))
+    return drv, CypherPCR(drv, embedder=emb, schema=schema), emb
+
+
+class Recording:
+    def __init__(self, inner):
+        self.inner, self.dialect, self.queries = inner, inner.dialect, []
+
+    def run(self, query, parameters=None):
+        self.queries.append((query, dict(parameters or {})))
+        return self.inner.run(query, parameters)
+
+
+def test_hostile_names_cannot_inject_cypher(falkordb_driver):
+    g = KnowledgeGraph()
+    g.add_node("a", name="start", text="start")
+    for h in (HOSTILE, HOSTILE2, HOSTILE3):
+        g.add_node(h, name=h, text=h + " tail")
+    g.add_edge("a", HOSTILE, relation=HOSTILE)
+    g.add_edge(HOSTILE, HOSTILE2, relation=HOSTILE2, text=HOSTILE)
+    g.add_edge(HOSTILE2, HOSTILE3, relation=HOSTILE3, text=HOSTILE3)
+    emb = HashingEmbedder(dim=16)
+    idx = GraphIndex(g, emb)
+    rec = Recording(falkordb_driver)
+    schema = load_graph(rec, idx)
+    db, mem = CypherPCR(rec, embedder=emb, schema=schema), PathConstrainedRetriever(idx)
+    for kw in (dict(anchor=HOSTILE), dict(anchor_name=HOSTILE2, direction="in"),
+               dict(anchor="a", k=4), dict(anchor=HOSTILE3, direction="both"),
+               dict(anchor=HOSTILE2 + "'", unknown_anchor="similar")):
+        a, b = mem.retrieve(HOSTILE, **kw), db.retrieve(HOSTILE, **kw)
+        assert [(h.id, h.path, h.edges) for h in a.hits] == [(h.id, h.path, h.edges)
+                                                              for h in b.hits]
+    for query, _ in rec.queries:
+        assert "DETACH DELETE n" not in query and "Evil" not in query
+    assert any(repr(HOSTILE3)[1:-1] in str(p) for _, p in rec.queries)  # ...they travelled as parameters
+    assert falkordb_driver.run("MATCH (n) RETURN count(n) AS c")[0]["c"] == 4
+    assert falkordb_driver.run("MATCH (n:Evil) RETURN count(n) AS c")[0]["c"] == 0
+    hits = {h.id: h for h in db.retrieve("q", anchor="a", k=4).hits}
+    assert hits[HOSTILE3].node.text == HOSTILE3 + " tail"
+    assert hits[HOSTILE3].edges[2].relation == HOSTILE3
+
+
+def test_ids_the_index_cannot_find_are_refused(falkordb_driver):
+    from kgpath import ConfigError
+
+    for bad in ("ends in newline\n", "ends in space ", "has \x01 inside"):
+        g = KnowledgeGraph()
+        g.add_node(bad, name="n")
+        with pytest.raises(ConfigError, match="range index cannot look up"):
+            load_graph(falkordb_driver, g)
+    with pytest.raises(ConfigError, match="NUL"):
+        falkordb_driver.run("RETURN $x AS x", {"x": ["ok", {"k": "a\x00b"}]})
+
+
+def test_hundred_concurrent_queries_equal_sequential(own_server):
+    g = chain_graph(200)
+    drv, db, _ = loaded(own_server, g, pool_size=8, timeout=30)
+    jobs = [(f"chain node {i % 5}", f"c{(i * 13) % 200}", (None, 2, 5)[i % 3])
+            for i in range(100)]
+
+    def one(job):
+        q, anchor, depth = job
+        r = db.retrieve(q, anchor=anchor, max_depth=depth, k=5)
+        return [(h.id, h.hops, h.path, round(h.score, 6)) for h in r.hits]
+
+    sequential = [one(j) for j in jobs]
+    with ThreadPoolExecutor(max_workers=32) as ex:  # more threads than pooled connections
+        concurrent = list(ex.map(one, jobs))
+    assert concurrent == sequential
+    pool = drv.graph.client.connection.connection_pool
+    assert pool.max_connections == 8
+    drv.close()
+
+
+def test_server_killed_mid_query_then_restart(own_server):
+    g = chain_graph()
+    drv, db, _ = loaded(own_server, g, timeout=20, retries=2, backoff=0.05)
+    before = db.retrieve("chain node 3", anchor="c0", k=5)
+    own_server.save()  # the restarted server loads this snapshot
+    box = {}
+
+    def slow():
+        try:
+            box["rows"] = drv.run("UNWIND range(1, 400000000) AS i RETURN sum(i) AS s")
+        except BackendError as exc:
+            box["error"] = exc
+
+    t = threading.Thread(target=slow)
+    t.start()
+    time.sleep(0.5)
+    own_server.kill()
+    t.join(timeout=20)
+    assert not t.is_alive()
+    err = str(box["error"])
+    assert own_server.address in err and "unreachable after 3 attempt(s)" in err
+    with pytest.raises(BackendError, match=own_server.address):
+        db.retrieve("chain node 3", anchor="c0", k=5)  # still down: retries run out
+    own_server.start()
+    after = db.retrieve("chain node 3", anchor="c0", k=5)  # the pool reconnects
+    assert [(h.id, h.path) for h in after.hits] == [(h.id, h.path) for h in before.hits]
+    drv.close()
+
+
+def test_retry_with_backoff_rides_out_a_restart(own_server):
+    g = chain_graph()
+    drv, db, _ = loaded(own_server, g, timeout=20, retries=6, backoff=0.1)
+    own_server.save()
+    before = db.retrieve("chain node 1", anchor="c3", k=5)
+    own_server.kill()
+    timer = threading.Timer(0.4, own_server.start)  # back up while the query is retrying
+    timer.start()
+    t0 = time.perf_counter()
+    after = db.retrieve("chain node 1", anchor="c3", k=5)
+    waited = time.perf_counter() - t0
+    timer.join(timeout=20)
+    assert [(h.id, h.path) for h in after.hits] == [(h.id, h.path) for h in before.hits]
+    assert 0.3 < waited < 15
+    drv.close()
+
+
+def test_slow_server_hits_the_configured_timeout(own_server):
+    g = chain_graph()
+    drv, db, _ = loaded(own_server, g, timeout=0.5, retries=3)
+    own_server.pause()  # the server stops answering
+    try:
+        t0 = time.perf_counter()
+        with pytest.raises(BackendError, match=r"did not answer within the timeout of 0\.5 s") as ei:
+            db.retrieve("chain node 2", anchor="c0")
+        assert time.perf_counter() - t0 < 3  # timeouts are not retried
+        assert own_server.address in str(ei.value)
+    finally:
+        own_server.resume()
+    assert db.retrieve("chain node 2", anchor="c0").hits  # answers again
+    drv.close()
+
+
+def test_unreachable_server_names_it():
+    from kgpath.backends.cypher.falkordb_server import free_port
+
+    port = free_port()
+    drv = FalkorDBDriver.connect("127.0.0.1", port, "g", retries=1, backoff=0.01, timeout=1)
+    with pytest.raises(BackendError, match=rf"127\.0\.0\.1:{port} graph 'g' unreachable after 2"):
+        drv.run("RETURN 1 AS x")
