@@ -182,10 +182,14 @@ def test_slow_server_hits_the_configured_timeout(own_server):
     drv.close()
 
 
-def test_unreachable_server_names_it():
+def test_unreachable_server_names_it(own_server):
     from kgpath.backends.cypher.falkordb_server import free_port
 
     port = free_port()
-    drv = FalkorDBDriver.connect("127.0.0.1", port, "g", retries=1, backoff=0.01, timeout=1)
-    with pytest.raises(BackendError, match=rf"127\.0\.0\.1:{port} graph 'g' unreachable after 2"):
+    with pytest.raises(BackendError, match=rf"127\.0\.0\.1:{port} graph 'g' unreachable"):
+        FalkorDBDriver.connect("127.0.0.1", port, "g", timeout=1)
+    drv = FalkorDBDriver.connect(own_server.host, own_server.port, "g", retries=1,
+                                 backoff=0.01, timeout=1)
+    own_server.stop()
+    with pytest.raises(BackendError, match=rf"{own_server.port} graph 'g' unreachable after 2"):
         drv.run("RETURN 1 AS x")

@@ -199,8 +199,9 @@ class FalkorDBDriver:
     ) -> FalkorDBDriver:
         """Connect to ``host:port`` and select ``graph`` over a pool of ``pool_size`` connections.
 
-        Threads beyond ``pool_size`` wait (up to ``timeout``) for a free connection.
-        Connecting is lazy: an unreachable server surfaces on the first query.
+        Threads beyond ``pool_size`` wait (up to ``timeout``) for a free connection. The
+        client asks the server about its mode at once: an unreachable server raises
+        :class:`BackendError` naming it.
         """
         redis = _redis()
         from falkordb import FalkorDB
@@ -216,9 +217,13 @@ class FalkorDBDriver:
             socket_connect_timeout=min(timeout or 5.0, 5.0),
             retry=Retry(NoBackoff(), 0),  # kgpath retries, with backoff, in run()
         )
-        client = FalkorDB(connection_pool=pool)
+        server = f"{host}:{port} graph {graph!r}"
+        try:
+            client = FalkorDB(connection_pool=pool)  # asks the server whether it is a cluster
+        except redis.RedisError as exc:
+            raise BackendError(f"FalkorDB server {server} unreachable: {exc}") from exc
         return cls(client.select_graph(graph), timeout=timeout, retries=retries,
-                   backoff=backoff, server=f"{host}:{port} graph {graph!r}")
+                   backoff=backoff, server=server)
 
     def run(self, query: str, parameters: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Execute one parameterised statement and return its rows (retrying lost connections)."""
