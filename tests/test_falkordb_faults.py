@@ -12,8 +12,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from kgpath import BackendError, GraphIndex, HashingEmbedder, KnowledgeGraph
-from kgpath import PathConstrainedRetriever
+from kgpath import (
+    BackendError,
+    GraphIndex,
+    HashingEmbedder,
+    KnowledgeGraph,
+    PathConstrainedRetriever,
+)
 from kgpath.backends.cypher import FalkorDBDriver, load_graph
 from kgpath.backends.cypher.falkordb_server import FalkorDBServer
 from kgpath.stores import CypherPCR
@@ -80,7 +85,8 @@ def test_hostile_names_cannot_inject_cypher(falkordb_driver):
                                                               for h in b.hits]
     for query, _ in rec.queries:
         assert "DETACH DELETE n" not in query and "Evil" not in query
-    assert any(repr(HOSTILE3)[1:-1] in str(p) for _, p in rec.queries)  # ...they travelled as parameters
+    # ...they travelled as parameters
+    assert any(repr(HOSTILE3)[1:-1] in str(p) for _, p in rec.queries)
     assert falkordb_driver.run("MATCH (n) RETURN count(n) AS c")[0]["c"] == 4
     assert falkordb_driver.run("MATCH (n:Evil) RETURN count(n) AS c")[0]["c"] == 0
     hits = {h.id: h for h in db.retrieve("q", anchor="a", k=4).hits}
@@ -172,7 +178,8 @@ def test_slow_server_hits_the_configured_timeout(own_server):
     own_server.pause()  # the server stops answering
     try:
         t0 = time.perf_counter()
-        with pytest.raises(BackendError, match=r"did not answer within the timeout of 0\.5 s") as ei:
+        msg = r"did not answer within the timeout of 0\.5 s"
+        with pytest.raises(BackendError, match=msg) as ei:
             db.retrieve("chain node 2", anchor="c0")
         assert time.perf_counter() - t0 < 3  # timeouts are not retried
         assert own_server.address in str(ei.value)

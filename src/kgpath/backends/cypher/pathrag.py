@@ -185,7 +185,9 @@ def pathrag_pool(
     return _globalise(pool, names, loc, rounds)
 
 
-def _ball(loc: _Local, starts: list[str], cfg: PathRAGConfig) -> tuple[FlowAdjacency, list[str], int]:
+def _ball(
+    loc: _Local, starts: list[str], cfg: PathRAGConfig
+) -> tuple[FlowAdjacency, list[str], int]:
     """Edge flow: the ``⌊max_hops/2⌋`` ball around ``V_q`` and the edges among its nodes."""
     if cfg.max_hops is None:
         raise ConfigError("edge_flow needs max_hops (validated by PathRAGConfig)")

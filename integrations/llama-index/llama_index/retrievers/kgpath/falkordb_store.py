@@ -21,15 +21,15 @@ import math
 from typing import Any
 
 from llama_index.core.graph_stores.types import ChunkNode, EntityNode, LabelledNode
-
-from kgpath.graph import KnowledgeGraph
 from llama_index.retrievers.kgpath.pg_store import (
     _entity_names,
     _progress,
-    _Reader,
     _read_nodes,
+    _Reader,
     knowledge_graph_to_property_graph_store,
 )
+
+from kgpath.graph import KnowledgeGraph
 
 __all__ = ["knowledge_graph_from_falkordb_store", "knowledge_graph_to_falkordb_store"]
 
@@ -65,7 +65,8 @@ def knowledge_graph_from_falkordb_store(
 ) -> KnowledgeGraph:
     """Build a :class:`KnowledgeGraph` from a ``FalkorDBPropertyGraphStore`` (module docstring).
 
-    Options as :func:`~llama_index.retrievers.kgpath.pg_store.knowledge_graph_from_property_graph_store`.
+    Options as :func:`~llama_index.retrievers.kgpath.pg_store.\
+    knowledge_graph_from_property_graph_store`.
     """
     order = {
         r["id"]: i
