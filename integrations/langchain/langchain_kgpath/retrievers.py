@@ -13,7 +13,6 @@ from typing import Any, ClassVar
 
 from langchain_core.documents import Document
 
-from kgpath.errors import NodeNotFoundError
 from langchain_kgpath._base import KgpathRetriever, as_kgpath_embedder, as_kgpath_llm
 
 __all__ = [
@@ -28,8 +27,9 @@ __all__ = [
 class PathConstrainedRetriever(KgpathRetriever):
     """Path-Constrained Retrieval (Oladokun 2025): top-``k`` nodes reachable from an anchor.
 
-    ``anchor`` (node id) or ``anchor_name`` set the default anchor; a call giving either
-    replaces both (so ``anchor=None`` per call asks for the most query-similar node).
+    ``anchor`` (node id) or ``anchor_name`` set the default anchor (an unknown one fails at
+    construction); a call giving either replaces both (so ``anchor=None`` per call asks for
+    the most query-similar node).
 
     Examples
     --------
@@ -41,20 +41,6 @@ class PathConstrainedRetriever(KgpathRetriever):
     """
 
     method: ClassVar[str] = "pcr"
-    exclusive_call_args: ClassVar[tuple[frozenset[str], ...]] = (
-        frozenset({"anchor", "anchor_name"}),
-    )
-
-    def _check_defaults(self) -> None:
-        """Fail at construction on an anchor the graph lacks (``unknown_anchor="error"``)."""
-        anchor, name = self._defaults.get("anchor"), self._defaults.get("anchor_name")
-        if self.core.config.unknown_anchor != "error":
-            return
-        g = self.core.graph
-        if anchor is not None and anchor not in g:
-            raise NodeNotFoundError(f"unknown anchor id {anchor!r}", key=anchor)
-        if anchor is None and name is not None and not g.find_by_name(name):
-            raise NodeNotFoundError(f"no node named {name!r}", key=name)
 
 
 class PathRAGRetriever(KgpathRetriever):
@@ -89,13 +75,6 @@ class KGTraversalRetriever(KgpathRetriever):
     """
 
     method: ClassVar[str] = "traversal"
-
-    def _check_defaults(self) -> None:
-        """Fail at construction on an unknown default ``algorithm``."""
-        if self._defaults.get("algorithm") is not None:
-            from kgpath.methods.traversal import check_algorithm
-
-            check_algorithm(self._defaults["algorithm"])
 
     @classmethod
     def from_documents(
