@@ -24,6 +24,7 @@ from langchain_core.language_models import BaseLanguageModel
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field, PrivateAttr
 
+from kgpath.adapter_support import FromTextsMixin
 from kgpath.embeddings import Embedder, LangChainEmbedder
 from kgpath.errors import ConfigError
 from kgpath.evidence import Evidence
@@ -78,7 +79,7 @@ def as_kgpath_llm(llm: Any) -> LLM | None:
     )
 
 
-class KgpathRetriever(BaseRetriever):
+class KgpathRetriever(FromTextsMixin, BaseRetriever):
     """A kgpath method as a LangChain retriever; subclasses set :attr:`method` only.
 
     Parameters (keyword arguments; ``from_graph(graph, **kwargs)`` is the same)
@@ -148,11 +149,6 @@ class KgpathRetriever(BaseRetriever):
         graph = KnowledgeGraph.from_documents(documents, extractor=extractor,
                                               llm=as_kgpath_llm(llm), chunking=chunking)
         return cls(graph=graph, embedding=embedding, llm=llm, **kwargs)
-
-    @classmethod
-    def from_texts(cls, texts: Any, **kwargs: Any) -> KgpathRetriever:
-        """:meth:`from_documents` for plain strings."""
-        return cls.from_documents(list(texts), **kwargs)
 
     @property
     def core(self) -> Any:

@@ -11,17 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from langchain_core.documents import Document
-
+from kgpath.adapter_support import chunk_graph_from_documents
 from langchain_kgpath._base import KgpathRetriever, as_kgpath_embedder, as_kgpath_llm
 
-__all__ = [
-    "C2RAGRetriever",
-    "KGTraversalRetriever",
-    "PathConstrainedRetriever",
-    "PathRAGRetriever",
-    "SchemaGuidedRetriever",
-]
+__all__ = ["C2RAGRetriever", "KGTraversalRetriever", "PathConstrainedRetriever",
+           "PathRAGRetriever", "SchemaGuidedRetriever"]
 
 
 class PathConstrainedRetriever(KgpathRetriever):
@@ -77,35 +71,15 @@ class KGTraversalRetriever(KgpathRetriever):
     method: ClassVar[str] = "traversal"
 
     @classmethod
-    def from_documents(
-        cls,
-        documents: Sequence[Document],
-        *,
-        embedding: Any = None,
-        llm: Any = None,
-        graph_config: Any = None,
-        cache_dir: str | None = None,
-        **kwargs: Any,
-    ) -> KGTraversalRetriever:
-        """Build the chunk graph from LangChain documents, then the retriever over it.
+    def from_documents(cls, documents: Sequence[Any], *, embedding: Any = None, llm: Any = None,
+                       graph_config: Any = None, cache_dir: str | None = None,
+                       **kwargs: Any) -> KGTraversalRetriever:
+        """Build the chunk graph from LangChain documents (or strings), then the retriever.
 
         A document's id is ``doc.id`` (else ``doc-<i>``), its title ``metadata["title"]``;
         ``llm`` (if given) extracts themes and guides ``llm_guided_traversal``.
         """
-        from kgpath.build.chunk_graph import ChunkGraphBuilder, SourceDocument, split_sentences
-        from kgpath.embeddings import default_embedder
-
-        src = [
-            SourceDocument(d.id or f"doc-{i}", str(d.metadata.get("title", "")),
-                           tuple(split_sentences(d.page_content)), dict(d.metadata))
-            for i, d in enumerate(documents)
-        ]
-        emb = as_kgpath_embedder(embedding) or default_embedder()
-        graph = ChunkGraphBuilder(emb, config=graph_config, llm=as_kgpath_llm(llm),
-                                  cache_dir=cache_dir).build(src)
+        graph, emb = chunk_graph_from_documents(
+            documents, embedder=as_kgpath_embedder(embedding), llm=as_kgpath_llm(llm),
+            graph_config=graph_config, cache_dir=cache_dir)
         return cls(graph=graph, embedding=emb, llm=llm, **kwargs)
-
-    @classmethod
-    def from_texts(cls, texts: Sequence[str], **kwargs: Any) -> KGTraversalRetriever:
-        """:meth:`from_documents` for plain strings (ids ``doc-0``, ``doc-1``, ...)."""
-        return cls.from_documents([Document(page_content=t) for t in texts], **kwargs)

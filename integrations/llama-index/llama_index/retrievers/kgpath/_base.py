@@ -32,7 +32,7 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.utils import print_text
 
-from kgpath.adapter_support import attr_owner, to_core_template
+from kgpath.adapter_support import FromTextsMixin, attr_owner, to_core_template
 from kgpath.embeddings import Embedder, LlamaIndexEmbedder
 from kgpath.errors import ConfigError
 from kgpath.evidence import METADATA_PREFIX, Evidence
@@ -50,25 +50,28 @@ __all__ = [
 ]
 
 
+def _or_settings(value: Any, slot: str) -> Any:
+    """``value``, else what the user set in ``Settings`` (its private slot: ``None`` unless
+    set, so an unset ``Settings`` never triggers LlamaIndex's OpenAI default)."""
+    if value is None:
+        from llama_index.core import Settings
+
+        value = getattr(Settings, slot)
+    return value
+
+
 def to_kgpath_embedder(embed_model: Any) -> Embedder | None:
     """A kgpath embedder for ``embed_model`` (``None``: a user-set ``Settings.embed_model``).
 
     Returns ``None`` when neither is set (the core then loads its offline default).
     """
-    if embed_model is None:
-        from llama_index.core import Settings
-
-        embed_model = Settings._embed_model  # the private slot: None unless the user set it
-        if embed_model is None:
-            return None
+    embed_model = _or_settings(embed_model, "_embed_model")
     if isinstance(embed_model, BaseEmbedding):
         return LlamaIndexEmbedder(embed_model)
-    if isinstance(embed_model, Embedder):
-        return embed_model
-    raise ConfigError(
-        "embed_model must be None, a kgpath Embedder or a LlamaIndex BaseEmbedding, "
-        f"got {type(embed_model).__name__}"
-    )
+    if embed_model is None or isinstance(embed_model, Embedder):
+        return embed_model  # type: ignore[no-any-return]
+    raise ConfigError("embed_model must be None, a kgpath Embedder or a LlamaIndex "
+                      f"BaseEmbedding, got {type(embed_model).__name__}")
 
 
 def to_kgpath_llm(llm: Any) -> LLM | None:
@@ -76,19 +79,13 @@ def to_kgpath_llm(llm: Any) -> LLM | None:
 
     A LlamaIndex LLM is checked first (it has ``complete`` too, returning response objects).
     """
-    if llm is None:
-        from llama_index.core import Settings
-
-        llm = Settings._llm
-        if llm is None:
-            return None
+    llm = _or_settings(llm, "_llm")
     if isinstance(llm, BaseLLM):
         return LlamaIndexLLM(llm)
-    if isinstance(llm, LLM):
+    if llm is None or isinstance(llm, LLM):
         return llm
     raise ConfigError(
-        f"llm must be None, a kgpath LLM or a LlamaIndex LLM, got {type(llm).__name__}"
-    )
+        f"llm must be None, a kgpath LLM or a LlamaIndex LLM, got {type(llm).__name__}")
 
 
 def evidence_to_node(e: Evidence, llm_metadata_keys: Sequence[str] = ()) -> NodeWithScore:
@@ -150,7 +147,7 @@ def build_evidence_retriever(method: str, graph: Any, *, embed_model: Any, llm: 
         names=("embed_model", "llm"), convert=(to_kgpath_embedder, to_kgpath_llm))
 
 
-class KgpathRetriever(BaseRetriever):
+class KgpathRetriever(FromTextsMixin, BaseRetriever):
     """Base LlamaIndex retriever over one kgpath method; subclasses set :attr:`method`.
 
     Parameters
@@ -212,11 +209,6 @@ class KgpathRetriever(BaseRetriever):
                                               llm=to_kgpath_llm(llm) if llm else None,
                                               chunking=chunking)
         return cls(graph, embed_model=embed_model, llm=llm, **kwargs)
-
-    @classmethod
-    def from_texts(cls, texts: Any, **kwargs: Any) -> KgpathRetriever:
-        """:meth:`from_documents` for plain strings."""
-        return cls.from_documents(list(texts), **kwargs)
 
     @property
     def kgpath_retriever(self) -> Any:
