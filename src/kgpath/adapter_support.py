@@ -374,7 +374,7 @@ class PropertyGraphReader:
 
 
 def entity_names(graph: KnowledgeGraph) -> dict[str, str]:
-    """kgpath id -> property-graph entity name: the node name when unique, else the id.
+    """Map kgpath id -> property-graph entity name: the node name when unique, else the id.
 
     Names are unique after LlamaIndex's id rule (``"`` read as a space).
     """

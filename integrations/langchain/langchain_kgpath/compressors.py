@@ -25,7 +25,7 @@ from langchain_core.callbacks import (
 from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
-from pydantic import PrivateAttr
+from pydantic import BaseModel, PrivateAttr
 
 from kgpath.adapter_support import (
     GATE_FIELDS,
@@ -51,22 +51,23 @@ def _doc_key(d: Document) -> str:
     return d.id if d.id else "content:" + d.page_content
 
 
-class _GateAdapter:
-    """What the fallback retriever and the compressor share: build, decide, mark."""
+class _GateAdapter(BaseModel):
+    """What the fallback retriever and the compressor share: gate fields, decide, mark."""
 
-    gamma: float
-    epsilon: float
-    top_k: int
-    mode: Literal["append", "replace"]
-    fallback_k: int | None
-    score_missing: Literal["embed", "insufficient"]
-    score_keys: tuple[str, ...]
-    embedding: Any
-    _gate: SufficiencyGate
+    gamma: float = 1.5
+    epsilon: float = 0.01
+    top_k: int = 3
+    mode: Literal["append", "replace"] = "append"
+    fallback_k: int | None = None
+    score_missing: Literal["embed", "insufficient"] = "embed"
+    score_keys: tuple[str, ...] = SCORE_KEYS
+    embedding: Any = None
+
+    _gate: SufficiencyGate = PrivateAttr()
 
     @classmethod
     def _make_gate(cls, data: Mapping[str, Any]) -> SufficiencyGate:
-        fields = cls.model_fields  # type: ignore[attr-defined]
+        fields = cls.model_fields
         return make_gate({n: data.get(n, fields[n].default) for n in GATE_FIELDS},
                          as_kgpath_embedder(data.get("embedding")), stacklevel=5)
 
@@ -107,17 +108,7 @@ class SufficiencyFallbackRetriever(_GateAdapter, BaseRetriever):
 
     primary: BaseRetriever
     fallback: BaseRetriever
-    gamma: float = 1.5
-    epsilon: float = 0.01
-    top_k: int = 3
-    mode: Literal["append", "replace"] = "append"
-    fallback_k: int | None = None
-    score_missing: Literal["embed", "insufficient"] = "embed"
-    score_keys: tuple[str, ...] = SCORE_KEYS
-    embedding: Any = None
     k: int | None = None
-
-    _gate: SufficiencyGate = PrivateAttr()
 
     def __init__(self, primary: Any = None, fallback: Any = None, gamma: float = 1.5,
                  **data: Any) -> None:
@@ -163,16 +154,6 @@ class SufficiencyCompressor(_GateAdapter, BaseDocumentCompressor):
     """
 
     fallback: BaseRetriever | None = None
-    gamma: float = 1.5
-    epsilon: float = 0.01
-    top_k: int = 3
-    mode: Literal["append", "replace"] = "append"
-    fallback_k: int | None = None
-    score_missing: Literal["embed", "insufficient"] = "embed"
-    score_keys: tuple[str, ...] = SCORE_KEYS
-    embedding: Any = None
-
-    _gate: SufficiencyGate = PrivateAttr()
 
     def __init__(self, **data: Any) -> None:
         _check_retriever("fallback", data.get("fallback"), optional=True)

@@ -51,8 +51,11 @@ __all__ = [
 
 
 def _or_settings(value: Any, slot: str) -> Any:
-    """``value``, else what the user set in ``Settings`` (its private slot: ``None`` unless
-    set, so an unset ``Settings`` never triggers LlamaIndex's OpenAI default)."""
+    """``value``, else what the user set in ``Settings`` (read from its private slot).
+
+    The slot is ``None`` unless set, so an unset ``Settings`` never triggers LlamaIndex's
+    OpenAI default.
+    """
     if value is None:
         from llama_index.core import Settings
 
