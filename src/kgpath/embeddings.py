@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from kgpath._progress import PROGRESS_THRESHOLD, progress_enabled
-from kgpath.errors import BackendError, ConfigError, EmbeddingError, require
+from kgpath.errors import BackendError, ConfigError, EmbeddingError, require, short
 
 __all__ = [
     "Embedder",
@@ -132,12 +132,12 @@ class BaseEmbedder:
         out = []
         for t in texts:
             if not isinstance(t, str):
-                raise EmbeddingError(f"cannot embed non-string value {_short(t)}")
+                raise EmbeddingError(f"cannot embed non-string value {short(t)}")
             try:
                 t.encode("utf-8")
             except UnicodeEncodeError:
                 raise EmbeddingError(
-                    f"cannot embed text with a lone surrogate: {_short(t)}"
+                    f"cannot embed text with a lone surrogate: {short(t)}"
                 ) from None
             out.append(t)
         return out
@@ -222,8 +222,8 @@ class HashingEmbedder(BaseEmbedder):
     """
 
     def __init__(self, dim: int = 256, *, batch_size: int = 1024) -> None:
-        if dim < 8:
-            raise ConfigError(f"HashingEmbedder dim must be >= 8, got {dim}")
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 8:
+            raise ConfigError(f"HashingEmbedder dim must be an int >= 8, got {short(dim)}")
         self._dim = dim
         self.batch_size = batch_size
         self.show_progress = False
@@ -406,16 +406,8 @@ def as_embedder(obj: Any, argument: str = "embedder") -> Embedder:
     raise ConfigError(
         f"{argument} must be a kgpath embedder (e.g. HashingEmbedder(), LocalEmbedder(), "
         f"OpenAIEmbedder()) or a LlamaIndex/LangChain embedding model, got "
-        f"{cls.__name__}: {_short(obj)}"
+        f"{cls.__name__}: {short(obj)}"
     )
-
-
-def _short(value: object, limit: int = 80) -> str:
-    try:
-        r = repr(value)
-    except Exception:  # noqa: BLE001
-        r = f"<{type(value).__name__}>"
-    return r if len(r) <= limit else r[: limit - 3] + "..."
 
 
 def embedder_name(embedder: Any) -> str:

@@ -18,6 +18,7 @@ __all__ = [
     "PersistenceError",
     "MissingDependencyError",
     "BackendError",
+    "short",
 ]
 
 
@@ -70,6 +71,19 @@ class MissingDependencyError(KgpathError, ImportError):
 
 class BackendError(KgpathError, RuntimeError):
     """An external backend (embedding API, LLM, database) failed or is unreachable."""
+
+
+def short(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for error messages.
+
+    Messages name the bad value without dumping a whole object (a pydantic model's repr can
+    run to pages).
+    """
+    try:
+        r = repr(value)
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the real error
+        r = f"<{type(value).__name__}>"
+    return r if len(r) <= limit else r[: limit - 3] + "..."
 
 
 def require(module: str, extra: str) -> object:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kgpath.errors import GraphError
+from kgpath.errors import GraphError, short
 
 __all__ = [
     "Node", "Edge", "Passage", "Direction", "DIRECTIONS", "norm_name", "short", "check_text",
@@ -77,15 +77,6 @@ class Passage:
 def norm_name(s: str) -> str:
     """Name key for lookup by name: lower case, runs of white space collapsed."""
     return " ".join(str(s).lower().split())
-
-
-def short(value: object, limit: int = 80) -> str:
-    """``repr(value)`` cut to ``limit`` characters, for error messages."""
-    try:
-        r = repr(value)
-    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the real error
-        r = f"<{type(value).__name__}>"
-    return r if len(r) <= limit else r[: limit - 3] + "..."
 
 
 def check_text(value: object, what: str) -> str:

@@ -32,7 +32,7 @@ from kgpath.index.bm25 import BM25Index
 from kgpath.index.hybrid import hybrid_scores
 from kgpath.index.vector import VectorIndex, top_k
 
-__all__ = ["GraphIndex", "check_query"]
+__all__ = ["GraphIndex", "check_candidates", "check_query"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,11 +40,31 @@ logger = logging.getLogger(__name__)
 def check_query(query: object) -> str:
     """Return the stripped query or raise :class:`QueryError`."""
     if not isinstance(query, str):
-        raise QueryError(f"query must be a string, got {type(query).__name__}: {query!r}")
+        raise QueryError(f"query must be a string, got {type(query).__name__}: {short(query)}")
     q = query.strip()
     if not q:
         raise QueryError(f"query is empty: {query!r}")
+    try:
+        q.encode("utf-8")
+    except UnicodeEncodeError:
+        raise QueryError(f"query contains a lone surrogate: {short(query)}") from None
     return q
+
+
+def check_candidates(candidates: object, n: int) -> np.ndarray:
+    """Candidate node indices as int64, each in ``[0, n)``; else :class:`ConfigError`."""
+    arr = np.asarray(candidates)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise ConfigError(
+            f"candidates must be a 1-D sequence of integer node indices, got dtype "
+            f"{arr.dtype} shape {arr.shape}"
+        )
+    bad = arr[(arr < 0) | (arr >= n)]
+    if bad.size:
+        raise ConfigError(f"candidate index {int(bad[0])} is out of range [0, {n})")
+    return arr.astype(np.int64)
 
 
 def _remember_record(embedder: Any, record: dict[str, Any]) -> None:
@@ -287,17 +307,19 @@ class GraphIndex:
         mode: str = "vector",
         alpha: float = 0.7,
     ) -> np.ndarray:
-        """Scores for ``candidates`` (node indices) by ``"vector"``, ``"bm25"`` or ``"hybrid"``."""
+        """Scores for ``candidates`` (node indices) by ``"vector"``, ``"bm25"`` or ``"hybrid"``.
+
+        Raises :class:`ConfigError` for an unknown mode or an index outside the graph.
+        """
+        if mode not in ("vector", "bm25", "hybrid"):
+            raise ConfigError(f"mode must be 'vector', 'bm25' or 'hybrid', got {short(mode)}")
+        candidates = check_candidates(candidates, len(self.graph))
         if mode == "vector":
             return self.vector_index.scores(query_vec, candidates)
         if mode == "bm25":
             return self.bm25.scores(query, candidates)
-        if mode == "hybrid":
-            cos = self.vector_index.scores(query_vec, candidates)
-            return hybrid_scores(cos, self.bm25.scores(query, candidates), alpha)
-        from kgpath.errors import ConfigError
-
-        raise ConfigError(f"mode must be 'vector', 'bm25' or 'hybrid', got {mode!r}")
+        cos = self.vector_index.scores(query_vec, candidates)
+        return hybrid_scores(cos, self.bm25.scores(query, candidates), alpha)
 
     def search(
         self,
@@ -310,10 +332,12 @@ class GraphIndex:
         query_vec: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` node indices and scores, optionally restricted to ``candidates``."""
-        from kgpath.errors import ConfigError
-
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
-            raise ConfigError(f"k must be a positive int, got {k!r}")
+            raise ConfigError(f"k must be a positive int, got {short(k)}")
+        if mode not in ("vector", "bm25", "hybrid"):
+            raise ConfigError(f"mode must be 'vector', 'bm25' or 'hybrid', got {short(mode)}")
+        if candidates is not None:
+            candidates = check_candidates(candidates, len(self.graph))
         qv = self.embed_query(query) if query_vec is None and mode != "bm25" else query_vec
         if mode == "vector" and qv is not None:
             return self.vector_index.search(qv, k, candidates)
