@@ -62,7 +62,8 @@ class ParseError(KgpathError, ValueError):
 
 
 class PersistenceError(KgpathError, OSError):
-    """A saved index is truncated, corrupt, or of a newer format version."""
+    """A saved graph is truncated, corrupt, unsafe or of a newer format version, or a save
+    would overwrite something that is not a saved graph, or the file system failed."""
 
 
 class MissingDependencyError(KgpathError, ImportError):

@@ -565,12 +565,11 @@ class KnowledgeGraph:
 
     # ------------------------------------------------------------------ persistence
     def save(self, directory: str | os.PathLike[str]) -> None:
-        """Write the graph to ``directory`` as JSON + ``.npy``, atomically.
+        """Write the graph to ``directory`` as JSON + ``.npy``, crash-safe.
 
-        Files are written into a temporary sibling directory, fsynced, then renamed into
-        place; an existing directory is replaced only after the new one is complete.
-        A ``manifest.json`` records the format version and a SHA-256 of every file.
-        See :func:`kgpath.graph.persistence.save`.
+        Refuses (:class:`PersistenceError`) a path holding anything but a saved graph; a
+        complete graph, old or new, is loadable at the path at every instant; concurrent
+        saves serialise. See :mod:`kgpath.graph.persistence`.
         """
         from kgpath.graph import persistence
 
