@@ -134,11 +134,45 @@ def test_triples_and_passages_by_hand(graph_and_embedder):
     assert all(t.schema_type == "received" for t in res.triples)
     # passage p2 is cited by prize (0.8) -> best score 0.8; p1 is not cited by any hit
     assert [(p.key, round(p.score, 6)) for p in res.passages] == [("p2", 0.8)]
-    # relation filter on triples: only 'born in' edges survive
+    # relation filter on triples: only 'born in' edges survive. The node filter ANDs the
+    # categories (issue 12): {Person} and [has a 'born in' edge] -> curie alone; its incident
+    # edges are received->prize, received->medal, born in->city; two are filtered out.
     res = r.retrieve("q award", k=4, plan=plan_for(
-        "q award", ["q award"], {"nodes": ["Place", "Award"], "relations": ["born in"]}))
+        "q award", ["q award"], {"nodes": ["Person"], "relations": ["born in"]}))
+    assert res.ids == ["curie"]
     assert [(t.key, round(t.score, 6)) for t in res.triples] == [("curie|born in|city", 0.45)]
     assert res.sub_results[0].trace["triples_filtered_out"] == 2
+    # {Place, Award} and 'born in' -> city alone (prize/medal lack the edge, curie the type);
+    # city's only incident edge is 'born in', so no triple is filtered out
+    res = r.retrieve("q award", k=4, plan=plan_for(
+        "q award", ["q award"], {"nodes": ["Place", "Award"], "relations": ["born in"]}))
+    assert res.ids == ["city"]
+    assert [(t.key, round(t.score, 6)) for t in res.triples] == [("curie|born in|city", 0.45)]
+    assert res.sub_results[0].trace["triples_filtered_out"] == 0
+
+
+def test_filter_requires_every_constrained_category(graph_and_embedder):
+    """Issue 12: a candidate must satisfy every category the sub-question constrains (AND).
+
+    Types {Award} and [has a 'received' edge]: prize and medal are Awards with a 'received'
+    edge (t = 1); curie has 'received' edges but is a Person (t = 1/2); city has neither
+    (t = 0). The old OR filter (t > 0) let curie through.
+    """
+    g, emb = graph_and_embedder
+    r = SchemaGuidedRetriever(g, schema(), embedder=emb)
+    types = {"nodes": ["Award"], "relations": ["received"]}
+    res = r.retrieve("q award", plan=plan_for("q award", ["q award"], types), k=4)
+    assert scored(res) == [("prize", 0.8), ("medal", 0.6)]
+    assert res.sub_results[0].trace["filtered_out"] == 2
+    # node type AND attribute: Awards carrying a 'year' -> medal only (prize has no year)
+    types = {"nodes": ["Award"], "attributes": ["year"]}
+    res = r.retrieve("q award", plan=plan_for("q award", ["q award"], types), k=4)
+    assert res.ids == ["medal"]
+    # all three categories with no node satisfying them all -> documented boost fallback
+    types = {"nodes": ["Place"], "relations": ["received"], "attributes": ["year"]}
+    res = r.retrieve("q award", plan=plan_for("q award", ["q award"], types), k=1)
+    assert res.sub_results[0].trace["filter_empty"] is True
+    assert res.sub_results[0].trace["type_mode_used"] == "boost"
 
 
 def test_empty_filter_falls_back_to_boost_or_returns_nothing(graph_and_embedder):

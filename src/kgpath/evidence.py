@@ -96,8 +96,10 @@ TRACE_KEYS: Mapping[str, str] = {
     "passage_ids": "passages an item cites (its provenance), first-seen order",
     "supporting": "ids of the native items that brought a passage in, best first",
     # sufficiency gate (kgpath.policies.sufficiency)
-    "gamma": "the gate's gamma (Eq. 9)",
-    "p": "Eq. 7 probability of the item in the gate's distribution (None outside its top)",
+    "gate_state": "the gate's verdict on the list the item came in: resolved or unresolved",
+    "gate_n_eff": "the gate's Eq. 8 N_eff over that list (None when nothing was scored)",
+    "gate_gamma": "the gate's gamma (Eq. 9)",
+    "gate_p": "Eq. 7 probability of the item in the gate's distribution (None outside its top)",
     "gate_action": "kept, no_fallback_configured, fallback_appended or fallback_replaced",
     "gate_source": "primary or fallback: which retriever the item came from",
     "score_source": "given, embedder (the gate scored the list itself) or none",

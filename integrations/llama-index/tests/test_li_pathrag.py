@@ -1,6 +1,8 @@
 """LlamaIndex PathRAG adapters: retriever, PathOrderPostprocessor, prompts, query engine.
 
-Truth is hand-computed on the chain a -> b -> c -> d (alpha 0.8, theta 0.05):
+Under ``PathRAGConfig.literal_eq4()`` (the literal Eq. 4 reading; the core's default
+edge-flow reliability is tested against an oracle in ``tests/test_pathrag_edgeflow.py``),
+truth is hand-computed on the chain a -> b -> c -> d (alpha 0.8, theta 0.05):
 S along a chain from its start is 1, 0.8, 0.64, 0.512, so every 1-hop path has Eq. 4
 reliability (1 + 0.8) / 1 = 1.8, every 2-hop path (1 + 0.8 + 0.64) / 2 = 1.22 and the 3-hop
 path 2.952 / 3 = 0.984. N = 40 exceeds the 4 nodes, so all of them are retrieved.
@@ -43,6 +45,7 @@ EXPECTED = [
     (("a", "b", "c", "d"), 0.984),
 ]
 QUERY = "Where does a lead to?"
+LITERAL = PathRAGConfig.literal_eq4()
 
 
 def chain() -> KnowledgeGraph:
@@ -55,7 +58,7 @@ def chain() -> KnowledgeGraph:
 
 @pytest.fixture
 def retriever() -> PathRAGRetriever:
-    return PathRAGRetriever(chain(), embedder=HashingEmbedder())
+    return PathRAGRetriever(chain(), embedder=HashingEmbedder(), config=LITERAL)
 
 
 def snapshot(nodes: list[NodeWithScore]) -> list[tuple[str, float | None, dict[str, Any]]]:
@@ -93,7 +96,7 @@ def test_top_k_honoured(k):
 
 
 def test_prompt_order_and_token_budget_from_core_config():
-    cfg = PathRAGConfig(top_k=4)
+    cfg = PathRAGConfig.literal_eq4(top_k=4)
     r = PathRAGRetriever(chain(), embedder=HashingEmbedder(), config=cfg, order="prompt")
     scores = [n.score for n in r.retrieve(QUERY)]
     assert scores == sorted(scores) and scores[-1] == pytest.approx(1.8)
@@ -166,7 +169,7 @@ def test_prompts_exposed_and_formatted_with_llamaindex_variables(retriever):
 
 def test_update_prompts_reaches_the_core():
     llm = ScriptedLLM(lambda p: '["a"]')
-    r = PathRAGRetriever(chain(), embedder=HashingEmbedder(), llm=llm)
+    r = PathRAGRetriever(chain(), embedder=HashingEmbedder(), llm=llm, config=LITERAL)
     r.update_prompts(
         {
             "keyword_prompt": PromptTemplate("KEYWORDS OF: {query_str}"),

@@ -35,7 +35,15 @@ def demo_schema() -> Schema:
     Aliases double as cue words for the LLM-free decomposer; the question words "who" and
     "where" are deliberately listed as cues for ``Person`` and ``Place``.
     """
-    ent = [
+    attrs = (AttributeType(name="year", entities=("Award", "Experiment", "Phenomenon"),
+                           description="year of the award or discovery"),)
+    return Schema(name="radioactivity-demo", entities=_entity_types(),
+                  relations=_relation_types(), attributes=attrs)
+
+
+def _entity_types() -> tuple[EntityType, ...]:
+    """The demo's entity types, with aliases as decomposer cue words."""
+    return (
         EntityType(name="Person", description="a scientist or other human",
                    aliases=("scientist", "physicist", "chemist", "who")),
         EntityType(name="Phenomenon", description="a physical phenomenon or kind of radiation",
@@ -53,9 +61,13 @@ def demo_schema() -> Schema:
         EntityType(name="Theory", description="a model or theory", aliases=("model",)),
         EntityType(name="Application", description="a practical use",
                    aliases=("therapy", "treatment")),
-    ]
+    )
+
+
+def _relation_types() -> tuple[RelationType, ...]:
+    """The demo's relation types with their allowed head and tail types."""
     R = RelationType
-    rel = [
+    return (
         R(name="discovered", head=("Person",), tail=("Element", "Phenomenon"),
           aliases=("isolated",)),
         R(name="emitted by", head=("Phenomenon",), tail=("Element",), aliases=("emit",)),
@@ -87,23 +99,26 @@ def demo_schema() -> Schema:
         R(name="explains energy of", head=("Theory",), tail=("Phenomenon",)),
         R(name="used in", head=("Element",), tail=("Application",)),
         R(name="organised", head=("Person",), tail=("Application",)),
-    ]
-    attrs = [AttributeType(name="year", entities=("Award", "Experiment", "Phenomenon"),
-                           description="year of the award or discovery")]
-    return Schema(name="radioactivity-demo", entities=tuple(ent), relations=tuple(rel),
-                  attributes=tuple(attrs))
+    )
 
 
 def run(ctx: DemoContext) -> None:
     """Print the schema-guided walkthrough."""
-    from kgpath.demo import table
-
     ctx.heading("Schema-guided retrieval (one schema for extraction, planning and retrieval)")
     schema = demo_schema()
     ctx.print(f"Seed schema {schema.name!r}: {len(schema.entities)} entity types, "
               f"{len(schema.relations)} relation types, {len(schema.attributes)} attribute type.")
+    _show_extraction(ctx, schema)
+    retr = SchemaGuidedRetriever(ctx.index, schema)
+    _show_decomposition(ctx, retr)
+    _show_typed_retrieval(ctx, retr)
+    _show_hierarchy(ctx)
 
-    # 1. extraction, LLM-free path, scored against the corpus' own triples
+
+def _show_extraction(ctx: DemoContext, schema: Schema) -> None:
+    """1. Extraction, LLM-free path, scored against the corpus' own triples."""
+    from kgpath.demo import table
+
     data = demo_corpus()
     gold = {(h, r, t) for h, r, t, _ in data["triples"]}
     ext = PatternExtractor(schema, ctx.graph).extract(data["passages"])
@@ -117,8 +132,11 @@ def run(ctx: DemoContext) -> None:
                       len(ext.rejected)]],
                     ["triples", "correct", "precision", "recall", "rejected by schema"]))
 
-    # 2. decomposition, LLM-free heuristic
-    retr = SchemaGuidedRetriever(ctx.index, schema)
+
+def _show_decomposition(ctx: DemoContext, retr: SchemaGuidedRetriever) -> None:
+    """2. Decomposition, LLM-free heuristic."""
+    from kgpath.demo import table
+
     ctx.print()
     ctx.print("2. Decomposition - LLM-FREE heuristic (clause split + schema/alias/node-name")
     ctx.print("   matching; an LLM decomposer sees the same schema via the prompt):")
@@ -131,7 +149,11 @@ def run(ctx: DemoContext) -> None:
                          ", ".join(sq.types.relations) or "-"])
     ctx.print(table(rows, ["question", "sub-question", "node types", "relation types"]))
 
-    # 3. typed retrieval: off vs filter vs boost
+
+def _show_typed_retrieval(ctx: DemoContext, retr: SchemaGuidedRetriever) -> None:
+    """3. Typed retrieval: off vs filter vs boost, then the merged filter-mode evidence."""
+    from kgpath.demo import table
+
     q = DEMO_QUESTIONS[0]
     ctx.print()
     ctx.print(f"3. Typed retrieval, top-4 nodes per sub-question, merged: {q!r}")
@@ -151,7 +173,11 @@ def run(ctx: DemoContext) -> None:
     for it in res.triples[:4]:
         ctx.print(f"   - {it.text}  [sub-q {','.join(str(i + 1) for i in it.sub_questions)}]")
 
-    # 4. hierarchy: communities + routing
+
+def _show_hierarchy(ctx: DemoContext) -> None:
+    """4. Hierarchy: communities + routing."""
+    from kgpath.demo import table
+
     hier = build_hierarchy(ctx.graph, config=HierarchyConfig(seed=0))
     ctx.print()
     ctx.print(f"4. Hierarchy: {len(hier.communities)} Louvain communities (seed 0), "

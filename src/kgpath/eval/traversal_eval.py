@@ -66,6 +66,7 @@ from kgpath.methods.traversal import (
     ChunkGraphView,
     MentionExpansionConfig,
     TraversalConfig,
+    TraversalResult,
     mention_expansion,
     traverse,
 )
@@ -213,118 +214,29 @@ def evaluate_traversal(
     ``mentions=False`` runs without it (and skips the extensions, which need it).
     """
     cfg = config or TraversalConfig()
-    for a in algorithms:
-        if a not in ALGORITHMS:
-            raise ConfigError(f"unknown traversal algorithm {a!r}; choose from {ALGORITHMS}")
-    for a in extensions:
-        if a not in EXTENSIONS:
-            raise ConfigError(f"unknown traversal extension {a!r}; choose from {EXTENSIONS}")
-    mention_stats: dict[str, Any] | None = None
-    if mentions and not any(e.relation == REL_MENTIONS for e in graph.edges):
-        say_ = progress or (lambda _msg: None)
-        say_("adding the mention layer to the loaded graph")
-        import tracemalloc
-
-        tracemalloc.start()
-        try:
-            ms = add_mention_edges(graph)
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-        mention_stats = {**ms.as_dict(), "peak_mib": round(peak / 2**20, 2)}
-    emb = _MemoQueries(embedder)
+    _check_names(algorithms, extensions)
     say = progress or (lambda _msg: None)
+    mention_stats = _ensure_mentions(graph, say) if mentions else None
+    emb = _MemoQueries(embedder)
     questions = [q.question for q in data.questions]
     say(f"embedding {len(questions)} questions")
     qvecs = emb.embed_queries(questions)
     view = ChunkGraphView(graph)
-    methods: list[MethodScores] = []
-
-    # ---------------------------------------------------------------- baselines
     titles = [t for t in data.corpus if f"doc:{t}" in graph]
     doc_idx = np.asarray([graph.index_of(f"doc:{t}") for t in titles], dtype=np.int64)
     doc_emb = graph.embeddings[doc_idx]
+    methods: list[MethodScores] = []
     if baselines:
-        bm25 = BM25Index([data.passage_text(t) for t in titles])
-        rows = {name: MethodScores(name) for name in ("BM25", "dense", "hybrid (α=0.7)")}
-        bm, de, hy = rows["BM25"], rows["dense"], rows["hybrid (α=0.7)"]
-        for q, qv in zip(data.questions, qvecs, strict=True):
-            with _clock(bm):
-                b = bm25.scores(q.question)
-            with _clock(de):
-                cos = doc_emb @ qv
-            with _clock(hy):
-                h = hybrid_scores(cos, b, 0.7)
-            for m, s in ((bm, b), (de, cos), (hy, h)):
-                m.add([titles[i] for i in top_k(s, 5)], q.gold_titles)
-        for name, (r2, r5) in REFERENCE.items():
-            rows[name].note = f"reference {r2:.1f}/{r5:.1f}"
-        methods.extend(rows.values())
-
-    # ---------------------------------------------------------------- traversals
-    sent_titles = {q.id: {f"sent:{t}:{k}" for t, k in q.supporting_facts} for q in data.questions}
-    for a in algorithms:
-        say(f"running {a}")
-        m = MethodScores(a)
-        llm_free = a == "llm_guided_traversal"
-        for q, qv in zip(data.questions, qvecs, strict=True):
-            with _clock(m):
-                r = traverse(view, qv, a, config=cfg, query=q.question)
-            m.add(r.documents, q.gold_titles)
-            m.sentences.append(len(r.sentences))
-            gold_s = sent_titles[q.id]
-            m.sf_recall.append(len(gold_s & {s.id for s in r.sentences}) / max(1, len(gold_s)))
-        if llm_free:
-            m.note = "no LLM: falls back to the most similar candidate"
-        methods.append(m)
-
-    # ---------------------------------------------------------------- PCR, PathRAG
+        methods.extend(_baseline_rows(data, titles, doc_emb, qvecs))
+    methods.extend(_traversal_rows(data, view, qvecs, algorithms, cfg, say))
     index = GraphIndex(graph, emb)
     if pcr:
-        from kgpath.methods.pcr import PathConstrainedRetriever
-
-        say("running PCR")
-        m = MethodScores("PCR (anchor = best dense passage)", note=f"k={pcr_k} nodes")
-        retr = PathConstrainedRetriever(index)
-        for q, qv in zip(data.questions, qvecs, strict=True):
-            anchor = f"doc:{titles[int(np.argmax(doc_emb @ qv))]}"
-            with _clock(m):
-                res = retr.retrieve(q.question, anchor=anchor, k=pcr_k)
-            m.add(_passages_of(h.node for h in res.hits), q.gold_titles)
-        methods.append(m)
+        methods.append(_pcr_row(data, index, titles, doc_emb, qvecs, pcr_k, say))
     if pathrag:
-        try:
-            from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever
-        except ImportError:
-            methods.append(MethodScores("PathRAG", note="kgpath.methods.pathrag not available"))
-        else:
-            say("running PathRAG")
-            m = MethodScores("PathRAG (offline keywords)", note="node_match=text, N=40, K=15")
-            prag = PathRAGRetriever(index, config=PathRAGConfig(node_match="text"))
-            for q in data.questions:
-                with _clock(m):
-                    pres = prag.retrieve(q.question)
-                m.add(_passages_of(n for p in pres.paths for n in p.nodes), q.gold_titles)
-            methods.append(m)
-
-    # ---------------------------------------------------------------- kgpath extensions
+        methods.append(_pathrag_row(data, index, say))
     mcfg = mention_config or MentionExpansionConfig()
     for a in extensions if mentions else ():
-        say(f"running {a}")
-        view.mention_layer(mcfg.min_title_chars)  # built once, outside the clock (as the view)
-        m = MethodScores(
-            a, note=f"kgpath ext.: β={mcfg.link_bonus:g}, γ={mcfg.question_bonus:g}, "
-            f"df≤{mcfg.max_title_df:g}",
-        )
-        for q, qv in zip(data.questions, qvecs, strict=True):
-            with _clock(m):
-                r = mention_expansion(view, qv, query=q.question, config=mcfg,
-                                      traversal_config=cfg)
-            m.add(r.documents, q.gold_titles)
-            m.sentences.append(len(r.sentences))
-            gold_s = sent_titles[q.id]
-            m.sf_recall.append(len(gold_s & {s.id for s in r.sentences}) / max(1, len(gold_s)))
-        methods.append(m)
+        methods.append(_extension_row(a, data, view, qvecs, cfg, mcfg, say))
     return TraversalEvalReport(
         questions=len(data.questions),
         methods=methods,
@@ -334,6 +246,158 @@ def evaluate_traversal(
         config=cfg,
         mention_stats=mention_stats,
     )
+
+
+def _check_names(algorithms: Sequence[str], extensions: Sequence[str]) -> None:
+    """Raise :class:`ConfigError` naming an unknown algorithm or extension."""
+    for a in algorithms:
+        if a not in ALGORITHMS:
+            raise ConfigError(f"unknown traversal algorithm {a!r}; choose from {ALGORITHMS}")
+    for a in extensions:
+        if a not in EXTENSIONS:
+            raise ConfigError(f"unknown traversal extension {a!r}; choose from {EXTENSIONS}")
+
+
+def _ensure_mentions(
+    graph: KnowledgeGraph, say: Callable[[str], None]
+) -> dict[str, Any] | None:
+    """Add the mention layer when ``graph`` has none; its stats and peak memory, else None."""
+    if any(e.relation == REL_MENTIONS for e in graph.edges):
+        return None
+    say("adding the mention layer to the loaded graph")
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        ms = add_mention_edges(graph)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return {**ms.as_dict(), "peak_mib": round(peak / 2**20, 2)}
+
+
+def _baseline_rows(
+    data: HotpotQADataset, titles: list[str], doc_emb: np.ndarray, qvecs: np.ndarray
+) -> list[MethodScores]:
+    """BM25, dense and hybrid (α = 0.7) over the passages, top 5 each."""
+    bm25 = BM25Index([data.passage_text(t) for t in titles])
+    rows = {name: MethodScores(name) for name in ("BM25", "dense", "hybrid (α=0.7)")}
+    bm, de, hy = rows["BM25"], rows["dense"], rows["hybrid (α=0.7)"]
+    for q, qv in zip(data.questions, qvecs, strict=True):
+        with _clock(bm):
+            b = bm25.scores(q.question)
+        with _clock(de):
+            cos = doc_emb @ qv
+        with _clock(hy):
+            h = hybrid_scores(cos, b, 0.7)
+        for m, s in ((bm, b), (de, cos), (hy, h)):
+            m.add([titles[i] for i in top_k(s, 5)], q.gold_titles)
+    for name, (r2, r5) in REFERENCE.items():
+        rows[name].note = f"reference {r2:.1f}/{r5:.1f}"
+    return list(rows.values())
+
+
+def _add_sentences(m: MethodScores, result: TraversalResult, gold: set[str]) -> None:
+    """Record a traversal result's sentence count and supporting-fact recall."""
+    m.sentences.append(len(result.sentences))
+    m.sf_recall.append(len(gold & {s.id for s in result.sentences}) / max(1, len(gold)))
+
+
+def _gold_sentences(data: HotpotQADataset) -> dict[str, set[str]]:
+    """Sentence node ids of every question's supporting facts."""
+    return {q.id: {f"sent:{t}:{k}" for t, k in q.supporting_facts} for q in data.questions}
+
+
+def _traversal_rows(
+    data: HotpotQADataset,
+    view: ChunkGraphView,
+    qvecs: np.ndarray,
+    algorithms: Sequence[str],
+    cfg: TraversalConfig,
+    say: Callable[[str], None],
+) -> list[MethodScores]:
+    """One row per article algorithm: passages in first-extraction order."""
+    gold_s = _gold_sentences(data)
+    rows = []
+    for a in algorithms:
+        say(f"running {a}")
+        m = MethodScores(a)
+        for q, qv in zip(data.questions, qvecs, strict=True):
+            with _clock(m):
+                r = traverse(view, qv, a, config=cfg, query=q.question)
+            m.add(r.documents, q.gold_titles)
+            _add_sentences(m, r, gold_s[q.id])
+        if a == "llm_guided_traversal":
+            m.note = "no LLM: falls back to the most similar candidate"
+        rows.append(m)
+    return rows
+
+
+def _pcr_row(
+    data: HotpotQADataset,
+    index: GraphIndex,
+    titles: list[str],
+    doc_emb: np.ndarray,
+    qvecs: np.ndarray,
+    pcr_k: int,
+    say: Callable[[str], None],
+) -> MethodScores:
+    """PCR anchored at the best dense passage's document node, ``k = pcr_k`` nodes."""
+    from kgpath.methods.pcr import PathConstrainedRetriever
+
+    say("running PCR")
+    m = MethodScores("PCR (anchor = best dense passage)", note=f"k={pcr_k} nodes")
+    retr = PathConstrainedRetriever(index)
+    for q, qv in zip(data.questions, qvecs, strict=True):
+        anchor = f"doc:{titles[int(np.argmax(doc_emb @ qv))]}"
+        with _clock(m):
+            res = retr.retrieve(q.question, anchor=anchor, k=pcr_k)
+        m.add(_passages_of(h.node for h in res.hits), q.gold_titles)
+    return m
+
+
+def _pathrag_row(
+    data: HotpotQADataset, index: GraphIndex, say: Callable[[str], None]
+) -> MethodScores:
+    """PathRAG with offline keywords: passages along its paths, most reliable first."""
+    try:
+        from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever
+    except ImportError:
+        return MethodScores("PathRAG", note="kgpath.methods.pathrag not available")
+    say("running PathRAG")
+    m = MethodScores("PathRAG (offline keywords)", note="node_match=text, N=40, K=15")
+    prag = PathRAGRetriever(index, config=PathRAGConfig(node_match="text"))
+    for q in data.questions:
+        with _clock(m):
+            pres = prag.retrieve(q.question)
+        m.add(_passages_of(n for p in pres.paths for n in p.nodes), q.gold_titles)
+    return m
+
+
+def _extension_row(
+    a: str,
+    data: HotpotQADataset,
+    view: ChunkGraphView,
+    qvecs: np.ndarray,
+    cfg: TraversalConfig,
+    mcfg: MentionExpansionConfig,
+    say: Callable[[str], None],
+) -> MethodScores:
+    """The kgpath ``mention_expansion`` extension (mention layer built outside the clock)."""
+    say(f"running {a}")
+    view.mention_layer(mcfg.min_title_chars)  # built once, outside the clock (as the view)
+    m = MethodScores(
+        a, note=f"kgpath ext.: β={mcfg.link_bonus:g}, γ={mcfg.question_bonus:g}, "
+        f"df≤{mcfg.max_title_df:g}",
+    )
+    gold_s = _gold_sentences(data)
+    for q, qv in zip(data.questions, qvecs, strict=True):
+        with _clock(m):
+            r = mention_expansion(view, qv, query=q.question, config=mcfg,
+                                  traversal_config=cfg)
+        m.add(r.documents, q.gold_titles)
+        _add_sentences(m, r, gold_s[q.id])
+    return m
 
 
 def _passages_of(nodes: Any) -> list[str]:

@@ -30,6 +30,7 @@ from kgpath.graph import KnowledgeGraph
 from kgpath.graph.model import short
 from kgpath.index.bm25 import BM25Index
 from kgpath.index.hybrid import hybrid_scores
+from kgpath.index.passage_vectors import PassageVectors, passage_vectors
 from kgpath.index.vector import VectorIndex, top_k
 
 __all__ = ["GraphIndex", "check_candidates", "check_query"]
@@ -275,6 +276,12 @@ class GraphIndex:
                     )
                 bm25 = self._bm25
         return bm25
+
+    def passage_vectors(self) -> PassageVectors | None:
+        """The graph's passages embedded by this index's embedder, once per passage and
+        shared with every retriever on the same (graph, embedder)
+        (:mod:`kgpath.index.passage_vectors`); ``None`` when the graph has no passages."""
+        return passage_vectors(self.graph, self.embedder)
 
     # ------------------------------------------------------------------ queries
     def embed_query(self, query: str) -> np.ndarray:

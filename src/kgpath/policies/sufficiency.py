@@ -118,10 +118,10 @@ class GateDecision:
         """Trace keys for one item (``position`` in the primary list, ``None`` for fallback)."""
         p = self.check.probability_of(position) if position is not None else None
         return {
-            "state": self.state,
-            "n_eff": self.n_eff,
-            "gamma": self.check.gamma,
-            "p": p,
+            "gate_state": self.state,
+            "gate_n_eff": self.n_eff,
+            "gate_gamma": self.check.gamma,
+            "gate_p": p,
             "gate_action": action,
             "gate_source": source,
             "score_source": self.score_source,

@@ -141,6 +141,7 @@ def propagate_resources(
     alpha: float = 0.8,
     theta: float = 0.05,
     max_hops: int | None = None,
+    eq3_at_start: bool = True,
 ) -> Propagation:
     """Eq. (2) resource flow from ``start`` (or from each of several starts) with Eq. (3).
 
@@ -148,7 +149,8 @@ def propagate_resources(
     sends ``α · S(v_j) / |N(v_j,·)|`` to each distinct neighbour; a node reached for the
     first time sums what it receives in that step (Eq. 2) and is never updated again.
     A node with ``S(v)/|N(v,·)| < θ`` (Eq. 3) keeps its resource but sends nothing;
-    neither does a node without neighbours or at ``max_hops``.
+    neither does a node without neighbours or at ``max_hops``. With
+    ``eq3_at_start=False`` the start always emits (the authors' code never tests it).
 
     Several starts are propagated side by side, each with its own resources, so one pass
     of about twenty numpy calls per level serves all ``N`` start nodes of a query.
@@ -169,7 +171,7 @@ def propagate_resources(
     depth = 0
     while True:
         at_cap = max_hops is not None and depth >= max_hops
-        share, emit, stopped = _emission(adj, front, theta, at_cap)
+        share, emit, stopped = _emission(adj, front, theta, at_cap, eq3_at_start or depth > 0)
         log.emits.append(emit)
         log.stops.append(stopped)
         if not emit.any():
@@ -206,17 +208,18 @@ class _Frontier:
 
 
 def _emission(
-    adj: FlowAdjacency, front: _Frontier, theta: float, at_cap: bool
+    adj: FlowAdjacency, front: _Frontier, theta: float, at_cap: bool, test: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Eq. (3) on one level: ``(share, emit, stopped)`` per frontier state.
 
     ``share`` is ``S(v)/|N(v,·)|``; a node is stopped when it has neighbours and its share
-    is below ``θ``. Sinks (no neighbours) never emit, and nothing emits at ``max_hops``.
+    is below ``θ`` (only if ``test``: level 0 skips it unless Eq. 3 applies to the start).
+    Sinks (no neighbours) never emit, and nothing emits at ``max_hops``.
     """
     deg = adj.degree[front.node]
     share = front.res / np.maximum(deg, 1)  # S(v)/|N(v,·)|; sinks (degree 0) never emit
     has_nb = deg > 0
-    stopped = has_nb & (share < theta)  # Eq. (3)
+    stopped = has_nb & (share < theta) & test  # Eq. (3)
     emit = has_nb & ~stopped
     if at_cap:
         emit = np.zeros_like(emit)

@@ -1,0 +1,151 @@
+"""Configuration of the semantic-graph traversals: the algorithm names and two configs.
+
+:class:`TraversalConfig` holds the walk's budget and stopping thresholds (article section
+"Knowledge Graph Traversal Algorithms", each algorithm's last step: "10-15 sentences", the
+top-5 candidates of Alg. 7). :class:`MentionExpansionConfig` configures the kgpath
+``mention_expansion`` extension (:mod:`.mentions`), which is not in the article.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from kgpath.errors import ConfigError
+
+__all__ = [
+    "ALGORITHMS",
+    "EXTENSIONS",
+    "Frontier",
+    "MentionExpansionConfig",
+    "TraversalConfig",
+]
+
+ALGORITHMS: tuple[str, ...] = (
+    "basic_retrieval",
+    "query_traversal",
+    "kg_traversal",
+    "triangulation_average",
+    "triangulation_geometric_3d",
+    "triangulation_fulldim",
+    "llm_guided_traversal",
+)
+
+#: kgpath extensions runnable by name next to the article's algorithms (not walk policies).
+EXTENSIONS: tuple[str, ...] = ("mention_expansion",)
+
+Frontier = Literal["current", "visited"]
+
+
+# ============================================================================ config
+@dataclass(frozen=True, kw_only=True)
+class TraversalConfig:
+    """Traversal hyperparameters; defaults follow the article where it gives a number.
+
+    Attributes
+    ----------
+    max_sentences
+        Hard sentence budget (article: "10-15 sentences", upper end).
+    min_sentences
+        Relevance-based stopping rules apply only once this many sentences are extracted
+        (article's lower end). ``0`` applies them from the first hop.
+    max_hops
+        Safety cap on hops after the anchor (the article suggests "limiting hop count" for
+        large graphs).
+    frontier
+        ``"current"`` (article): candidates are the neighbours of the current chunk and a
+        walk with no unvisited neighbour stops ("dead end"). ``"visited"`` (our
+        extension): a branching walk -- every visited chunk may be the origin ``u`` of the
+        next hop; each (visited chunk, unvisited neighbour) pair is scored by the
+        algorithm's own rule and the best pair is taken.
+    llm_candidates
+        Candidates shown to the LLM in Alg. 7 (article: 5).
+    preview_chars
+        Characters of each candidate/extracted sentence shown to the LLM.
+    pca_components
+        Dimensions of the PCA space of Alg. 5 (article: 3).
+    record_candidates
+        Best-scored candidates kept per step in the trace.
+    """
+
+    max_sentences: int = 15
+    min_sentences: int = 10
+    max_hops: int = 30
+    frontier: Frontier = "current"
+    llm_candidates: int = 5
+    preview_chars: int = 200
+    pca_components: int = 3
+    record_candidates: int = 5
+
+    def __post_init__(self) -> None:
+        for name, lo in (
+            ("max_sentences", 1), ("min_sentences", 0), ("max_hops", 0),
+            ("llm_candidates", 1), ("preview_chars", 1), ("pca_components", 1),
+            ("record_candidates", 0),
+        ):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise ConfigError(f"{name} must be an int >= {lo}, got {v!r}")
+        if self.min_sentences > self.max_sentences:
+            raise ConfigError(
+                f"min_sentences ({self.min_sentences}) exceeds max_sentences "
+                f"({self.max_sentences})"
+            )
+        if self.frontier not in ("current", "visited"):
+            raise ConfigError(f"frontier must be 'current' or 'visited', got {self.frontier!r}")
+
+
+# kgpath extension (not one of the article's seven algorithms): one hop through the mention
+# layer of :func:`kgpath.build.chunk_graph.add_mention_edges`.
+@dataclass(frozen=True, kw_only=True)
+class MentionExpansionConfig:
+    """Parameters of :func:`mention_expansion` (a kgpath extension; no paper defaults).
+
+    The three scoring values were chosen on HotpotQA-100 questions 0-49 only, from the grid
+    ``link_bonus in {0.02, 0.05, 0.1, 0.2}``, ``question_bonus in {0, 0.05, 0.1, 0.2}``,
+    ``max_title_df in {0.003, 0.005, 0.01, 0.02, 1}`` (best Recall@5, then Recall@2);
+    questions 50-99 were held out (see ``kgpath eval traversal --halves``). Recall@5 on the
+    first half was flat (97) for every ``max_title_df`` once ``link_bonus = 0.05``.
+
+    Attributes
+    ----------
+    link_bonus
+        β, added to a pair of documents joined by a mention edge (in cosine units).
+    question_bonus
+        γ, added to the query similarity of a document whose title the question names
+        (comparison questions "X or Y?" name both passages).
+    max_title_df
+        A document is a link target only if at most this fraction of all documents
+        mention its title: titles that are common words ("United") link everything.
+    max_documents
+        Documents returned (ranked).
+    sentences_per_document
+        Sentences kept per returned document: the sentences that carry the link evidence
+        first, then the most query-similar ones, emitted in document order.
+    min_title_chars
+        Shortest title matched in the question (as in the graph's mention layer).
+    """
+
+    link_bonus: float = 0.05
+    question_bonus: float = 0.05
+    max_title_df: float = 0.003
+    max_documents: int = 5
+    sentences_per_document: int = 3
+    min_title_chars: int = 3
+
+    def __post_init__(self) -> None:
+        for name in ("link_bonus", "question_bonus"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (
+                math.isfinite(v) and v >= 0
+            ):
+                raise ConfigError(f"{name} must be a finite number >= 0, got {v!r}")
+        v = self.max_title_df
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
+            raise ConfigError(f"max_title_df must be a number in (0, 1], got {v!r}")
+        for name in ("max_documents", "sentences_per_document", "min_title_chars"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ConfigError(f"{name} must be an int >= 1, got {v!r}")
+
