@@ -98,7 +98,7 @@ def given(question: str, types: dict[str, Any]) -> DecompositionPlan:
 # ---------------------------------------------------------------- retriever contract
 def test_result_carries_merged_typed_evidence():
     res = retriever(k=2, k_triples=1, k_passages=1).result("Which awards, and who?")
-    by_key = {it.key: it for it in res.evidence}
+    by_key = {it.key: it for it in res.items}
     assert "city" not in by_key
     assert by_key["curie"].score == pytest.approx(1.0)
     assert list(by_key["medal"].sub_questions) == [0, 1]
