@@ -175,9 +175,25 @@ def test_threads_each_running_an_event_loop_build_once():
     assert emb.passages == 1000
 
 
+def test_sync_access_during_an_async_build_on_the_same_loop_does_not_deadlock():
+    g, emb = big(500), Counting(32)
+    index = GraphIndex(g, emb)
+
+    async def main():
+        build = asyncio.create_task(index.abuild())
+        await asyncio.sleep(0)  # the build now holds the lock and awaits its embedder
+        hits, _ = index.search("topic 5", 2, mode="bm25")  # sync, same thread, same loop
+        await build
+        return hits
+
+    hits = asyncio.run(asyncio.wait_for(main(), timeout=60))
+    assert len(hits) == 2 and index.vector_index.dim == 32
+
+
 # ---------------------------------------------------------------- what may be passed
 def test_an_embedder_class_is_refused_with_what_to_pass():
-    with pytest.raises(ConfigError, match=r"got the class HashingEmbedder; pass HashingEmbedder\(\)"):
+    with pytest.raises(ConfigError,
+                       match=r"got the class HashingEmbedder; pass HashingEmbedder\(\)"):
         GraphIndex(small(), HashingEmbedder)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"got the class HashingEmbedder"):
         PathConstrainedRetriever(small(), embedder=HashingEmbedder)

@@ -430,10 +430,12 @@ def _fingerprint(vec: np.ndarray) -> str:
 
 
 def embedder_record(embedder: Any, probe: str, vector: np.ndarray) -> dict[str, Any]:
-    """Which embedder made a set of vectors: name, dimension, a probe text and the hash of
-    its vector (the fingerprint). The probe is one of the texts just embedded, so making a
-    record costs no extra call; checking another embedder against it costs one
-    (:func:`same_embedder`)."""
+    """Which embedder made a set of vectors: name, dimension, probe text, fingerprint.
+
+    The fingerprint is the hash of the probe's vector. The probe is one of the texts just
+    embedded, so making a record costs no extra call; checking another embedder against it
+    costs one (:func:`same_embedder`).
+    """
     v = np.asarray(vector).reshape(-1)
     return {"name": embedder_name(embedder), "dim": int(v.size), "probe": probe,
             "fingerprint": _fingerprint(v)}

@@ -62,8 +62,11 @@ class ParseError(KgpathError, ValueError):
 
 
 class PersistenceError(KgpathError, OSError):
-    """A saved graph is truncated, corrupt, unsafe or of a newer format version, or a save
-    would overwrite something that is not a saved graph, or the file system failed."""
+    """A saved graph is unreadable, or a save is refused or failed.
+
+    Unreadable: truncated, corrupt, unsafe (symlinks, special files, oversize) or of a newer
+    format version. Refused: the path holds something that is not a saved graph.
+    """
 
 
 class MissingDependencyError(KgpathError, ImportError):

@@ -247,8 +247,11 @@ def parse_json_response(text: str, *, expect: type | tuple[type, ...] = (dict, l
 
 
 def json_depth(text: str) -> int:
-    """Deepest ``[``/``{`` nesting in ``text``, ignoring brackets inside JSON strings (and,
-    brackets inside single-quoted strings count: an over-estimate). Linear, no recursion."""
+    """Deepest ``[``/``{`` nesting in ``text``; linear, no recursion.
+
+    Brackets inside double-quoted JSON strings are ignored; inside single-quoted ones they
+    count (an over-estimate).
+    """
     depth = best = 0
     quote = ""
     escaped = False

@@ -532,7 +532,8 @@ class KnowledgeGraph:
 
     def add_documents(self, documents: Iterable[Any], **kwargs: Any) -> Any:
         """Extend this graph with documents (unchanged passages are skipped); return the
-        :class:`~kgpath.ingest.IngestReport`. Keyword arguments as :meth:`from_documents`."""
+        :class:`~kgpath.ingest.IngestReport`. Keyword arguments as :meth:`from_documents`.
+        """
         from kgpath.ingest import ingest_documents
 
         return ingest_documents(self, documents, **kwargs)

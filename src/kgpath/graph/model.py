@@ -106,8 +106,11 @@ def check_id(value: object, what: str) -> str:
 
 
 def as_provenance(value: object, what: str) -> tuple[str, ...]:
-    """Passage ids as a tuple. A single string is ONE passage id (never split into
-    characters); anything else must be an iterable of id strings."""
+    """Passage ids as a tuple.
+
+    A single string is ONE passage id (never split into characters); anything else must be
+    an iterable of id strings.
+    """
     if value is None:
         return ()
     if isinstance(value, str):

@@ -250,8 +250,11 @@ def _leftovers(dest: Path) -> list[Path]:
 
 
 def _recover_leftovers(dest: Path) -> None:
-    """Under the save lock: promote the newest complete leftover if ``dest`` is missing,
-    then delete the other leftovers (no save can be running: we hold the lock)."""
+    """Under the save lock, promote or delete the leftovers of killed saves.
+
+    The newest complete leftover becomes ``dest`` if ``dest`` is missing; the others are
+    deleted (no save can be running: we hold the lock).
+    """
     left = _leftovers(dest)
     if not os.path.lexists(dest):
         best = _newest_complete(left)

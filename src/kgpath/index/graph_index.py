@@ -113,6 +113,7 @@ class GraphIndex:
         self._own_texts: list[str] = []
         self._lock = threading.Lock()
         self._lock_guard = threading.Lock()
+        self._async_builder: int | None = None  # thread id of a running async build
         self._alocks: weakref.WeakKeyDictionary[Any, asyncio.Lock] = (
             weakref.WeakKeyDictionary()
         )
@@ -201,18 +202,26 @@ class GraphIndex:
     def _ensure(self) -> None:
         if not self._stale():
             return
+        if self._async_builder == threading.get_ident():
+            # an async build on this thread's event loop is awaiting its embedder: waiting
+            # for its lock here would block the loop it needs. Build synchronously instead
+            # (duplicate work in this rare interleaving, never a deadlock).
+            self._build_sync()
+            return
         with self._lock:
-            if not self._stale():
-                return
-            shared = self._shared()
-            if shared is None:
-                shared = same_embedder(self.embedder, self.graph.embedding_owner or {})
-            if not shared:
-                self._use_own()
-            missing, texts = self._plan(shared)
-            logger.info("indexing %r: embedding %d node(s)", self.graph, len(missing))
-            vecs = self.embedder.embed_passages(texts) if missing else None
-            self._store(shared, missing, texts, vecs)
+            if self._stale():
+                self._build_sync()
+
+    def _build_sync(self) -> None:
+        shared = self._shared()
+        if shared is None:
+            shared = same_embedder(self.embedder, self.graph.embedding_owner or {})
+        if not shared:
+            self._use_own()
+        missing, texts = self._plan(shared)
+        logger.info("indexing %r: embedding %d node(s)", self.graph, len(missing))
+        vecs = self.embedder.embed_passages(texts) if missing else None
+        self._store(shared, missing, texts, vecs)
 
     def _alock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -230,6 +239,7 @@ class GraphIndex:
                 return
             while not self._lock.acquire(blocking=False):  # a sync or other-loop builder
                 await asyncio.sleep(0.005)
+            self._async_builder = threading.get_ident()
             try:
                 if not self._stale():
                     return
@@ -243,6 +253,7 @@ class GraphIndex:
                 vecs = await self.embedder.aembed_passages(texts) if missing else None
                 self._store(shared, missing, texts, vecs)
             finally:
+                self._async_builder = None
                 self._lock.release()
 
     def build(self) -> GraphIndex:
@@ -268,7 +279,7 @@ class GraphIndex:
         self._ensure()
         bm25 = self._bm25
         if bm25 is None:
-            with self._lock:
+            with self._lock_guard:
                 if self._bm25 is None:
                     self._bm25 = BM25Index(
                         [n.search_text for n in self.graph.nodes], k1=self.bm25_k1,
@@ -280,7 +291,8 @@ class GraphIndex:
     def passage_vectors(self) -> PassageVectors | None:
         """The graph's passages embedded by this index's embedder, once per passage and
         shared with every retriever on the same (graph, embedder)
-        (:mod:`kgpath.index.passage_vectors`); ``None`` when the graph has no passages."""
+        (:mod:`kgpath.index.passage_vectors`); ``None`` when the graph has no passages.
+        """
         return passage_vectors(self.graph, self.embedder)
 
     # ------------------------------------------------------------------ queries
