@@ -289,8 +289,9 @@ class GraphIndex:
         return bm25
 
     def passage_vectors(self) -> PassageVectors | None:
-        """The graph's passages embedded by this index's embedder, once per passage and
-        shared with every retriever on the same (graph, embedder)
+        """The graph's passages embedded by this index's embedder, once per passage.
+
+        Shared with every retriever on the same (graph, embedder)
         (:mod:`kgpath.index.passage_vectors`); ``None`` when the graph has no passages.
         """
         return passage_vectors(self.graph, self.embedder)
