@@ -134,6 +134,12 @@ class Propagation:
         return set(self.nodes[(self.slot == slot) & self.emitted].tolist())
 
 
+MAX_FLOW_STATES = 20_000_000
+"""Bound on ``starts × |V|``, the (start, node) resource states one propagation may hold
+(about 40 bytes each across the level logs). Beyond it the configuration is rejected up
+front rather than exhausting memory; lower ``num_nodes`` or use a smaller graph."""
+
+
 def propagate_resources(
     adj: FlowAdjacency,
     start: int | Sequence[int],
@@ -160,6 +166,11 @@ def propagate_resources(
     n = adj.num_nodes
     starts = _check_starts(start, n)
     k = len(starts)
+    if k * n > MAX_FLOW_STATES:
+        raise ConfigError(
+            f"PathRAG propagation from {k} start node(s) over {n} nodes needs up to {k * n} "
+            f"resource states (> MAX_FLOW_STATES = {MAX_FLOW_STATES}); lower num_nodes"
+        )
     front = _Frontier(
         slot=np.arange(k, dtype=np.int64),
         node=np.asarray(starts, dtype=np.int64),
