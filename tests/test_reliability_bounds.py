@@ -74,3 +74,15 @@ def test_c2rag_checks_its_embedder_at_construction() -> None:
     g = KnowledgeGraph.from_triples([("a", "r", "b")])
     with pytest.raises(ConfigError, match="HashingEmbedder"):
         ConstraintCheckedRetriever(g, embedder=HashingEmbedder)  # the class, not an instance
+
+
+def test_config_errors_name_the_argument_with_a_short_value() -> None:
+    from kgpath import PathRAGConfig
+
+    class Huge:
+        def __repr__(self) -> str:
+            return "Huge(" + "x" * 5000 + ")"
+
+    with pytest.raises(ConfigError) as err:
+        PathRAGConfig(alpha=Huge())  # type: ignore[arg-type]
+    assert "alpha" in str(err.value) and len(str(err.value)) < 300
