@@ -9,10 +9,14 @@ method's config fields plus a few constructor extras) and returns ranked
 ``k`` cuts the evidence list. For PCR and schema-guided retrieval, whose config field
 ``k`` is the number of native hits, a ``k`` given to the facade also sets that field
 unless it is given explicitly, so ``k`` passages are drawn from ``k`` hits.
+:meth:`EvidenceRetriever.from_options` is how both adapters build it: per-call options
+given at construction become per-call defaults, a config field ``k`` stays the method's,
+and a built core gets its config fields applied to a copy.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -22,7 +26,17 @@ from kgpath.errors import ConfigError
 from kgpath.evidence import Evidence, check_output
 from kgpath.graph import KnowledgeGraph
 
-__all__ = ["METHODS", "EvidenceRetriever", "MethodSpec", "method_spec"]
+__all__ = [
+    "METHODS",
+    "EvidenceRetriever",
+    "MethodSpec",
+    "check_k",
+    "check_names",
+    "is_built",
+    "merge_call_defaults",
+    "method_spec",
+    "with_config",
+]
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,10 @@ class MethodSpec:
     """Per-call options that are not config fields (e.g. ``anchor``, ``plan``)."""
     k_field: str | None = None
     """Config field set from ``k`` when not given explicitly."""
+    call_groups: tuple[frozenset[str], ...] = ()
+    """Per-call options that replace each other's defaults as a group (PCR's anchor)."""
+    check_defaults: Callable[[Any, Mapping[str, Any], bool], None] | None = None
+    """``check(core, defaults, anchor)``: fail at construction on a bad per-call default."""
 
     @property
     def config_fields(self) -> frozenset[str]:
@@ -109,6 +127,30 @@ def _chunk_graph_of(graph: KnowledgeGraph, embedder: Any) -> KnowledgeGraph:
     return build_chunk_graph(docs, embedder=embedder)
 
 
+def _check_pcr(core: Any, defaults: Mapping[str, Any], anchor: bool) -> None:
+    """An anchor the graph lacks fails now (``unknown_anchor="error"``) when ``anchor``."""
+    from kgpath.errors import NodeNotFoundError
+
+    aid, name = defaults.get("anchor"), defaults.get("anchor_name")
+    if not anchor or getattr(core.config, "unknown_anchor", "error") != "error":
+        return
+    if aid is not None and aid not in core.graph:
+        raise NodeNotFoundError(f"unknown anchor id {aid!r}", key=aid)
+    if aid is None and name is not None and not core.graph.find_by_name(name):
+        raise NodeNotFoundError(f"no node named {name!r}", key=name)
+
+
+def _check_traversal(core: Any, defaults: Mapping[str, Any], anchor: bool) -> None:
+    if defaults.get("algorithm") is not None:
+        from kgpath.methods.traversal import check_algorithm
+
+        check_algorithm(defaults["algorithm"])
+
+
+#: PCR's anchor arguments: a call giving either replaces both defaults.
+ANCHOR_GROUP = frozenset({"anchor", "anchor_name"})
+
+
 def _specs() -> dict[str, MethodSpec]:
     from kgpath.methods.c2rag import C2RAGConfig
     from kgpath.methods.pathrag import PathRAGConfig
@@ -118,7 +160,8 @@ def _specs() -> dict[str, MethodSpec]:
 
     return {
         "pcr": MethodSpec("pcr", PCRConfig, _build_pcr,
-                          call_args=frozenset({"anchor", "anchor_name"}), k_field="k"),
+                          call_args=ANCHOR_GROUP, k_field="k", call_groups=(ANCHOR_GROUP,),
+                          check_defaults=_check_pcr),
         "pathrag": MethodSpec("pathrag", PathRAGConfig, _build_pathrag,
                               init_args=frozenset({"keyword_prompt", "qa_prompt"})),
         "c2rag": MethodSpec("c2rag", C2RAGConfig, _build_c2rag,
@@ -130,7 +173,8 @@ def _specs() -> dict[str, MethodSpec]:
         "traversal": MethodSpec("traversal", TraversalConfig, _build_traversal,
                                 init_args=frozenset({"algorithm", "llm_prompt",
                                                      "mention_config"}),
-                                call_args=frozenset({"algorithm"})),
+                                call_args=frozenset({"algorithm"}),
+                                check_defaults=_check_traversal),
     }
 
 
@@ -150,18 +194,66 @@ def method_spec(method: str) -> MethodSpec:
     return _specs()[method]
 
 
-def _check_k(k: Any) -> int | None:
+def check_k(k: Any) -> int | None:
+    """``k`` if it is a positive int or ``None``; else :class:`ConfigError`."""
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise ConfigError(f"k must be a positive int or None, got {k!r}")
     return k
 
 
-def _unknown(names: Any, accepted: frozenset[str], where: str) -> None:
+def check_names(names: Any, accepted: frozenset[str], where: str) -> None:
+    """:class:`ConfigError` naming the ``names`` not ``accepted`` and the accepted ones."""
     bad = sorted(set(names) - accepted)
     if bad:
         raise ConfigError(
             f"unknown {where} argument(s) {bad}; accepted: {sorted(accepted)}"
         )
+
+
+def is_built(graph: Any) -> bool:
+    """Whether ``graph`` is an already built core retriever (not a graph or index)."""
+    if isinstance(graph, KnowledgeGraph) or type(graph).__name__ == "GraphIndex":
+        return False
+    return hasattr(graph, "retrieve") and hasattr(graph, "aretrieve")
+
+
+def with_config(core: Any, spec: MethodSpec, k: int | None, options: dict[str, Any]) -> Any:
+    """A built core retriever with the config fields of ``options`` applied (all popped).
+
+    A shallow copy shares the core's index (embeddings, FAISS, BM25) but not its config,
+    so the caller's retriever is left untouched. ``k`` sets :attr:`MethodSpec.k_field`
+    unless ``options`` names it.
+    """
+    bad = sorted(set(options) - spec.config_fields)
+    if bad:
+        raise ConfigError(f"unknown {spec.name} argument(s) {bad} for a prebuilt retriever; "
+                          f"accepted: {sorted(spec.config_fields | spec.call_args)}")
+    fields = {n: options.pop(n) for n in list(options)}
+    if spec.k_field and k is not None:
+        fields.setdefault(spec.k_field, k)
+    if not fields:
+        return core
+    core = copy.copy(core)
+    core.config = dataclasses.replace(core.config, **fields)
+    return core
+
+
+def merge_call_defaults(defaults: Mapping[str, Any], call: Mapping[str, Any],
+                        groups: tuple[frozenset[str], ...] = (ANCHOR_GROUP,)) -> dict[str, Any]:
+    """Per-call arguments over the defaults; a call naming one of a group drops all its defaults.
+
+    >>> merge_call_defaults({"anchor": "a", "max_depth": 2}, {"anchor_name": "B"})
+    {'max_depth': 2, 'anchor_name': 'B'}
+    """
+    kept = dict(defaults)
+    for group in groups:
+        if group & call.keys():
+            kept = {n: v for n, v in kept.items() if n not in group}
+    return {**kept, **call}
+
+
+def _identity(x: Any) -> Any:
+    return x
 
 
 class EvidenceRetriever:
@@ -203,12 +295,13 @@ class EvidenceRetriever:
     def __init__(self, method: str, graph: Any, *, embedder: Any = None, llm: Any = None,
                  k: int | None = None, output: str = "passages", **options: Any) -> None:
         self.spec = method_spec(method)
-        self.k = _check_k(k)
+        self.defaults: dict[str, Any] = {}
+        self.k = check_k(k)
         self.output = check_output(output)
         if isinstance(graph, (KnowledgeGraph,)) or type(graph).__name__ == "GraphIndex":
             self.core = self._build(graph, embedder, llm, options)
         elif hasattr(graph, "retrieve") and hasattr(graph, "aretrieve"):
-            _unknown(options, frozenset(), f"{method} (prebuilt retriever)")
+            check_names(options, frozenset(), f"{method} (prebuilt retriever)")
             self.core = graph
         else:
             raise ConfigError(
@@ -216,10 +309,58 @@ class EvidenceRetriever:
                 f"got {type(graph).__name__}"
             )
 
+    @classmethod
+    def from_options(cls, method: str, graph: Any, *, embedder: Any = None, llm: Any = None,
+                     k: int | None = None, output: str = "passages",
+                     options: Mapping[str, Any] | None = None,
+                     names: tuple[str, str] = ("embedder", "llm"),
+                     convert: tuple[Callable[[Any], Any], Callable[[Any], Any]] = (
+                         _identity, _identity),
+                     check_anchor: bool = False,
+                     configure_built: bool = True) -> EvidenceRetriever:
+        """The facade as the framework adapters build it.
+
+        * Per-call options among ``options`` (PCR ``anchor``, traversal ``algorithm``, ...)
+          become per-call defaults (:attr:`defaults`, merged by :meth:`call_args`); with a
+          built core, which takes no constructor options, every per-call option does.
+        * A built core refuses an embedder or an LLM and a ``GraphIndex`` an embedder (it
+          has its own); the message uses the adapter's argument ``names``. ``convert``
+          turns the framework's models into kgpath ones, only when building.
+        * A config field named ``k`` (PCR, schema: native hits) is the method's, not the
+          facade's ``k`` (evidence items); a built core gets config fields (and ``k`` as
+          its hit count) on a copy, or, without ``configure_built``, refuses them.
+        * Defaults are checked now: the traversal ``algorithm`` always, PCR's anchor
+          against the graph when ``check_anchor``.
+        """
+        spec, opts, built = method_spec(method), dict(options or {}), is_built(graph)
+        defaults = {n: opts.pop(n) for n in list(opts)
+                    if n in spec.call_args and (built or n not in spec.init_args)}
+        if embedder is not None and (built or type(graph).__name__ == "GraphIndex"):
+            raise ConfigError(f"pass {names[0]}=None with a GraphIndex or a built retriever "
+                              "(it has its own embedder; models are only used when building "
+                              "from a graph)")
+        if llm is not None and built:
+            raise ConfigError(f"pass {names[1]}=None with a built retriever (it has its own; "
+                              "models are only used when building from a graph)")
+        if built and configure_built:
+            er = cls(method, with_config(graph, spec, k, opts), k=k, output=output)
+        elif built:
+            er = cls(method, graph, k=k, output=output, **opts)
+        else:
+            cfg_k = {"k": opts.pop("k")} if "k" in opts else {}
+            er = cls(method, graph, embedder=convert[0](embedder), llm=convert[1](llm), k=k,
+                     output=output, **opts)
+            if cfg_k:
+                er.core = with_config(er.core, spec, None, cfg_k)
+        er.defaults = defaults
+        if spec.check_defaults is not None:
+            spec.check_defaults(er.core, defaults, check_anchor)
+        return er
+
     def _build(self, graph: Any, embedder: Any, llm: Any, options: Mapping[str, Any]) -> Any:
         spec = self.spec
         fields = spec.config_fields
-        _unknown(options, fields | spec.init_args, spec.name)
+        check_names(options, fields | spec.init_args, spec.name)
         cfg_opts = {n: v for n, v in options.items() if n in fields}
         if spec.k_field and self.k is not None and spec.k_field not in cfg_opts:
             cfg_opts[spec.k_field] = self.k
@@ -235,12 +376,17 @@ class EvidenceRetriever:
         """The graph the core retriever searches."""
         return self.core.graph  # type: ignore[no-any-return]
 
-    def _call(self, kwargs: Mapping[str, Any]) -> tuple[int | None, str, dict[str, Any]]:
+    def call_args(self, kwargs: Mapping[str, Any]) -> tuple[int | None, str, dict[str, Any]]:
+        """``(k, output, core options)`` of one call: ``kwargs`` over :attr:`defaults`.
+
+        Raises :class:`ConfigError` for an unknown argument (naming the accepted ones), a
+        bad ``k`` or ``output``.
+        """
         spec = self.spec
         accepted = spec.config_fields | spec.call_args | {"k", "output"}
-        _unknown(kwargs, accepted, f"{spec.name} call")
-        opts = dict(kwargs)
-        k = _check_k(opts.pop("k", None)) or self.k
+        check_names(kwargs, accepted, f"{spec.name} call")
+        opts = merge_call_defaults(self.defaults, kwargs, spec.call_groups)
+        k = check_k(opts.pop("k", None)) or self.k
         output = check_output(opts.pop("output", None) or self.output)
         if spec.k_field and k is not None and spec.k_field not in opts \
                 and kwargs.get("k") is not None:
@@ -249,12 +395,12 @@ class EvidenceRetriever:
 
     def result(self, query: str, **kwargs: Any) -> Any:
         """The method's full native result (per-call options as in :meth:`retrieve`)."""
-        _, _, opts = self._call(kwargs)
+        _, _, opts = self.call_args(kwargs)
         return self.core.retrieve(query, **opts)
 
     async def aresult(self, query: str, **kwargs: Any) -> Any:
         """Async :meth:`result`."""
-        _, _, opts = self._call(kwargs)
+        _, _, opts = self.call_args(kwargs)
         return await self.core.aretrieve(query, **opts)
 
     def retrieve(self, query: str, **kwargs: Any) -> list[Evidence]:
@@ -263,11 +409,16 @@ class EvidenceRetriever:
         ``kwargs``: ``k``, ``output``, the method's per-call arguments (e.g. PCR
         ``anchor``) and config fields for this call only.
         """
-        k, output, opts = self._call(kwargs)
+        k, output, opts = self.call_args(kwargs)
         return list(self.core.retrieve(query, **opts).evidence(output, k))
 
     async def aretrieve(self, query: str, **kwargs: Any) -> list[Evidence]:
         """Async :meth:`retrieve` (the core's native async path)."""
-        k, output, opts = self._call(kwargs)
+        k, output, opts = self.call_args(kwargs)
         result = await self.core.aretrieve(query, **opts)
         return list(result.evidence(output, k))
+
+    def retrieve_by_vector(self, query: str, vector: Any, **kwargs: Any) -> list[Evidence]:
+        """:meth:`retrieve` with a precomputed query embedding (cores that support it)."""
+        k, output, opts = self.call_args(kwargs)
+        return list(self.core.retrieve_by_vector(vector, query=query, **opts).evidence(output, k))

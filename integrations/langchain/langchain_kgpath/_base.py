@@ -24,12 +24,12 @@ from langchain_core.language_models import BaseLanguageModel
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field, PrivateAttr
 
+from kgpath.adapter_support import FromTextsMixin
 from kgpath.embeddings import Embedder, LangChainEmbedder
 from kgpath.errors import ConfigError
 from kgpath.evidence import Evidence
-from kgpath.facade import EvidenceRetriever, method_spec
+from kgpath.facade import EvidenceRetriever
 from kgpath.graph import KnowledgeGraph
-from kgpath.index.graph_index import GraphIndex
 from kgpath.llm import LLM, LangChainLLM
 
 __all__ = ["KgpathRetriever", "as_kgpath_embedder", "as_kgpath_llm", "evidence_to_document"]
@@ -79,7 +79,7 @@ def as_kgpath_llm(llm: Any) -> LLM | None:
     )
 
 
-class KgpathRetriever(BaseRetriever):
+class KgpathRetriever(FromTextsMixin, BaseRetriever):
     """A kgpath method as a LangChain retriever; subclasses set :attr:`method` only.
 
     Parameters (keyword arguments; ``from_graph(graph, **kwargs)`` is the same)
@@ -104,8 +104,6 @@ class KgpathRetriever(BaseRetriever):
     """
 
     method: ClassVar[str] = ""
-    #: Per-call options that replace each other's construction defaults as a group.
-    exclusive_call_args: ClassVar[tuple[frozenset[str], ...]] = ()
 
     graph: Any = None
     embedding: Any = None
@@ -116,41 +114,21 @@ class KgpathRetriever(BaseRetriever):
     """The method options given at construction (config fields, per-call defaults)."""
 
     _retriever: EvidenceRetriever = PrivateAttr()
-    _defaults: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     def __init__(self, **data: Any) -> None:
         fields = set(type(self).model_fields)
         options = {**(data.pop("options", None) or {}),
                    **{n: data.pop(n) for n in list(data) if n not in fields}}
-        retriever, defaults = self._build(data, options)
+        # per-call options given at construction become call defaults; a built core takes
+        # no config options; PCR's default anchor is checked against the graph now
+        retriever = EvidenceRetriever.from_options(
+            self.method, data.get("graph"), embedder=data.get("embedding"),
+            llm=data.get("llm"), k=data.get("k"), output=data.get("output", "passages"),
+            options=options, names=("embedding", "llm"),
+            convert=(as_kgpath_embedder, as_kgpath_llm), check_anchor=True,
+            configure_built=False)
         super().__init__(**{**data, "options": options})
-        self._retriever, self._defaults = retriever, defaults
-        self._check_defaults()
-
-    @classmethod
-    def _build(cls, data: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[Any, dict]:
-        spec = method_spec(cls.method)
-        graph, emb, llm = data.get("graph"), data.get("embedding"), data.get("llm")
-        prebuilt = not isinstance(graph, (KnowledgeGraph, GraphIndex)) and hasattr(
-            graph, "aretrieve")
-        # per-call options given at construction become call defaults (a built retriever
-        # takes no constructor options, so then every per-call option does)
-        defaults = {n: v for n, v in options.items()
-                    if n in spec.call_args and (prebuilt or n not in spec.init_args)}
-        build = {n: v for n, v in options.items() if n not in defaults}
-        if emb is not None and (prebuilt or isinstance(graph, GraphIndex)):
-            raise ConfigError("pass embedding=None with a GraphIndex or a built retriever "
-                              "(it has its own embedder)")
-        if llm is not None and prebuilt:
-            raise ConfigError("pass llm=None with a built retriever (it has its own)")
-        retriever = EvidenceRetriever(
-            cls.method, graph, embedder=as_kgpath_embedder(emb), llm=as_kgpath_llm(llm),
-            k=data.get("k"), output=data.get("output", "passages"), **build,
-        )
-        return retriever, defaults
-
-    def _check_defaults(self) -> None:
-        """Hook: check per-call defaults against the graph at construction (no-op)."""
+        self._retriever = retriever
 
     @classmethod
     def from_graph(cls, graph: Any, **kwargs: Any) -> KgpathRetriever:
@@ -172,23 +150,13 @@ class KgpathRetriever(BaseRetriever):
                                               llm=as_kgpath_llm(llm), chunking=chunking)
         return cls(graph=graph, embedding=embedding, llm=llm, **kwargs)
 
-    @classmethod
-    def from_texts(cls, texts: Any, **kwargs: Any) -> KgpathRetriever:
-        """:meth:`from_documents` for plain strings."""
-        return cls.from_documents(list(texts), **kwargs)
-
     @property
     def core(self) -> Any:
         """The core kgpath retriever this adapter delegates to."""
         return self._retriever.core
 
     def _call_kwargs(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        kw = {n: v for n, v in kwargs.items() if n not in _LANGCHAIN_CALL_KWARGS}
-        defaults = dict(self._defaults)
-        for group in self.exclusive_call_args:
-            if group & kw.keys():
-                defaults = {n: v for n, v in defaults.items() if n not in group}
-        return {**defaults, **kw}
+        return {n: v for n, v in kwargs.items() if n not in _LANGCHAIN_CALL_KWARGS}
 
     def result(self, query: str, **kwargs: Any) -> Any:
         """The method's full native result (plan, paths, hops, ...) for ``query``."""

@@ -14,8 +14,6 @@
 
 from __future__ import annotations
 
-import math
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -27,11 +25,19 @@ from langchain_core.callbacks import (
 from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
-from pydantic import PrivateAttr
+from pydantic import BaseModel, PrivateAttr
 
+from kgpath.adapter_support import (
+    GATE_FIELDS,
+    ascending_order,
+    checked_score,
+    first_score,
+    gate_metadata,
+    make_gate,
+)
 from kgpath.errors import ConfigError
-from kgpath.evidence import METADATA_PREFIX
-from kgpath.policies.sufficiency import GateDecision, SufficiencyGate, SufficiencyGateConfig
+from kgpath.facade import check_k
+from kgpath.policies.sufficiency import GateDecision, SufficiencyGate
 from langchain_kgpath._base import as_kgpath_embedder
 
 __all__ = ["PathOrderCompressor", "SufficiencyCompressor", "SufficiencyFallbackRetriever"]
@@ -39,45 +45,35 @@ __all__ = ["PathOrderCompressor", "SufficiencyCompressor", "SufficiencyFallbackR
 #: Metadata keys read as a document's score, in order.
 SCORE_KEYS = ("kgpath_score", "score", "relevance_score", "_similarity_score",
               "similarity_score")
-_GATE_FIELDS = ("gamma", "epsilon", "top_k", "mode", "fallback_k", "score_missing")
-
-
-def _score_of(doc: Document, keys: Sequence[str]) -> float | None:
-    for key in keys:
-        v = doc.metadata.get(key)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return float(v)
-    return None
 
 
 def _doc_key(d: Document) -> str:
     return d.id if d.id else "content:" + d.page_content
 
 
-class _GateAdapter:
-    """What the fallback retriever and the compressor share: build, decide, mark."""
+class _GateAdapter(BaseModel):
+    """What the fallback retriever and the compressor share: gate fields, decide, mark."""
 
-    gamma: float
-    epsilon: float
-    top_k: int
-    mode: Literal["append", "replace"]
-    fallback_k: int | None
-    score_missing: Literal["embed", "insufficient"]
-    score_keys: tuple[str, ...]
-    embedding: Any
-    _gate: SufficiencyGate
+    gamma: float = 1.5
+    epsilon: float = 0.01
+    top_k: int = 3
+    mode: Literal["append", "replace"] = "append"
+    fallback_k: int | None = None
+    score_missing: Literal["embed", "insufficient"] = "embed"
+    score_keys: tuple[str, ...] = SCORE_KEYS
+    embedding: Any = None
+
+    _gate: SufficiencyGate = PrivateAttr()
 
     @classmethod
     def _make_gate(cls, data: Mapping[str, Any]) -> SufficiencyGate:
-        fields = cls.model_fields  # type: ignore[attr-defined]
-        cfg = SufficiencyGateConfig(**{n: data.get(n, fields[n].default) for n in _GATE_FIELDS})
-        if cfg.gamma < 1:
-            warnings.warn(f"gamma={cfg.gamma} < 1: N_eff >= 1 always, so every list is "
-                          "insufficient and the fallback always runs", UserWarning, stacklevel=4)
-        return SufficiencyGate(cfg, embedder=as_kgpath_embedder(data.get("embedding")))
+        fields = cls.model_fields
+        return make_gate({n: data.get(n, fields[n].default) for n in GATE_FIELDS},
+                         as_kgpath_embedder(data.get("embedding")), stacklevel=5)
 
     def _inputs(self, docs: Sequence[Document]) -> tuple[list[str], list[float | None]]:
-        return [d.page_content for d in docs], [_score_of(d, self.score_keys) for d in docs]
+        return [d.page_content for d in docs], [first_score(d.metadata, self.score_keys)
+                                                for d in docs]
 
     def _decide(self, query: str, docs: Sequence[Document]) -> GateDecision:
         return self._gate.decide(query, *self._inputs(docs))
@@ -89,8 +85,8 @@ class _GateAdapter:
                  decision: GateDecision) -> list[Document]:
         out = []
         for d, marks in self._gate.combine(primary, fallback, decision, key=_doc_key):
-            meta = {**d.metadata, **{METADATA_PREFIX + k: v for k, v in marks.items()}}
-            out.append(Document(page_content=d.page_content, id=d.id, metadata=meta))
+            out.append(Document(page_content=d.page_content, id=d.id,
+                                metadata={**d.metadata, **gate_metadata(marks)}))
         return out
 
 
@@ -112,30 +108,19 @@ class SufficiencyFallbackRetriever(_GateAdapter, BaseRetriever):
 
     primary: BaseRetriever
     fallback: BaseRetriever
-    gamma: float = 1.5
-    epsilon: float = 0.01
-    top_k: int = 3
-    mode: Literal["append", "replace"] = "append"
-    fallback_k: int | None = None
-    score_missing: Literal["embed", "insufficient"] = "embed"
-    score_keys: tuple[str, ...] = SCORE_KEYS
-    embedding: Any = None
     k: int | None = None
-
-    _gate: SufficiencyGate = PrivateAttr()
 
     def __init__(self, primary: Any = None, fallback: Any = None, gamma: float = 1.5,
                  **data: Any) -> None:
         _check_retriever("primary", primary)
         _check_retriever("fallback", fallback)
-        _check_k(data.get("k"))
+        check_k(data.get("k"))
         gate = self._make_gate({**data, "gamma": gamma})
         super().__init__(**{**data, "primary": primary, "fallback": fallback, "gamma": gamma})
         self._gate = gate
 
     def _final(self, docs: list[Document], kwargs: Mapping[str, Any]) -> list[Document]:
-        k = kwargs.get("k", self.k)
-        _check_k(k)
+        k = check_k(kwargs.get("k", self.k))
         return docs[:k] if k is not None else docs
 
     def _get_relevant_documents(
@@ -169,16 +154,6 @@ class SufficiencyCompressor(_GateAdapter, BaseDocumentCompressor):
     """
 
     fallback: BaseRetriever | None = None
-    gamma: float = 1.5
-    epsilon: float = 0.01
-    top_k: int = 3
-    mode: Literal["append", "replace"] = "append"
-    fallback_k: int | None = None
-    score_missing: Literal["embed", "insufficient"] = "embed"
-    score_keys: tuple[str, ...] = SCORE_KEYS
-    embedding: Any = None
-
-    _gate: SufficiencyGate = PrivateAttr()
 
     def __init__(self, **data: Any) -> None:
         _check_retriever("fallback", data.get("fallback"), optional=True)
@@ -207,11 +182,6 @@ class SufficiencyCompressor(_GateAdapter, BaseDocumentCompressor):
         return self._combine(documents, fb, decision)
 
 
-def _check_k(k: Any) -> None:
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k <= 0):
-        raise ConfigError(f"k must be a positive int or None, got {k!r}")
-
-
 class PathOrderCompressor(BaseDocumentCompressor):
     """Reorder any scored documents into ascending score: the best evidence comes last.
 
@@ -227,25 +197,12 @@ class PathOrderCompressor(BaseDocumentCompressor):
     top_n: int | None = None
 
     def _score(self, doc: Document) -> float:
-        for key in self.score_keys:
-            s = doc.metadata.get(key)
-            if s is None:
-                continue
-            if isinstance(s, bool) or not isinstance(s, (int, float)) or math.isnan(s):
-                raise ConfigError(
-                    f"metadata[{key!r}] = {s!r} of document {doc.id!r} is not a number"
-                )
-            return float(s)
-        return float("-inf")
+        key = next((k for k in self.score_keys if doc.metadata.get(k) is not None), None)
+        return checked_score(None if key is None else doc.metadata[key],
+                             f"metadata[{key!r}] of document {doc.id!r}")
 
     def compress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
         """Return ``documents`` in ascending score (see the class docstring)."""
-        if self.top_n is not None and (isinstance(self.top_n, bool) or self.top_n < 0):
-            raise ConfigError(f"top_n must be None or an int >= 0, got {self.top_n!r}")
-        keyed = [(self._score(d), -i, d) for i, d in enumerate(documents)]
-        if self.top_n is not None:
-            keyed = sorted(keyed, key=lambda t: (t[0], t[1]), reverse=True)[: self.top_n]
-        keyed.sort(key=lambda t: (t[0], t[1]))
-        return [d for _, _, d in keyed]
+        return ascending_order(documents, [self._score(d) for d in documents], self.top_n)

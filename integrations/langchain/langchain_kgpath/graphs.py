@@ -28,6 +28,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from kgpath.adapter_support import progress_if
 from kgpath.errors import GraphError
 from kgpath.graph import KnowledgeGraph
 
@@ -36,14 +37,6 @@ __all__ = ["knowledge_graph_from_graph_documents", "knowledge_graph_from_entity_
 logger = logging.getLogger(__name__)
 
 _DEFAULT_TYPES = ("Node", "", None)
-
-
-def _progress(it: Iterable[Any], show: bool, desc: str) -> Iterable[Any]:
-    if not show:
-        return it
-    from tqdm.auto import tqdm
-
-    return tqdm(it, desc=desc, leave=False)
 
 
 class _NodeAcc:
@@ -115,7 +108,7 @@ def knowledge_graph_from_graph_documents(
     passages: list[tuple[str, str, dict[str, Any]]] = []
     taken: set[str] = set()
     docs = list(graph_documents)
-    for i, gd in enumerate(_progress(docs, show_progress, "graph documents")):
+    for i, gd in enumerate(progress_if(docs, show_progress, "graph documents")):
         source = getattr(gd, "source", None)
         pid = None
         if include_sources and source is not None:

@@ -18,6 +18,7 @@ from langchain_core.documents import Document
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import Runnable, RunnableLambda
 
+from kgpath.adapter_support import first_score, merge_sub_question_runs
 from kgpath.errors import ConfigError
 from kgpath.prompts.c2rag import EVIDENCE_HUMAN_PROMPT, EVIDENCE_SYSTEM_PROMPT
 from kgpath.prompts.pathrag import PATHRAG_PATH_BLOCK, PATHRAG_QA_PROMPT
@@ -131,11 +132,8 @@ def decompose_runnable(
 
 
 def _score(d: Document) -> float:
-    for key in ("kgpath_score", "score"):
-        s = d.metadata.get(key)
-        if isinstance(s, (int, float)) and not isinstance(s, bool):
-            return float(s)
-    return float("-inf")
+    s = first_score(d.metadata, ("kgpath_score", "score"))
+    return float("-inf") if s is None else s
 
 
 def merge_sub_question_documents(plan: Any, results: Sequence[Sequence[Document]]
@@ -151,18 +149,8 @@ def merge_sub_question_documents(plan: Any, results: Sequence[Sequence[Document]
         raise ConfigError(
             f"{len(results)} result list(s) for {len(plan.sub_questions)} sub-question(s)"
         )
-    best: dict[str, Document] = {}
-    tags: dict[str, list[int]] = {}
-    for i, docs in enumerate(results):
-        for d in docs:
-            key = d.id or d.page_content
-            if i not in tags.setdefault(key, []):
-                tags[key].append(i)
-            if key not in best or _score(d) > _score(best[key]):
-                best[key] = d
-    order = {key: n for n, key in enumerate(tags)}
-    out = [Document(page_content=d.page_content, id=d.id,
-                    metadata={**d.metadata, "kgpath_sub_questions": tags[key]})
-           for key, d in best.items()]
-    out.sort(key=lambda d: (-_score(d), order[d.id or d.page_content]))
-    return out
+    merged = merge_sub_question_runs(results, key=lambda d: d.id or d.page_content,
+                                     score=_score)
+    return [Document(page_content=d.page_content, id=d.id,
+                     metadata={**d.metadata, "kgpath_sub_questions": tags})
+            for d, tags in merged]

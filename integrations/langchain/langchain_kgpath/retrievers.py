@@ -11,25 +11,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from langchain_core.documents import Document
-
-from kgpath.errors import NodeNotFoundError
+from kgpath.adapter_support import chunk_graph_from_documents
 from langchain_kgpath._base import KgpathRetriever, as_kgpath_embedder, as_kgpath_llm
 
-__all__ = [
-    "C2RAGRetriever",
-    "KGTraversalRetriever",
-    "PathConstrainedRetriever",
-    "PathRAGRetriever",
-    "SchemaGuidedRetriever",
-]
+__all__ = ["C2RAGRetriever", "KGTraversalRetriever", "PathConstrainedRetriever",
+           "PathRAGRetriever", "SchemaGuidedRetriever"]
 
 
 class PathConstrainedRetriever(KgpathRetriever):
     """Path-Constrained Retrieval (Oladokun 2025): top-``k`` nodes reachable from an anchor.
 
-    ``anchor`` (node id) or ``anchor_name`` set the default anchor; a call giving either
-    replaces both (so ``anchor=None`` per call asks for the most query-similar node).
+    ``anchor`` (node id) or ``anchor_name`` set the default anchor (an unknown one fails at
+    construction); a call giving either replaces both (so ``anchor=None`` per call asks for
+    the most query-similar node).
 
     Examples
     --------
@@ -41,20 +35,6 @@ class PathConstrainedRetriever(KgpathRetriever):
     """
 
     method: ClassVar[str] = "pcr"
-    exclusive_call_args: ClassVar[tuple[frozenset[str], ...]] = (
-        frozenset({"anchor", "anchor_name"}),
-    )
-
-    def _check_defaults(self) -> None:
-        """Fail at construction on an anchor the graph lacks (``unknown_anchor="error"``)."""
-        anchor, name = self._defaults.get("anchor"), self._defaults.get("anchor_name")
-        if self.core.config.unknown_anchor != "error":
-            return
-        g = self.core.graph
-        if anchor is not None and anchor not in g:
-            raise NodeNotFoundError(f"unknown anchor id {anchor!r}", key=anchor)
-        if anchor is None and name is not None and not g.find_by_name(name):
-            raise NodeNotFoundError(f"no node named {name!r}", key=name)
 
 
 class PathRAGRetriever(KgpathRetriever):
@@ -90,43 +70,16 @@ class KGTraversalRetriever(KgpathRetriever):
 
     method: ClassVar[str] = "traversal"
 
-    def _check_defaults(self) -> None:
-        """Fail at construction on an unknown default ``algorithm``."""
-        if self._defaults.get("algorithm") is not None:
-            from kgpath.methods.traversal import check_algorithm
-
-            check_algorithm(self._defaults["algorithm"])
-
     @classmethod
-    def from_documents(
-        cls,
-        documents: Sequence[Document],
-        *,
-        embedding: Any = None,
-        llm: Any = None,
-        graph_config: Any = None,
-        cache_dir: str | None = None,
-        **kwargs: Any,
-    ) -> KGTraversalRetriever:
-        """Build the chunk graph from LangChain documents, then the retriever over it.
+    def from_documents(cls, documents: Sequence[Any], *, embedding: Any = None, llm: Any = None,
+                       graph_config: Any = None, cache_dir: str | None = None,
+                       **kwargs: Any) -> KGTraversalRetriever:
+        """Build the chunk graph from LangChain documents (or strings), then the retriever.
 
         A document's id is ``doc.id`` (else ``doc-<i>``), its title ``metadata["title"]``;
         ``llm`` (if given) extracts themes and guides ``llm_guided_traversal``.
         """
-        from kgpath.build.chunk_graph import ChunkGraphBuilder, SourceDocument, split_sentences
-        from kgpath.embeddings import default_embedder
-
-        src = [
-            SourceDocument(d.id or f"doc-{i}", str(d.metadata.get("title", "")),
-                           tuple(split_sentences(d.page_content)), dict(d.metadata))
-            for i, d in enumerate(documents)
-        ]
-        emb = as_kgpath_embedder(embedding) or default_embedder()
-        graph = ChunkGraphBuilder(emb, config=graph_config, llm=as_kgpath_llm(llm),
-                                  cache_dir=cache_dir).build(src)
+        graph, emb = chunk_graph_from_documents(
+            documents, embedder=as_kgpath_embedder(embedding), llm=as_kgpath_llm(llm),
+            graph_config=graph_config, cache_dir=cache_dir)
         return cls(graph=graph, embedding=emb, llm=llm, **kwargs)
-
-    @classmethod
-    def from_texts(cls, texts: Sequence[str], **kwargs: Any) -> KGTraversalRetriever:
-        """:meth:`from_documents` for plain strings (ids ``doc-0``, ``doc-1``, ...)."""
-        return cls.from_documents([Document(page_content=t) for t in texts], **kwargs)

@@ -19,8 +19,6 @@ LLM-free path).
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -34,21 +32,35 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.utils import print_text
 
+from kgpath.adapter_support import FromTextsMixin, attr_owner, to_core_template
 from kgpath.embeddings import Embedder, LlamaIndexEmbedder
 from kgpath.errors import ConfigError
 from kgpath.evidence import METADATA_PREFIX, Evidence
-from kgpath.facade import EvidenceRetriever, method_spec
+from kgpath.facade import EvidenceRetriever, merge_call_defaults
+from kgpath.graph import KnowledgeGraph
 from kgpath.llm import LLM, LlamaIndexLLM
 
 __all__ = [
     "KgpathQueryBundle",
     "KgpathRetriever",
     "evidence_to_node",
-    "make_evidence_retriever",
     "query_call_args",
     "to_kgpath_embedder",
     "to_kgpath_llm",
 ]
+
+
+def _or_settings(value: Any, slot: str) -> Any:
+    """``value``, else what the user set in ``Settings`` (read from its private slot).
+
+    The slot is ``None`` unless set, so an unset ``Settings`` never triggers LlamaIndex's
+    OpenAI default.
+    """
+    if value is None:
+        from llama_index.core import Settings
+
+        value = getattr(Settings, slot)
+    return value
 
 
 def to_kgpath_embedder(embed_model: Any) -> Embedder | None:
@@ -56,20 +68,13 @@ def to_kgpath_embedder(embed_model: Any) -> Embedder | None:
 
     Returns ``None`` when neither is set (the core then loads its offline default).
     """
-    if embed_model is None:
-        from llama_index.core import Settings
-
-        embed_model = Settings._embed_model  # the private slot: None unless the user set it
-        if embed_model is None:
-            return None
+    embed_model = _or_settings(embed_model, "_embed_model")
     if isinstance(embed_model, BaseEmbedding):
         return LlamaIndexEmbedder(embed_model)
-    if isinstance(embed_model, Embedder):
-        return embed_model
-    raise ConfigError(
-        "embed_model must be None, a kgpath Embedder or a LlamaIndex BaseEmbedding, "
-        f"got {type(embed_model).__name__}"
-    )
+    if embed_model is None or isinstance(embed_model, Embedder):
+        return embed_model  # type: ignore[no-any-return]
+    raise ConfigError("embed_model must be None, a kgpath Embedder or a LlamaIndex "
+                      f"BaseEmbedding, got {type(embed_model).__name__}")
 
 
 def to_kgpath_llm(llm: Any) -> LLM | None:
@@ -77,19 +82,13 @@ def to_kgpath_llm(llm: Any) -> LLM | None:
 
     A LlamaIndex LLM is checked first (it has ``complete`` too, returning response objects).
     """
-    if llm is None:
-        from llama_index.core import Settings
-
-        llm = Settings._llm
-        if llm is None:
-            return None
+    llm = _or_settings(llm, "_llm")
     if isinstance(llm, BaseLLM):
         return LlamaIndexLLM(llm)
-    if isinstance(llm, LLM):
+    if llm is None or isinstance(llm, LLM):
         return llm
     raise ConfigError(
-        f"llm must be None, a kgpath LLM or a LlamaIndex LLM, got {type(llm).__name__}"
-    )
+        f"llm must be None, a kgpath LLM or a LlamaIndex LLM, got {type(llm).__name__}")
 
 
 def evidence_to_node(e: Evidence, llm_metadata_keys: Sequence[str] = ()) -> NodeWithScore:
@@ -139,57 +138,19 @@ def query_call_args(
         for name in ("anchor", "anchor_name", "k"):
             if getattr(query_bundle, name) is not None:
                 call[name] = getattr(query_bundle, name)
-    kwargs = dict(defaults or {})
-    if "anchor" in call or "anchor_name" in call:  # a per-call anchor replaces both defaults
-        kwargs.pop("anchor", None)
-        kwargs.pop("anchor_name", None)
-    kwargs.update(call)
-    return query_bundle.query_str, kwargs
+    return query_bundle.query_str, merge_call_defaults(defaults or {}, call)
 
 
-def _with_config(core: Any, spec: Any, k: int | None, options: dict[str, Any]) -> Any:
-    """A built core retriever with config fields from ``options`` applied (popped).
-
-    A shallow copy shares the core's index (embeddings, FAISS, BM25) but not its config,
-    so the caller's retriever is left untouched.
-    """
-    bad = sorted(set(options) - spec.config_fields)
-    if bad:
-        raise ConfigError(f"unknown {spec.name} argument(s) {bad} for a built retriever; "
-                          f"accepted: {sorted(spec.config_fields | spec.call_args)}")
-    fields = {n: options.pop(n) for n in list(options)}
-    if spec.k_field and k is not None:
-        fields.setdefault(spec.k_field, k)
-    if not fields:
-        return core
-    core = copy.copy(core)
-    core.config = dataclasses.replace(core.config, **fields)
-    return core
+def build_evidence_retriever(method: str, graph: Any, *, embed_model: Any, llm: Any,
+                             k: int | None, output: str,
+                             options: Mapping[str, Any]) -> EvidenceRetriever:
+    """:meth:`EvidenceRetriever.from_options` with LlamaIndex's model names and fallbacks."""
+    return EvidenceRetriever.from_options(
+        method, graph, embedder=embed_model, llm=llm, k=k, output=output, options=options,
+        names=("embed_model", "llm"), convert=(to_kgpath_embedder, to_kgpath_llm))
 
 
-def _is_built(graph: Any) -> bool:
-    return hasattr(graph, "retrieve") and hasattr(graph, "aretrieve")
-
-
-def make_evidence_retriever(spec: Any, graph: Any, *, embedder: Any, llm: Any, k: int | None,
-                            output: str, options: dict[str, Any]) -> EvidenceRetriever:
-    """The facade over ``graph`` (or a built core retriever, its config fields applied).
-
-    A config field named ``k`` (PCR, schema: native hits) would collide with the facade's
-    own ``k`` (evidence items), so it is applied to the built core afterwards.
-    """
-    if _is_built(graph):
-        return EvidenceRetriever(spec.name, _with_config(graph, spec, k, options), k=k,
-                                 output=output)
-    cfg_k = {"k": options.pop("k")} if "k" in options else {}
-    er = EvidenceRetriever(spec.name, graph, embedder=embedder, llm=llm, k=k, output=output,
-                           **options)
-    if cfg_k:
-        er.core = _with_config(er.core, spec, None, cfg_k)
-    return er
-
-
-class KgpathRetriever(BaseRetriever):
+class KgpathRetriever(FromTextsMixin, BaseRetriever):
     """Base LlamaIndex retriever over one kgpath method; subclasses set :attr:`method`.
 
     Parameters
@@ -224,18 +185,9 @@ class KgpathRetriever(BaseRetriever):
                  llm_metadata_keys: Sequence[str] = (),
                  callback_manager: CallbackManager | None = None, verbose: bool = False,
                  **options: Any) -> None:
-        spec = method_spec(self.method)
-        built = _is_built(graph)  # then options that are also per-call become defaults
-        self._defaults = {n: options.pop(n) for n in list(options)
-                          if n in spec.call_args and (built or n not in spec.init_args)}
-        if built and (embed_model is not None or llm is not None):
-            raise ConfigError("embed_model/llm are only used when building from a graph; "
-                              "set them on the core retriever instead")
-        self._er = make_evidence_retriever(
-            spec, graph, embedder=None if built else to_kgpath_embedder(embed_model),
-            llm=None if built else to_kgpath_llm(llm), k=similarity_top_k, output=output,
-            options=options)
-        self._er._call(self._defaults)  # validate per-call defaults now
+        self._er = build_evidence_retriever(self.method, graph, embed_model=embed_model,
+                                            llm=llm, k=similarity_top_k, output=output,
+                                            options=options)
         self._llm_metadata_keys = tuple(llm_metadata_keys)
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
@@ -243,6 +195,23 @@ class KgpathRetriever(BaseRetriever):
     def from_graph(cls, graph: Any, **kwargs: Any) -> KgpathRetriever:
         """Build from a kgpath graph (or ``GraphIndex``); keyword arguments as the class."""
         return cls(graph, **kwargs)
+
+    @classmethod
+    def from_documents(cls, documents: Any, *, embed_model: Any = None, llm: Any = None,
+                       extractor: Any = None, chunking: Any = None,
+                       **kwargs: Any) -> KgpathRetriever:
+        """Build a knowledge graph from raw documents, then the retriever over it.
+
+        ``documents``: LlamaIndex ``Document``/``TextNode`` objects, strings or ``(id,
+        text)`` pairs. The graph comes from :meth:`kgpath.KnowledgeGraph.from_documents`:
+        offline spaCy extraction by default, ``llm`` extracts entities and triples when
+        given (and is the method's LLM too), ``extractor`` overrides both. ``kwargs`` as
+        the class.
+        """
+        graph = KnowledgeGraph.from_documents(documents, extractor=extractor,
+                                              llm=to_kgpath_llm(llm) if llm else None,
+                                              chunking=chunking)
+        return cls(graph, embed_model=embed_model, llm=llm, **kwargs)
 
     @property
     def kgpath_retriever(self) -> Any:
@@ -265,7 +234,7 @@ class KgpathRetriever(BaseRetriever):
         return self._er.k
 
     def _args(self, query_bundle: QueryBundle) -> tuple[str, dict[str, Any]]:
-        return query_call_args(query_bundle, self._defaults)
+        return query_call_args(query_bundle)
 
     def result(self, query: QueryBundle | str, **kwargs: Any) -> Any:
         """The method's native result for ``query`` (per-call options as keywords)."""
@@ -285,12 +254,6 @@ class KgpathRetriever(BaseRetriever):
                        + "\n", color="llama_lavender")
         return [evidence_to_node(e, self._llm_metadata_keys) for e in items]
 
-    def _by_vector(self, query: str, vector: Sequence[float], kw: dict[str, Any]) -> Any:
-        """Evidence for a precomputed query embedding (methods whose core supports it)."""
-        k, output, opts = self._er._call(kw)
-        res = self._er.core.retrieve_by_vector(vector, query=query, **opts)
-        return res.evidence(output, k)
-
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         """Run the method and convert its evidence.
 
@@ -299,7 +262,7 @@ class KgpathRetriever(BaseRetriever):
         """
         q, kw = self._args(query_bundle)
         if query_bundle.embedding is not None and hasattr(self._er.core, "retrieve_by_vector"):
-            return self._nodes(self._by_vector(q, query_bundle.embedding, kw))
+            return self._nodes(self._er.retrieve_by_vector(q, query_bundle.embedding, **kw))
         return self._nodes(self._er.retrieve(q, **kw))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
@@ -307,7 +270,7 @@ class KgpathRetriever(BaseRetriever):
         q, kw = self._args(query_bundle)
         if query_bundle.embedding is not None and hasattr(self._er.core, "retrieve_by_vector"):
             await self._er.core.index.abuild()
-            return self._nodes(self._by_vector(q, query_bundle.embedding, kw))
+            return self._nodes(self._er.retrieve_by_vector(q, query_bundle.embedding, **kw))
         return self._nodes(await self._er.aretrieve(q, **kw))
 
     def retrieve_with(self, query: str, **options: Any) -> list[NodeWithScore]:
@@ -323,17 +286,10 @@ class KgpathRetriever(BaseRetriever):
         return await self.aretrieve(KgpathQueryBundle(query, options=options))
 
     # ------------------------------------------------------------------ prompts
-    def _prompt_owner(self, path: str) -> tuple[Any, str]:
-        owner, *rest, attr = [self._er.core, *path.split(".")]
-        for name in rest:
-            owner = getattr(owner, name)
-        return owner, attr
-
     def _get_prompts(self) -> PromptDictType:
         out: PromptDictType = {}
         for name, (path, names) in self.prompt_attrs.items():
-            owner, attr = self._prompt_owner(path)
-            value = getattr(owner, attr)
+            value = getattr(*attr_owner(self._er.core, path))
             if isinstance(value, str):  # LlamaIndex variable names map onto the core's
                 out[name] = PromptTemplate(value, template_var_mappings=dict(names))
         return out
@@ -346,11 +302,4 @@ class KgpathRetriever(BaseRetriever):
                 raise ConfigError(f"{name} must be a PromptTemplate, got {type(tmpl).__name__}")
             path, names = self.prompt_attrs[name]
             text = tmpl if isinstance(tmpl, str) else tmpl.get_template()
-            for li_var, core_var in names.items():
-                text = text.replace("{" + li_var + "}", "{" + core_var + "}")
-            missing = [v for v in names.values() if "{" + v + "}" not in text]
-            if missing:
-                raise ConfigError(f"{name} must use the variables {sorted(names)} "
-                                  f"(or {sorted(names.values())}); missing {missing}")
-            owner, attr = self._prompt_owner(path)
-            setattr(owner, attr, text)
+            setattr(*attr_owner(self._er.core, path), to_core_template(text, names, name))

@@ -10,10 +10,8 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Literal
 
-import numpy as np
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.query_engine import RetrieverQueryEngine
@@ -21,9 +19,9 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.retrievers.kgpath._base import to_kgpath_embedder
 
+from kgpath.adapter_support import ascending_order, checked_score, gate_metadata, make_gate
 from kgpath.errors import ConfigError
-from kgpath.evidence import METADATA_PREFIX, jsonable
-from kgpath.policies.sufficiency import GateDecision, SufficiencyGate, SufficiencyGateConfig
+from kgpath.policies.sufficiency import GateDecision, SufficiencyGate
 
 __all__ = ["PathOrderPostprocessor", "SufficiencyPostprocessor", "pathrag_query_engine"]
 
@@ -58,20 +56,10 @@ class SufficiencyPostprocessor(BaseNodePostprocessor):
             raise ConfigError(
                 f"fallback_retriever must be a LlamaIndex BaseRetriever, got {type(fb).__name__}"
             )
-        cfg = SufficiencyGateConfig(
-            gamma=data.get("gamma", 1.5), epsilon=data.get("epsilon", 0.01),
-            top_k=data.get("top_k", 3), mode=data.get("mode", "append"),
-            fallback_k=data.get("fallback_top_k"),
-            score_missing=data.get("score_missing", "embed"),
-        )
+        gate = make_gate({**data, "fallback_k": data.get("fallback_top_k")},
+                         to_kgpath_embedder(data.get("embed_model")))
         super().__init__(**data)
-        self._gate = SufficiencyGate(cfg, embedder=to_kgpath_embedder(self.embed_model))
-
-    def model_post_init(self, __context: Any) -> None:
-        """Warn once that gamma < 1 never passes (``N_eff >= 1``, Lemma A.1)."""
-        if self.gamma < 1:
-            warnings.warn(f"gamma={self.gamma} < 1: N_eff >= 1 always, so every list is "
-                          "insufficient and the fallback always runs", UserWarning, stacklevel=2)
+        self._gate = gate
 
     @classmethod
     def class_name(cls) -> str:
@@ -93,9 +81,8 @@ class SufficiencyPostprocessor(BaseNodePostprocessor):
         out = []
         pairs = self._gate.combine(nodes, fallback, decision, key=lambda n: n.node.node_id)
         for n, marks in pairs:
-            meta = {**n.node.metadata,
-                    **{METADATA_PREFIX + k: jsonable(v) for k, v in marks.items()}}
-            keys = [METADATA_PREFIX + k for k in marks]
+            extra = gate_metadata(marks)
+            meta, keys = {**n.node.metadata, **extra}, list(extra)
             update = {
                 "metadata": meta,
                 "excluded_llm_metadata_keys": _extend(n.node.excluded_llm_metadata_keys, keys),
@@ -150,22 +137,11 @@ class PathOrderPostprocessor(BaseNodePostprocessor):
 
     def _score(self, node: NodeWithScore) -> float:
         s = node.score if self.score_key is None else node.node.metadata.get(self.score_key)
-        if s is None:
-            return float("-inf")
-        if isinstance(s, bool) or not isinstance(s, (int, float, np.number)):
-            raise ConfigError(f"score {s!r} of node {node.node.node_id!r} "
-                              f"(key {self.score_key!r}) is not a number")
-        return float(s)
+        return checked_score(s, f"score of node {node.node.node_id!r} (key {self.score_key!r})")
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        if self.top_n is not None and (isinstance(self.top_n, bool) or self.top_n < 0):
-            raise ConfigError(f"top_n must be None or an int >= 0, got {self.top_n!r}")
-        keyed = [(self._score(n), -i, n) for i, n in enumerate(nodes)]
-        if self.top_n is not None:
-            keyed = sorted(keyed, key=lambda t: (t[0], t[1]), reverse=True)[: self.top_n]
-        keyed.sort(key=lambda t: (t[0], t[1]))
-        return [n for _, _, n in keyed]
+        return ascending_order(nodes, [self._score(n) for n in nodes], self.top_n)
 
 
 def pathrag_query_engine(retriever: BaseRetriever, *, llm: Any = None,

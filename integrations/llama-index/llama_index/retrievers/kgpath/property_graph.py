@@ -22,8 +22,8 @@ from llama_index.core.indices.property_graph.sub_retrievers.base import (
 )
 from llama_index.core.schema import NodeRelationship, NodeWithScore, QueryBundle, RelatedNodeInfo
 from llama_index.retrievers.kgpath._base import (
+    build_evidence_retriever,
     evidence_to_node,
-    make_evidence_retriever,
     query_call_args,
     to_kgpath_embedder,
     to_kgpath_llm,
@@ -35,7 +35,7 @@ from llama_index.retrievers.kgpath.pg_store import (
 
 from kgpath.errors import ConfigError
 from kgpath.evidence import check_output, rank_items
-from kgpath.facade import EvidenceRetriever, method_spec
+from kgpath.facade import EvidenceRetriever, check_names, method_spec
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
 from kgpath.methods.pcr import PCRResult
@@ -101,10 +101,7 @@ class _KgpathPGRetriever(BasePGRetriever):
         super().__init__(graph_store=graph_store, include_text=include_text,
                          include_text_preamble=include_text_preamble, **kw)
         spec = method_spec(self.method)
-        bad = sorted(set(options) - spec.config_fields - spec.init_args - spec.call_args)
-        if bad:
-            accepted = sorted(spec.config_fields | spec.init_args | spec.call_args)
-            raise ConfigError(f"unknown {self.method} argument(s) {bad}; accepted: {accepted}")
+        check_names(options, spec.config_fields | spec.init_args | spec.call_args, self.method)
         if isinstance(graph, GraphIndex) and embed_model is not None:
             raise ConfigError("a GraphIndex has its own embedder; pass embed_model=None")
         self._defaults = {n: options.pop(n) for n in list(options)
@@ -112,7 +109,8 @@ class _KgpathPGRetriever(BasePGRetriever):
         self._config = spec.config_cls(**{n: v for n, v in options.items()
                                           if n in spec.config_fields})  # validates now
         self._options, self._k, self._output = options, similarity_top_k, output
-        self._models = (to_kgpath_embedder(embed_model), to_kgpath_llm(llm))
+        self._models = (None if isinstance(graph, GraphIndex) else to_kgpath_embedder(embed_model),
+                        to_kgpath_llm(llm))  # checked now; a GraphIndex has its own
         self._graph, self._show_progress = graph, show_progress
         self._er: EvidenceRetriever | None = None
         rank_items([], similarity_top_k)  # validates k now (ConfigError)
@@ -148,9 +146,8 @@ class _KgpathPGRetriever(BasePGRetriever):
     def _build(self) -> EvidenceRetriever:
         emb, llm = self._models
         source = self._graph if isinstance(self._graph, GraphIndex) else self.graph
-        return make_evidence_retriever(method_spec(self.method), source, embedder=emb, llm=llm,
-                                       k=self._k, output=self._output,
-                                       options=dict(self._options))
+        return build_evidence_retriever(self.method, source, embed_model=emb, llm=llm,
+                                        k=self._k, output=self._output, options=self._options)
 
     def refresh(self) -> None:
         """Forget the loaded graph (call after inserting into the index)."""

@@ -10,17 +10,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.schema import BaseNode
-from llama_index.retrievers.kgpath._base import KgpathRetriever, to_kgpath_embedder
+from llama_index.retrievers.kgpath._base import (
+    KgpathRetriever,
+    to_kgpath_embedder,
+    to_kgpath_llm,
+)
 from llama_index.retrievers.kgpath.prompts import PROMPT_ATTRS
 
-__all__ = [
-    "C2RAGRetriever",
-    "KGTraversalRetriever",
-    "PathConstrainedRetriever",
-    "PathRAGRetriever",
-    "SchemaGuidedRetriever",
-]
+from kgpath.adapter_support import chunk_graph_from_documents
+
+__all__ = ["C2RAGRetriever", "KGTraversalRetriever", "PathConstrainedRetriever",
+           "PathRAGRetriever", "SchemaGuidedRetriever"]
 
 
 class PathConstrainedRetriever(KgpathRetriever):
@@ -89,22 +89,16 @@ class KGTraversalRetriever(KgpathRetriever):
     prompt_attrs = PROMPT_ATTRS["traversal"]
 
     @classmethod
-    def from_documents(cls, documents: Sequence[BaseNode], *, embed_model: Any = None,
+    def from_documents(cls, documents: Sequence[Any], *, embed_model: Any = None,
                        llm: Any = None, graph_config: Any = None, cache_dir: str | None = None,
                        **kwargs: Any) -> KGTraversalRetriever:
-        """Build the chunk graph from LlamaIndex documents, then the retriever.
+        """Build the chunk graph from LlamaIndex documents (or strings), then the retriever.
 
         A document's id is its ``node_id``, its title ``metadata["title"]`` when present;
         ``llm`` (if given) also extracts the document themes.
         """
-        from llama_index.retrievers.kgpath._base import to_kgpath_llm
-
-        from kgpath.build.chunk_graph import ChunkGraphBuilder, SourceDocument, split_sentences
-
-        emb, kg_llm = to_kgpath_embedder(embed_model), to_kgpath_llm(llm)
-        docs = [SourceDocument(d.node_id, str(d.metadata.get("title", "")),
-                               tuple(split_sentences(d.get_content())), dict(d.metadata))
-                for d in documents]
-        graph = ChunkGraphBuilder(emb, config=graph_config, llm=kg_llm,
-                                  cache_dir=cache_dir).build(docs)
+        kg_llm = to_kgpath_llm(llm)
+        graph, emb = chunk_graph_from_documents(
+            documents, embedder=to_kgpath_embedder(embed_model), llm=kg_llm,
+            graph_config=graph_config, cache_dir=cache_dir)
         return cls(graph, embed_model=emb, llm=kg_llm, **kwargs)

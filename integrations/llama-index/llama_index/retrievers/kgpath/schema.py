@@ -38,8 +38,14 @@ from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle
 from llama_index.retrievers.kgpath._base import to_kgpath_llm as _to_llm
 
+from kgpath.adapter_support import (
+    llm_label,
+    merge_sub_question_runs,
+    permissive_schema,
+    schema_triples,
+)
 from kgpath.build.extract import ExtractionResult, TypedEntity, TypedTriple, assemble_graph
-from kgpath.build.schema import EntityType, RelationType, Schema, type_key
+from kgpath.build.schema import Schema
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.methods.schema import (
@@ -186,34 +192,21 @@ class SchemaSubQuestionRetriever(BaseRetriever):
         self, plan: DecompositionPlan, runs: list[list[NodeWithScore]]
     ) -> list[NodeWithScore]:
         self.last_plan = plan
-        best: dict[str, NodeWithScore] = {}
-        tags: dict[str, list[int]] = {}
-        order: dict[str, int] = {}
-        for i, nodes in enumerate(runs):
-            for n in self._typed(nodes, plan.sub_questions[i].types.nodes):
-                nid = n.node.node_id
-                tags.setdefault(nid, [])
-                if i not in tags[nid]:
-                    tags[nid].append(i)
-                order.setdefault(nid, len(order))
-                s = n.score if n.score is not None else float("-inf")
-                cur = best.get(nid)
-                if cur is None or s > (cur.score if cur.score is not None else float("-inf")):
-                    best[nid] = n
+        typed = [self._typed(nodes, plan.sub_questions[i].types.nodes)
+                 for i, nodes in enumerate(runs)]
         out = []
-        for nid, n in best.items():
+        for n, tags in merge_sub_question_runs(typed, key=lambda n: n.node.node_id,
+                                               score=_score):
             node = n.node.model_copy(deep=True)
-            node.metadata["kgpath_sub_questions"] = tags[nid]
-            node.metadata["kgpath_sub_question_texts"] = [
-                plan.sub_questions[i].text for i in tags[nid]]
+            node.metadata["kgpath_sub_questions"] = tags
+            node.metadata["kgpath_sub_question_texts"] = [plan.sub_questions[i].text
+                                                          for i in tags]
             node.excluded_embed_metadata_keys = list(dict.fromkeys(
                 [*node.excluded_embed_metadata_keys, "kgpath_sub_questions",
                  "kgpath_sub_question_texts"]))
             node.excluded_llm_metadata_keys = list(dict.fromkeys(
                 [*node.excluded_llm_metadata_keys, "kgpath_sub_questions"]))
             out.append(NodeWithScore(node=node, score=n.score))
-        out.sort(key=lambda x: (-(x.score if x.score is not None else float("-inf")),
-                                order[x.node.node_id]))
         return out[: self._top_k] if self._top_k is not None else out
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
@@ -232,11 +225,11 @@ class SchemaSubQuestionRetriever(BaseRetriever):
         return self._merge(plan, [r for r, _, _ in runs])
 
 
-# ---------------------------------------------------------------------- extraction bridge
-def _li_label(name: str) -> str:
-    """LlamaIndex's SchemaLLMPathExtractor upper-cases types and writes spaces as ``_``."""
-    return name.replace(" ", "_").upper()
+def _score(n: NodeWithScore) -> float:
+    return n.score if n.score is not None else float("-inf")
 
+
+# ---------------------------------------------------------------------- extraction bridge
 
 def schema_to_llamaindex_kwargs(schema: Schema) -> dict[str, Any]:
     """``SchemaLLMPathExtractor`` keyword arguments that enforce this kgpath schema.
@@ -247,21 +240,16 @@ def schema_to_llamaindex_kwargs(schema: Schema) -> dict[str, Any]:
     head/tail restriction expands to every entity type), ``possible_entity_props`` (attribute
     names, or ``None``) and ``strict=True``.
     """
-    ents = [e.name for e in schema.entities]
-    triples = []
-    for r in schema.relations:
-        for h in r.head or ents:
-            for t in r.tail or ents:
-                triples.append((_li_label(h), _li_label(r.name), _li_label(t)))
+    ents = tuple(llm_label(e.name) for e in schema.entities)
     kwargs: dict[str, Any] = {
-        "possible_entities": Literal[tuple(_li_label(e) for e in ents)],  # type: ignore[valid-type]
-        "kg_validation_schema": triples,
+        "possible_entities": Literal[ents],  # type: ignore[valid-type]
+        "kg_validation_schema": schema_triples(schema),
         "strict": True,
         "possible_entity_props": [a.name for a in schema.attributes] or None,
     }
     if schema.relations:
         kwargs["possible_relations"] = Literal[  # type: ignore[valid-type]
-            tuple(_li_label(r.name) for r in schema.relations)]
+            tuple(llm_label(r.name) for r in schema.relations)]
     return kwargs
 
 
@@ -295,7 +283,10 @@ def graph_from_schema_llm_output(
         passages.append((tn.node_id, tn.get_content(metadata_mode=MetadataMode.NONE)))
         _read_extracted(tn, entities, triples)
     if schema is None:
-        schema = _permissive_schema(entities, triples)
+        schema = permissive_schema(
+            [e.type for e in entities] + [x for t in triples for x in (t.head_type, t.tail_type)],
+            [t.relation for t in triples], name="from-llamaindex",
+            where=f"the nodes' metadata ({KG_NODES_KEY!r})")
     res = assemble_graph(schema, entities, triples, passages=passages, graph=graph,
                          strict=strict)
     trace = dict(res.trace)
@@ -328,23 +319,3 @@ def _read_extracted(tn: BaseNode, entities: list[TypedEntity],
             relation=rel.label, tail=t.name if t else rel.target_id,
             tail_type=t.label if t else "", source=pid, properties=own(rel.properties),
         ))
-
-
-def _permissive_schema(entities: list[TypedEntity], triples: list[TypedTriple]) -> Schema:
-    """Every label seen, unrestricted relations (conversion without bounding)."""
-    labels: dict[str, str] = {}
-    for lab in [e.type for e in entities] + [x for tr in triples
-                                            for x in (tr.head_type, tr.tail_type)]:
-        if lab:
-            labels.setdefault(type_key(lab), lab)
-    rels: dict[str, str] = {}
-    for tr in triples:
-        rels.setdefault(type_key(tr.relation), tr.relation)
-    if not labels:
-        raise ConfigError("no typed entities found in the nodes' metadata "
-                          f"({KG_NODES_KEY!r}); pass schema= or run the extractor first")
-    return Schema(
-        name="from-llamaindex",
-        entities=tuple(EntityType(name=x) for x in labels.values()),
-        relations=tuple(RelationType(name=x) for x in rels.values()),
-    )
