@@ -22,13 +22,12 @@ from typing import Any
 
 from llama_index.core.graph_stores.types import ChunkNode, EntityNode, LabelledNode
 from llama_index.retrievers.kgpath.pg_store import (
-    _entity_names,
-    _progress,
     _read_nodes,
-    _Reader,
+    _relation,
     knowledge_graph_to_property_graph_store,
 )
 
+from kgpath.adapter_support import PropertyGraphReader, entity_names, progress_if
 from kgpath.graph import KnowledgeGraph
 
 __all__ = ["knowledge_graph_from_falkordb_store", "knowledge_graph_to_falkordb_store"]
@@ -42,7 +41,7 @@ def knowledge_graph_to_falkordb_store(
     """Write ``graph`` into a ``FalkorDBPropertyGraphStore`` and record node and edge order."""
     knowledge_graph_to_property_graph_store(graph, store, embeddings=embeddings,
                                             show_progress=show_progress)
-    names = _entity_names(graph)
+    names = entity_names(graph)
     ents = [{"id": names[n.id].replace('"', " "), "k": i} for i, n in enumerate(graph.nodes)]
     rels = [{"s": names[e.source].replace('"', " "), "t": names[e.target].replace('"', " "),
              "r": e.relation, "k": j} for j, e in enumerate(graph.edges)]
@@ -74,7 +73,7 @@ def knowledge_graph_from_falkordb_store(
             f"MATCH (n) RETURN n.id AS id ORDER BY n.{ORDER_KEY}, id(n)"))
     }
     nodes = sorted(store.get(), key=lambda n: order.get(n.id, math.inf))
-    reader = _Reader()
+    reader = PropertyGraphReader()
     named = [_named(n) for n in nodes]
     _read_nodes(reader, named, show_progress)
     for raw, n in zip(nodes, named):  # triplets name their ends by the entity name
@@ -89,7 +88,7 @@ def knowledge_graph_from_falkordb_store(
     }
     ids = [n.id for n in nodes if not isinstance(n, ChunkNode)]
     rels: dict[tuple[str, str, str], Any] = {}
-    for start in _progress(range(0, len(ids), batch_size), show_progress, "triplets"):
+    for start in progress_if(range(0, len(ids), batch_size), show_progress, "triplets"):
         for _s, rel, _t in store.get_triplets(ids=ids[start : start + batch_size]):
             rel.properties.pop(ORDER_KEY, None)
             rels.setdefault((rel.source_id, rel.label, rel.target_id), rel)
@@ -97,7 +96,7 @@ def knowledge_graph_from_falkordb_store(
         return rank.get((k[0].replace('"', " "), k[1], k[2].replace('"', " ")), math.inf)
 
     for key in sorted(rels, key=position):
-        reader.relation(rels[key])
+        _relation(reader, rels[key])
     return reader.build(include_chunks=include_chunks, embeddings=embeddings)
 
 
