@@ -13,7 +13,7 @@ setup: $(STAMP)
 $(STAMP): $(PYPROJECTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[local,nlp,openai,tokens,yaml,plot,graphdb,neo4j,dev]" \
+	$(PY) -m pip install -q -e ".[local,nlp,openai,tokens,yaml,plot,graphdb,neo4j,falkordb,dev]" \
 		-e "integrations/llama-index[test]" -e "integrations/langchain[test]"
 	touch $(STAMP)
 

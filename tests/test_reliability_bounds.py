@@ -86,3 +86,11 @@ def test_config_errors_name_the_argument_with_a_short_value() -> None:
     with pytest.raises(ConfigError) as err:
         PathRAGConfig(alpha=Huge())  # type: ignore[arg-type]
     assert "alpha" in str(err.value) and len(str(err.value)) < 300
+
+
+def test_cypher_identifier_rejects_a_trailing_newline() -> None:
+    from kgpath.backends.cypher.identifiers import quote_identifier
+
+    assert quote_identifier("Entity") == "`Entity`"
+    with pytest.raises(ConfigError, match="Entity"):
+        quote_identifier("Entity\n")

@@ -14,7 +14,7 @@ from kgpath.errors import ConfigError
 
 __all__ = ["quote_identifier", "check_hops", "norm_name"]
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # used with fullmatch: no trailing newline
 
 
 def quote_identifier(name: object, what: str = "identifier") -> str:
@@ -23,7 +23,7 @@ def quote_identifier(name: object, what: str = "identifier") -> str:
     Only ``[A-Za-z_][A-Za-z0-9_]*`` is accepted, so the quoted form can never close the
     quotes or inject query text. Raises :class:`ConfigError` naming the bad value.
     """
-    if not isinstance(name, str) or not _IDENT.match(name):
+    if not isinstance(name, str) or not _IDENT.fullmatch(name):
         raise ConfigError(
             f"{what} must match [A-Za-z_][A-Za-z0-9_]* to be used in a Cypher query, "
             f"got {name!r}"
