@@ -212,9 +212,9 @@ def test_geometric_3d_matches_reference_pca_in_higher_dimension():
 
 
 # ---------------------------------------------------------------------- stopping rules
-# The article-reading rule set (``stopping="article"``, kgpath's earlier defaults), kept
-# reachable by ``TraversalConfig.article_rules()``; the reference rules (the default) are
-# tested in tests/test_traversal_stopping.py.
+# The article-reading rule set (``stopping="article"``, the defaults, spelled out by
+# ``TraversalConfig.article_rules()``); the reference code's rules
+# (``TraversalConfig.reference_rules()``) are tested in tests/test_traversal_stopping.py.
 ARTICLE = TraversalConfig.article_rules
 
 
@@ -448,11 +448,14 @@ def test_config_validation(kwargs):
 def test_config_is_frozen_keyword_only():
     cfg = TraversalConfig()
     assert (cfg.stopping, cfg.max_sentences, cfg.min_sentences, cfg.max_hops) == (
+        "article", 15, None, 30)
+    assert (cfg.llm_candidates, cfg.pca_components, cfg.gate(8)) == (5, 3, 10)
+    assert TraversalConfig.article_rules() == cfg
+    ref = TraversalConfig.reference_rules()
+    assert (ref.stopping, ref.max_sentences, ref.min_sentences, ref.max_hops) == (
         "reference", 10, None, 20)
-    assert (cfg.llm_candidates, cfg.pca_components) == (5, 3)
-    old = TraversalConfig.article_rules()
-    assert (old.stopping, old.max_sentences, old.min_sentences, old.max_hops) == (
-        "article", 15, 10, 30)
+    assert (ref.gate(8), ref.gate(0), TraversalConfig.reference_rules(min_sentences=3).gate(8)
+            ) == (8, 0, 3)
     assert TraversalConfig.article_rules(max_sentences=12).max_sentences == 12
     with pytest.raises(AttributeError):
         cfg.max_sentences = 3  # type: ignore[misc]

@@ -1,9 +1,9 @@
-"""The reference code's stopping rules (the default ``stopping="reference"``), by hand.
+"""The reference code's stopping rules (``TraversalConfig.reference_rules()``), by hand.
 
 Reference: the article's code, github.com/glacier-creative-git/knowledge-graph-traversal-
 semantic-rag-research, ``utils/algos/*.py`` and ``config.yaml``. Every test below fails
-on the earlier article-reading defaults (15 sentences, mean-based relevance gated at 10,
-Alg. 3 with ``<``, no sentence termination); each names the old outcome.
+on the article-reading rules (the defaults: 15 sentences, mean-based relevance gated at
+10, Alg. 3 with ``<``, no sentence termination); each checks the old outcome too.
 
 Query q = (1, 0, 0); a vector ``v(c)`` / ``w(c)`` has cos(q, .) = c:
 ``v(c) = (c, sqrt(1-c^2), 0)``, ``w(c) = (c, 0, sqrt(1-c^2))``, so cos(v(a), w(b)) = ab.
@@ -30,6 +30,7 @@ from kgpath.methods.traversal import (
 
 Q_VEC = np.array([1.0, 0.0, 0.0], dtype=np.float32)
 OLD = TraversalConfig.article_rules
+REF = TraversalConfig.reference_rules
 
 
 def v(c: float) -> list[float]:
@@ -81,11 +82,12 @@ def test_budget_is_ten_sentences():
     chunks = {f"C{i}": (v(0.5 - 0.05 * i), {f"c{i}{j}": w(0.1) for j in range(3)})
               for i in range(5)}
     g = graph(chunks, [(f"C{i}", f"C{i + 1}") for i in range(4)])
-    r = query_traversal(g, Q_VEC)
+    r = query_traversal(g, Q_VEC, config=REF())
     assert len(r) == 10 and r.stop_reason == "max_sentences"
     assert r.path_ids == ["chunk:C0", "chunk:C1", "chunk:C2", "chunk:C3"]
     assert [s.id for s in r.sentences][-1] == "sent:c30"  # cut mid-chunk
     assert len(query_traversal(g, Q_VEC, config=OLD())) == 15
+    assert len(query_traversal(g, Q_VEC)) == 15  # the default
 
 
 # ---------------------------------------------------------------------- Alg. 1-2 relevance
@@ -94,12 +96,13 @@ def test_query_traversal_relevance_is_max_based():
     # reference, rules from the first hop: .6 > .5 -> stop at A.
     # article reading: .5 < mean .4 is false -> continue to B.
     g = anchor_with(2, 0.6, 0.2, w(0.5))
-    r = query_traversal(g, Q_VEC, config=TraversalConfig(min_sentences=0))
+    r = query_traversal(g, Q_VEC, config=REF(min_sentences=0))
     assert r.path_ids == ["chunk:A"]
     assert r.stop_reason == (
         "relevance: best extracted cos(q,s)=0.6000 > best neighbour cos(q,c)=0.5000")
     assert r.trace["max_extracted_similarity"] == pytest.approx(0.6, abs=1e-6)
     assert r.trace["stopping"] == "reference"
+    assert query_traversal(g, Q_VEC).trace["stopping"] == "article"  # the default
     assert query_traversal(g, Q_VEC, config=OLD(min_sentences=0)).path_ids == [
         "chunk:A", "chunk:B"]
 
@@ -109,19 +112,20 @@ def test_query_traversal_gate_is_eight(fn):
     # A holds 8 sentences: s0 cos .6, seven at cos 0 (mean .075); B: cos(q,B) = .5.
     # reference (gate 8 for Alg. 2, and Alg. 7 without an LLM): 8 in, .6 > .5 -> stop at A.
     # old defaults: gate 10 not reached -> B. With 7 sentences the gate holds -> B.
-    r = fn(anchor_with(8, 0.6, 0.0, w(0.5)), Q_VEC)
+    r = fn(anchor_with(8, 0.6, 0.0, w(0.5)), Q_VEC, config=REF())
     assert r.path_ids == ["chunk:A"] and r.stop_reason.startswith("relevance")
     assert fn(anchor_with(8, 0.6, 0.0, w(0.5)), Q_VEC, config=OLD()).path_ids == [
         "chunk:A", "chunk:B"]
-    assert fn(anchor_with(7, 0.6, 0.0, w(0.5)), Q_VEC).path_ids == ["chunk:A", "chunk:B"]
+    seven = fn(anchor_with(7, 0.6, 0.0, w(0.5)), Q_VEC, config=REF())
+    assert seven.path_ids == ["chunk:A", "chunk:B"]
 
 
 def test_basic_retrieval_gate_is_five():
     # Same anchors; B is not needed as a neighbour (global candidates) but is the next
     # chunk by cos(q, c) = .5. Gate 5: 5 sentences in, .6 > .5 -> stop; 4 -> go on.
-    r = basic_retrieval(anchor_with(5, 0.6, 0.0, w(0.5)), Q_VEC)
+    r = basic_retrieval(anchor_with(5, 0.6, 0.0, w(0.5)), Q_VEC, config=REF())
     assert r.path_ids == ["chunk:A"] and r.stop_reason.startswith("relevance")
-    assert basic_retrieval(anchor_with(4, 0.6, 0.0, w(0.5)), Q_VEC).path_ids == [
+    assert basic_retrieval(anchor_with(4, 0.6, 0.0, w(0.5)), Q_VEC, config=REF()).path_ids == [
         "chunk:A", "chunk:B"]
     assert basic_retrieval(anchor_with(5, 0.6, 0.0, w(0.5)), Q_VEC, config=OLD()).path_ids == [
         "chunk:A", "chunk:B"]
@@ -135,7 +139,7 @@ def test_kg_traversal_stops_on_a_tie_without_gate():
     e = np.eye(3).tolist()
     g = graph({"A": (e[0], {"a": e[0]}), "K": (e[1], {"k": e[1]}), "D": (e[2], {"d": e[2]})},
               [("A", "K"), ("K", "D")])
-    r = kg_traversal(g, Q_VEC)
+    r = kg_traversal(g, Q_VEC, config=REF())
     assert r.path_ids == ["chunk:A", "chunk:K"]
     assert r.stop_reason == "similarity drop: next hop cos=0.0000 <= previous hop cos=0.0000"
     assert kg_traversal(g, Q_VEC, config=OLD()).path_ids == ["chunk:A", "chunk:K", "chunk:D"]
@@ -155,7 +159,7 @@ def termination_graph() -> KnowledgeGraph:
 
 
 def test_triangulation_average_sentence_termination():
-    r = triangulation_average(termination_graph(), Q_VEC)
+    r = triangulation_average(termination_graph(), Q_VEC, config=REF())
     assert r.path_ids == ["chunk:A"]
     assert r.stop_reason == ("sentence termination: sentence sent:a of the current chunk "
                              "scores 0.8000 > best neighbour 0.4667")
@@ -167,7 +171,7 @@ def test_triangulation_average_sentence_termination():
 @pytest.mark.parametrize("fn", [triangulation_fulldim, triangulation_geometric_3d])
 def test_centroid_sentence_termination(fn):
     # with d = 3 the 3-D PCA is a rigid motion, so Alg. 5 scores exactly like Alg. 6
-    r = fn(termination_graph(), Q_VEC)
+    r = fn(termination_graph(), Q_VEC, config=REF())
     assert r.path_ids == ["chunk:A"]
     sent, cand = -math.sqrt(1.777424) / 3, -math.sqrt(2.2) / 3
     assert r.stop_reason == (f"sentence termination: sentence sent:a of the current chunk "
@@ -181,7 +185,7 @@ def test_centroid_rules_have_no_relevance_stop(fn):
     # Sentence a: 6 + 2 - 2.4 - 2.4 = 3.2 > B's 2.2 -> no termination: on to B.
     # old rule for Alg. 5-6 (Alg. 2's, from hop 0): .5 < mean .6 -> stop at A.
     g = graph({"A": (v(0.6), {"a": v(0.6)}), "B": (w(0.5), {"b": w(0.5)})}, [("A", "B")])
-    r = fn(g, Q_VEC, config=TraversalConfig(min_sentences=0))
+    r = fn(g, Q_VEC, config=REF(min_sentences=0))
     assert r.path_ids == ["chunk:A", "chunk:B"] and r.stop_reason.startswith("dead end")
     assert fn(g, Q_VEC, config=OLD(min_sentences=0)).path_ids == ["chunk:A"]
 
@@ -191,11 +195,12 @@ def test_triangulation_average_extracted_triangle_rule():
     # Extracted triangles (cos(q,u) + cos(q,s) + cos(u, c_s))/3 = (.6 + .3 + 1)/3 = .6333
     # > .4667 -> stop once 8 are in; the sentence termination (.6 + .6)/3 = .4 does not fire.
     # With 7 sentences (gate 8) -> B. Old rules: mean .3 < .4667 -> B even from hop 0.
-    r = triangulation_average(anchor_with(8, 0.3, 0.3, w(0.5)), Q_VEC)
+    r = triangulation_average(anchor_with(8, 0.3, 0.3, w(0.5)), Q_VEC, config=REF())
     assert r.path_ids == ["chunk:A"]
     assert r.stop_reason == ("relevance: best extracted triangle average 0.6333 > best "
                              "neighbour triangle average 0.4667")
-    assert triangulation_average(anchor_with(7, 0.3, 0.3, w(0.5)), Q_VEC).path_ids == [
+    assert triangulation_average(anchor_with(7, 0.3, 0.3, w(0.5)), Q_VEC,
+                                 config=REF()).path_ids == [
         "chunk:A", "chunk:B"]
     old = triangulation_average(anchor_with(8, 0.3, 0.3, w(0.5)), Q_VEC,
                                 config=OLD(min_sentences=0))
@@ -204,7 +209,7 @@ def test_triangulation_average_extracted_triangle_rule():
 
 def test_integer_min_sentences_gates_every_early_stop():
     # min_sentences = max_sentences turns every early stop off, the termination included
-    cfg = TraversalConfig(max_sentences=20, min_sentences=20)
+    cfg = REF(max_sentences=20, min_sentences=20)
     for fn in (triangulation_average, triangulation_fulldim, triangulation_geometric_3d):
         assert fn(termination_graph(), Q_VEC, config=cfg).path_ids == ["chunk:A", "chunk:B"]
     assert query_traversal(anchor_with(8, 0.6, 0.0, w(0.5)), Q_VEC, config=cfg).path_ids == [
@@ -220,11 +225,11 @@ def test_reference_compares_with_visited_neighbours_too():
     # unvisited C alone would stop at B (.45 > .3).
     g = graph({"A": (v(0.6), {"a": w(0.45)}), "B": (w(0.5), {"b": v(0.1)}),
                "C": (v(0.3), {"c": w(0.3)})}, [("A", "B"), ("B", "C")])
-    r = query_traversal(g, Q_VEC, config=TraversalConfig(min_sentences=0))
+    r = query_traversal(g, Q_VEC, config=REF(min_sentences=0))
     assert r.path_ids == ["chunk:A", "chunk:B", "chunk:C"]
     assert r.stop_reason.startswith("dead end")
     # the branching walk (kgpath extension) compares with its candidates: stop at B
-    branching = TraversalConfig(min_sentences=0, frontier="visited")
+    branching = REF(min_sentences=0, frontier="visited")
     r = query_traversal(g, Q_VEC, config=branching)
     assert r.path_ids == ["chunk:A", "chunk:B"]
     assert r.stop_reason == (
