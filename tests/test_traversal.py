@@ -212,6 +212,12 @@ def test_geometric_3d_matches_reference_pca_in_higher_dimension():
 
 
 # ---------------------------------------------------------------------- stopping rules
+# The article-reading rule set (``stopping="article"``, the defaults, spelled out by
+# ``TraversalConfig.article_rules()``); the reference code's rules
+# (``TraversalConfig.reference_rules()``) are tested in tests/test_traversal_stopping.py.
+ARTICLE = TraversalConfig.article_rules
+
+
 def relevance_graph() -> KnowledgeGraph:
     """Anchor A holds sentences a1 (cos .6) and a2 (cos .2): mean 0.4.
 
@@ -233,7 +239,7 @@ def relevance_graph() -> KnowledgeGraph:
 
 
 def test_relevance_stop_rule():
-    cfg = TraversalConfig(min_sentences=0)
+    cfg = ARTICLE(min_sentences=0)
     r = query_traversal(relevance_graph(), Q_VEC, config=cfg)
     assert r.path_ids == ["chunk:A", "chunk:B"]
     assert r.stop_reason.startswith("relevance")
@@ -242,14 +248,14 @@ def test_relevance_stop_rule():
 
 
 def test_relevance_rule_waits_for_min_sentences():
-    r = query_traversal(relevance_graph(), Q_VEC, config=TraversalConfig(min_sentences=4))
+    r = query_traversal(relevance_graph(), Q_VEC, config=ARTICLE(min_sentences=4))
     assert r.path_ids == ["chunk:A", "chunk:B", "chunk:C"]
     assert r.stop_reason.startswith("dead end")
 
 
 def test_kg_similarity_drop_rule(star):
     # A -> K at cos .8, then D at cos(K, D) = 0 < 0.8 -> stop before D
-    r = kg_traversal(star, Q_VEC, config=TraversalConfig(min_sentences=0))
+    r = kg_traversal(star, Q_VEC, config=ARTICLE(min_sentences=0))
     assert r.path_ids == ["chunk:A", "chunk:K"]
     assert r.stop_reason.startswith("similarity drop")
 
@@ -280,7 +286,7 @@ def test_triangulation_average_stop_rule():
         {"a": [0.9, math.sqrt(0.19), 0.0], "n": [0.5, 0.0, math.sqrt(0.75)]},
         [("A", "N")],
     )
-    r = triangulation_average(g, Q_VEC, config=TraversalConfig(min_sentences=0))
+    r = triangulation_average(g, Q_VEC, config=ARTICLE(min_sentences=0))
     assert r.path_ids == ["chunk:A"]
     assert "0.4667" in r.stop_reason and "0.9000" in r.stop_reason
 
@@ -431,7 +437,8 @@ def test_view_rejects_graph_without_chunks(chain_graph):
 @pytest.mark.parametrize(
     "kwargs",
     [{"max_sentences": 0}, {"min_sentences": 16}, {"max_hops": -1}, {"frontier": "all"},
-     {"llm_candidates": 0}, {"max_sentences": 2.5}, {"pca_components": True}],
+     {"llm_candidates": 0}, {"max_sentences": 2.5}, {"pca_components": True},
+     {"min_sentences": -1}, {"min_sentences": 2.0}, {"stopping": "paper"}],
 )
 def test_config_validation(kwargs):
     with pytest.raises(ConfigError):
@@ -440,8 +447,16 @@ def test_config_validation(kwargs):
 
 def test_config_is_frozen_keyword_only():
     cfg = TraversalConfig()
-    assert (cfg.max_sentences, cfg.min_sentences, cfg.llm_candidates, cfg.pca_components) == (
-        15, 10, 5, 3)
+    assert (cfg.stopping, cfg.max_sentences, cfg.min_sentences, cfg.max_hops) == (
+        "article", 15, None, 30)
+    assert (cfg.llm_candidates, cfg.pca_components, cfg.gate(8)) == (5, 3, 10)
+    assert TraversalConfig.article_rules() == cfg
+    ref = TraversalConfig.reference_rules()
+    assert (ref.stopping, ref.max_sentences, ref.min_sentences, ref.max_hops) == (
+        "reference", 10, None, 20)
+    assert (ref.gate(8), ref.gate(0), TraversalConfig.reference_rules(min_sentences=3).gate(8)
+            ) == (8, 0, 3)
+    assert TraversalConfig.article_rules(max_sentences=12).max_sentences == 12
     with pytest.raises(AttributeError):
         cfg.max_sentences = 3  # type: ignore[misc]
     with pytest.raises(TypeError):

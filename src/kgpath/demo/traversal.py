@@ -50,7 +50,7 @@ def run(ctx: DemoContext) -> None:
               f"{graph.node('doc:p2').metadata['themes']}")
     retriever = TraversalRetriever(graph, embedder=ctx.embedder,
                                    config=TraversalConfig(max_sentences=6, min_sentences=3))
-    ctx.print(f"\nQ: {DEMO_QUESTION}   (budget 6 sentences, relevance rules from 3)")
+    ctx.print(f"\nQ: {DEMO_QUESTION}   (budget 6 sentences, early stops from 3)")
     results = retriever.retrieve_all(DEMO_QUESTION)
     rows = []
     for name, r in results.items():

@@ -26,18 +26,43 @@ algorithm                       next chunk = argmax over candidates of       can
                                 ``cos(q, c)`` (fallback: the first)
 ==============================  ===========================================  =================
 
-Stopping rules (article, each algorithm's last step):
+Stopping rules. The article states them in words (each algorithm's last step); its
+reference code (github.com/glacier-creative-git/knowledge-graph-traversal-semantic-rag-research,
+``utils/algos/*.py``, ``config.yaml``) makes them exact. ``TraversalConfig.stopping``
+chooses the rule set and ``TraversalConfig.reference_rules()`` the reference's rules and
+budget together. The default stays the article reading: the reference rules stop early
+enough to cost passage recall on HotpotQA-100 (numbers in ``TraversalConfig``'s
+docstring). ``max(E)`` is ``max_{s in E} cos(q, s)``, ``mean(E)`` the mean.
 
-* budget: at most ``max_sentences`` (15) sentences; the relevance rules below may end the
-  walk only once ``min_sentences`` (10) are collected -- our reading of the article's
-  "10-15 sentences";
-* Alg. 1, 2, 5, 6 and 7 without an LLM: stop when every candidate is less relevant than what
-  is extracted, ``max_c cos(q, c) < mean_{s in E} cos(q, s)``;
-* Alg. 3: stop when the chosen hop's similarity ``cos(u, c)`` is lower than the previous
-  hop's;
-* Alg. 4: stop when ``mean_{s in E} cos(q, s)`` exceeds every candidate's triangle average;
-* Alg. 7: the LLM may answer ``stop`` (honoured at any time);
-* always: a safety cap of ``max_hops`` hops, and "dead end" when no candidate is left.
+=====================  ==========================================  ===========================
+rule                   ``"reference"`` (``reference_rules()``)     ``"article"`` (default)
+=====================  ==========================================  ===========================
+budget                 ``max_sentences`` 10 (``max_results``,      15 (the article's "10-15")
+                       ``min_sentence_threshold``)
+gate                   ``min_sentences=None``: per rule, below     10 before any early stop
+Alg. 1 (gate 5),       stop if ``max(E) > max_c cos(q, c)``        ``max_c cos(q,c) < mean(E)``
+Alg. 2, 7 w/o LLM (8)
+Alg. 3 (no gate)       stop if ``max_c cos(u,c) <= previous hop``  ``<`` previous hop
+Alg. 4                 (gate 8) stop if ``max_{s in E} (cos(q,u)   ``mean(E) >`` best triangle
+                       + cos(q,s) + cos(u,c_s))/3 >`` best
+                       triangle; (no gate) sentence termination
+Alg. 5, 6              sentence termination only (no gate)         as Alg. 2
+Alg. 7 with an LLM     the LLM's ``stop`` only                     the same
+always                 ``max_hops`` (20, ``max_safety_hops``),     ``max_hops`` 30, dead end
+                       dead end
+=====================  ==========================================  ===========================
+
+*Sentence termination* (reference Alg. 4-6): the sentences of the current chunk are scored
+by the algorithm's own triangle rule next to the candidate chunks (Alg. 4: ``(cos(q,u) +
+2 cos(q,s))/3``, ``cos(q,s)`` standing in for ``cos(u,s)`` as in the reference; Alg. 5-6:
+the centroid distance with ``s`` in place of ``c``); the walk ends when a sentence wins.
+The reference rules of Alg. 2 and 4-6 compare with every neighbour of the current chunk,
+visited ones included (``TraversalPolicy.competitors``; with ``frontier="visited"``, the
+walk's candidates). An integer ``min_sentences`` gates every early stop alike
+(``min_sentences = max_sentences`` turns them all off). Deviations from the reference
+code, each documented on its rule: a chunk adding no sentence is never visited, ``c_s`` is
+the chunk ``s`` was extracted from, and the best extracted similarity starts at ``-inf``,
+not 0. ``TraversalConfig.article_rules()`` spells the defaults out.
 
 Chunk adjacency is undirected: a similarity edge ``a -> b`` (b in a's top list) lets the
 walk go both ways, since cosine similarity is symmetric.
@@ -59,8 +84,8 @@ Package layout (one module per seam of the article):
 =====================  ======================================================================
 module                 contents
 =====================  ======================================================================
-``config``             :data:`ALGORITHMS`, :data:`EXTENSIONS`, :class:`TraversalConfig`,
-                       :class:`MentionExpansionConfig`
+``config``             :data:`ALGORITHMS`, :data:`EXTENSIONS`, :class:`TraversalConfig`
+                       (and its two stopping rule sets), :class:`MentionExpansionConfig`
 ``result``             :class:`TraversalStep`, :class:`TraversedSentence`,
                        :class:`TraversalResult` (and its evidence contract)
 ``view``               :class:`ChunkGraphView`, the array view every walk reads
@@ -78,9 +103,12 @@ from __future__ import annotations
 
 from kgpath.methods.traversal.config import (
     ALGORITHMS,
+    ARTICLE_MIN_SENTENCES,
     EXTENSIONS,
+    STOPPING_RULES,
     Frontier,
     MentionExpansionConfig,
+    Stopping,
     TraversalConfig,
 )
 from kgpath.methods.traversal.greedy import (
@@ -122,7 +150,10 @@ from kgpath.methods.traversal.walks import (
 
 __all__ = [
     "ALGORITHMS",
+    "ARTICLE_MIN_SENTENCES",
     "EXTENSIONS",
+    "STOPPING_RULES",
+    "Stopping",
     "MentionExpansionConfig",
     "MentionLayer",
     "mention_expansion",

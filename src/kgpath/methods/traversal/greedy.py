@@ -21,6 +21,8 @@ class BasicRetrievalPolicy(TraversalPolicy):
 
     name = "basic_retrieval"
     global_candidates = True
+    #: Reference ``BasicRetrievalAlgorithm.retrieve`` checks its stop once 5 sentences are in.
+    reference_gate = 5
 
     def score(
         self, walk: Walk, cands: np.ndarray, origins: np.ndarray, config: TraversalConfig
@@ -45,8 +47,8 @@ class KGTraversalPolicy(TraversalPolicy):
     """Alg. 3 (``kg_traversal``): the neighbour most similar to the current chunk.
 
     The query is used only to pick the anchor. Candidates sharing a sentence with the
-    extracted set are skipped (step 3); the walk stops when the chosen hop is less similar
-    than the previous hop (step 4).
+    extracted set are skipped (step 3); the walk stops when the best hop is not more
+    similar than the previous hop (step 4; ``stopping="article"``: less similar).
     """
 
     name = "kg_traversal"
@@ -59,10 +61,13 @@ class KGTraversalPolicy(TraversalPolicy):
         v = walk.view
         return np.einsum("ij,ij->i", v.chunk_emb[cands], v.chunk_emb[origins])
 
-    def stop_reason(
+    #: Reference ``SSGTraversalAlgorithm.retrieve`` checks from the second leap on.
+    reference_gate = 0
+
+    def article_stop(
         self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
     ) -> str | None:
-        """Stop when ``max cos(u, c)`` is below the previous hop's ``cos``."""
+        """Article reading of step 4: stop when ``max cos(u, c)`` < the previous hop's ``cos``."""
         if not walk.transitions:
             return None
         best, prev = float(scores.max()), walk.transitions[-1]
@@ -70,3 +75,19 @@ class KGTraversalPolicy(TraversalPolicy):
             return f"similarity drop: next hop cos={best:.4f} < previous hop cos={prev:.4f}"
         return None
 
+    def reference_stop(
+        self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
+    ) -> str | None:
+        """Step 4 as the reference code: stop when ``max cos(u, c)`` <= the previous hop's.
+
+        Reference ``utils/algos/ssg_traversal.py`` (``SSGTraversalAlgorithm.retrieve``,
+        "exploration-potential early stopping"): from the second leap on, with no sentence
+        gate, the walk ends when no candidate beats the previous leap's similarity -- a tie
+        stops it too (the article: "lower than the previous one").
+        """
+        if not walk.transitions or walk.gated(config, self.reference_gate):
+            return None
+        best, prev = float(scores.max()), walk.transitions[-1]
+        if best <= prev:
+            return f"similarity drop: next hop cos={best:.4f} <= previous hop cos={prev:.4f}"
+        return None

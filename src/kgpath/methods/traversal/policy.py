@@ -55,8 +55,21 @@ class Walk:
 
     @property
     def mean_extracted(self) -> float:
-        """``mean_{s in E} cos(q, s)`` (the "relevance of what is extracted")."""
+        """``mean_{s in E} cos(q, s)`` (the article rules' "relevance of what is extracted")."""
         return float(np.mean(self.extracted_sims)) if self.extracted_sims else -np.inf
+
+    @property
+    def max_extracted(self) -> float:
+        """``max_{s in E} cos(q, s)`` (the reference code's ``best_sentence_similarity``)."""
+        return float(max(self.extracted_sims)) if self.extracted_sims else -np.inf
+
+    def gated(self, config: TraversalConfig, reference_gate: int) -> bool:
+        """True while too few sentences are extracted for an early stop to fire.
+
+        ``reference_gate`` is the rule's own gate in the reference code (used when
+        ``config.min_sentences`` is ``None``; see :meth:`TraversalConfig.gate`).
+        """
+        return len(self.extracted) < config.gate(reference_gate)
 
     def new_sentence_counts(self) -> np.ndarray:
         """Per chunk, how many of its sentences are not extracted yet."""
@@ -131,15 +144,78 @@ class TraversalPolicy(ABC):
     ) -> np.ndarray:
         """Score every (origin, candidate) pair; the highest score is chosen."""
 
+    #: Sentences the reference code extracts before this policy's relevance rule may fire
+    #: (``min_sentences=None`` under ``stopping="reference"``).
+    reference_gate: ClassVar[int] = 8
+
     def stop_reason(
         self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
     ) -> str | None:
-        """Relevance stop (Alg. 1 step 3, Alg. 2 step 4): ``max cos(q,c) < mean cos(q,s)``."""
+        """Early stop before the next hop, or ``None``: the rule set of ``config.stopping``.
+
+        Called once the candidates are scored; the budget, hop cap and dead end are the
+        walk's own (:func:`~kgpath.methods.traversal.walks.traverse`).
+        """
+        if config.stopping == "article":
+            if walk.gated(config, self.reference_gate):
+                return None
+            return self.article_stop(walk, cands, scores, config)
+        return self.reference_stop(walk, cands, scores, config)
+
+    def article_stop(
+        self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
+    ) -> str | None:
+        """Alg. 1 step 3, Alg. 2 step 4, article reading: ``max cos(q,c) < mean cos(q,s)``.
+
+        "... or when all unvisited chunks are less relevant than the sentences already
+        extracted", with the sentences' relevance read as their mean.
+        """
         best = float(walk.q_chunk[cands].max())
         if best < walk.mean_extracted:
             return (
                 f"relevance: best candidate cos(q,c)={best:.4f} < mean extracted "
                 f"cos(q,s)={walk.mean_extracted:.4f}"
+            )
+        return None
+
+    def competitors(
+        self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
+    ) -> tuple[np.ndarray, np.ndarray, str]:
+        """The chunks a reference early stop compares with, their scores and a label.
+
+        The reference code compares with every neighbour of the current chunk, visited
+        ones included (``BaseRetrievalAlgorithm.get_hybrid_connections``): a stop fires
+        only when what is extracted beats the whole neighbourhood. With
+        ``frontier="visited"`` (kgpath's branching walk, whose position is the visited
+        set) and for Alg. 1's global candidates, the candidates themselves.
+        """
+        if self.global_candidates or config.frontier == "visited":
+            return cands, scores, "candidate"
+        nb = np.unique(walk.view.neighbours(walk.current))
+        origins = np.full(nb.size, walk.current, dtype=np.int64)
+        nb_scores = np.asarray(self.score(walk, nb, origins, config), dtype=np.float64)
+        return nb, nb_scores, "neighbour"
+
+    def reference_stop(
+        self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
+    ) -> str | None:
+        """Alg. 1-2 as the reference code: ``max_{s in E} cos(q,s) > max_c cos(q,c)``.
+
+        Reference ``utils/algos/query_traversal.py`` (``QueryTraversalAlgorithm.retrieve``,
+        "content-quality-anchored early stopping", once 8 sentences are extracted) and
+        ``utils/algos/basic_retrieval.py`` (``BasicRetrievalAlgorithm.retrieve``, once 5):
+        the walk stops when the *best* extracted sentence is more query-similar than the
+        best chunk ``c`` of :meth:`competitors`. Deviation: the best extracted similarity
+        starts at ``-inf`` (the reference starts it at ``0.0``).
+        """
+        if walk.gated(config, self.reference_gate):
+            return None
+        comp, _, label = self.competitors(walk, cands, scores, config)
+        best = float(walk.q_chunk[comp].max())
+        if walk.max_extracted > best:
+            return (
+                f"relevance: best extracted cos(q,s)={walk.max_extracted:.4f} > best "
+                f"{label} cos(q,c)={best:.4f}"
             )
         return None
 

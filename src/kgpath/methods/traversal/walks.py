@@ -112,10 +112,9 @@ def _walk(
         cands, origins, scores = _best_origin(cands, origins, scores)
         keep = policy.limit(walk, cands, config)
         cands, origins, scores = cands[keep], origins[keep], scores[keep]
-        if len(walk.extracted) >= config.min_sentences:
-            reason = policy.stop_reason(walk, cands, scores, config)
-            if reason is not None:
-                return reason, steps
+        reason = policy.stop_reason(walk, cands, scores, config)  # gated by the policy
+        if reason is not None:
+            return reason, steps
         choice = yield cands, scores
         if choice.index is None:
             return choice.reason, steps
@@ -224,6 +223,8 @@ def _result(
         "documents_visited": list(dict.fromkeys(s.doc_id for s in steps)),
         "stop_reason": stop,
         "mean_extracted_similarity": walk.mean_extracted if walk.extracted else None,
+        "max_extracted_similarity": walk.max_extracted if walk.extracted else None,
+        "stopping": config.stopping,
         "frontier": "global" if policy.global_candidates else config.frontier,
     }
     if isinstance(policy, LLMGuidedPolicy):
