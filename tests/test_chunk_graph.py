@@ -15,7 +15,6 @@ from kgpath import (
     HashingEmbedder,
     KnowledgeGraph,
     PathConstrainedRetriever,
-    PersistenceError,
     ScriptedLLM,
 )
 from kgpath.build.chunk_graph import (

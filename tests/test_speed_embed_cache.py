@@ -88,7 +88,8 @@ def test_two_processes_share_one_cache(tmp_path):
     # Counting is another class than the children's HashingEmbedder: borrow their key
     c = CachedEmbedder(Counting(), tmp_path, cache_key=embedder_fingerprint(HashingEmbedder(32)))
     texts = [f"text {i}" for i in range(30)]
-    np.testing.assert_array_equal(c.embed_passages(texts), HashingEmbedder(32).embed_passages(texts))
+    want = HashingEmbedder(32).embed_passages(texts)
+    np.testing.assert_array_equal(c.embed_passages(texts), want)
     assert c.embedder.embedded() == 0 and c.hits == 30
     assert not list(c.path.glob(".tmp-*"))  # no temporary file left behind
 

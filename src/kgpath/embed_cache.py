@@ -50,8 +50,11 @@ _SECRET_WORDS = ("key", "token", "secret", "password")
 
 
 def default_cache_dir() -> Path:
-    """``$KGPATH_CACHE_DIR``, else ``$XDG_CACHE_HOME/kgpath/embeddings``, else
-    ``~/.cache/kgpath/embeddings``."""
+    """The default cache root of the command line.
+
+    ``$KGPATH_CACHE_DIR``, else ``$XDG_CACHE_HOME/kgpath/embeddings``, else
+    ``~/.cache/kgpath/embeddings``.
+    """
     env = os.environ.get("KGPATH_CACHE_DIR")
     if env:
         return Path(env)

@@ -250,8 +250,11 @@ class ChunkGraphBuilder:
     def _derived_vectors(
         self, g: KnowledgeGraph, plan: _Plan, sp: SentencePlan, vecs: np.ndarray
     ) -> np.ndarray:
-        """``embedding="sentences"``: documents and windows are normalised sums of their
-        sentences' vectors; sentences and themes keep their own (see ``embedding``)."""
+        """Node vectors of ``embedding="sentences"``.
+
+        Documents and windows are normalised sums of their sentences' vectors; sentences
+        and themes keep their own.
+        """
         sums = sp.sums(vecs)
         out = np.zeros((len(g), vecs.shape[1]), dtype=np.float32)
         nodes: list[int] = []
