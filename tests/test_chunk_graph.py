@@ -258,6 +258,27 @@ def test_sentence_mode_embeds_each_sentence_once_and_derives_the_rest():
     np.testing.assert_allclose(g3.embeddings[g3.index_of("chunk:T:1")], [r, r, 0], atol=1e-6)
 
 
+def test_derived_windows_mode_embeds_documents_and_sentences():
+    emb = KeywordEmbedder(["a", "b", "other"])
+    b = ChunkGraphBuilder(emb, config=ChunkGraphConfig(theme_nodes=False, window=2,
+                                                       embedding="derived_windows"))
+    g = b.build({"T": ["a b.", "b.", "a."]})
+    # the document's own text "T. a b. b. a." (2 a, 2 b) instead of the sum of sentences
+    assert emb.seen == ["T. a b.", "T. b.", "T. a.", "T. a b. b. a."]
+    r = 1 / math.sqrt(2)
+    np.testing.assert_allclose(g.embeddings[g.index_of("doc:T")], [r, r, 0], atol=1e-6)
+    np.testing.assert_allclose(g.embeddings[g.index_of("chunk:T:0")],
+                               [math.cos(3 * math.pi / 8), math.sin(3 * math.pi / 8), 0],
+                               atol=1e-6)
+    emb2 = KeywordEmbedder(["a", "b", "other"])
+    g2 = build_chunk_graph({"T": ["a a b."]}, embedder=emb2, config=ChunkGraphConfig(
+        theme_nodes=False, embedding="derived_windows"))
+    assert emb2.seen == ["T. a a b."]  # one-sentence document: one text
+    want = np.array([2, 1, 0]) / math.sqrt(5)
+    for nid in ("doc:T", "chunk:T:0", "sent:T:0"):
+        np.testing.assert_allclose(g2.embeddings[g2.index_of(nid)], want, atol=1e-6)
+
+
 def test_sentence_mode_themes_keep_their_own_vectors(built):
     _, g = built
     e = HashingEmbedder(64)
@@ -268,7 +289,7 @@ def test_sentence_mode_themes_keep_their_own_vectors(built):
 
 
 def test_embedding_mode_is_validated():
-    with pytest.raises(ConfigError, match="embedding must be 'sentences' or 'nodes'"):
+    with pytest.raises(ConfigError, match="embedding must be 'sentences', 'derived_windows' "):
         ChunkGraphConfig(embedding="windows")
 
 

@@ -232,7 +232,8 @@ class ChunkGraphBuilder:
         if self.config.embedding == "nodes":
             texts, rows = self._node_texts(g)
             return texts, lambda vecs: vecs[np.asarray(rows, dtype=np.int64)]
-        extra = [n.search_text for n in g.nodes if n.type == NODE_THEME]
+        own = self._own_vector_types()
+        extra = [n.search_text for n in g.nodes if n.type in own]
         sp = SentencePlan(plan.docs, extra, title_prefix=self.config.title_prefix)
         return sp.texts, lambda vecs: self._derived_vectors(g, plan, sp, vecs)
 
@@ -247,22 +248,31 @@ class ChunkGraphBuilder:
             rows.append(texts.setdefault(t, len(texts)))
         return list(texts), rows
 
+    def _own_vector_types(self) -> tuple[str, ...]:
+        """Node types embedded from their own text besides sentences (derived modes)."""
+        if self.config.embedding == "derived_windows":
+            return (NODE_THEME, NODE_DOCUMENT)
+        return (NODE_THEME,)
+
     def _derived_vectors(
         self, g: KnowledgeGraph, plan: _Plan, sp: SentencePlan, vecs: np.ndarray
     ) -> np.ndarray:
-        """Node vectors of ``embedding="sentences"``.
+        """Node vectors of ``embedding="sentences"`` or ``"derived_windows"``.
 
-        Documents and windows are normalised sums of their sentences' vectors; sentences
-        and themes keep their own.
+        Windows (and, with ``"sentences"``, documents) are normalised sums of their
+        sentences' vectors; sentences, themes (and, with ``"derived_windows"``, documents)
+        keep their own.
         """
+        own = self._own_vector_types()
         sums = sp.sums(vecs)
         out = np.zeros((len(g), vecs.shape[1]), dtype=np.float32)
         nodes: list[int] = []
         spans: list[tuple[int, int]] = []
         for d, start, ranges in zip(plan.docs, sp.doc_start[:-1].tolist(), plan.chunk_ranges,
                                     strict=True):
-            nodes.append(g.index_of(f"doc:{d.id}"))
-            spans.append((start, start + len(d.sentences)))
+            if NODE_DOCUMENT not in own:
+                nodes.append(g.index_of(f"doc:{d.id}"))
+                spans.append((start, start + len(d.sentences)))
             for ci, (s, e) in enumerate(ranges):
                 nodes.append(g.index_of(f"chunk:{d.id}:{ci}"))
                 spans.append((start + s, start + e))
@@ -272,7 +282,7 @@ class ChunkGraphBuilder:
                     spans.append((start + si, start + si + 1))
         out[np.asarray(nodes, dtype=np.int64)] = sp.span_vectors(sums, np.asarray(spans))
         for i, n in enumerate(g.nodes):
-            if n.type == NODE_THEME:
+            if n.type in own:
                 out[i] = vecs[sp.extra_rows[n.search_text]]
         return out
 

@@ -118,9 +118,10 @@ class ChunkGraphConfig:
                 raise ConfigError(f"{name} must be an int >= {lo}, got {v!r}")
         if not isinstance(self.mention_edges, bool):
             raise ConfigError(f"mention_edges must be a bool, got {self.mention_edges!r}")
-        if self.embedding not in ("sentences", "nodes"):
+        if self.embedding not in ("sentences", "derived_windows", "nodes"):
             raise ConfigError(
-                f"embedding must be 'sentences' or 'nodes', got {self.embedding!r}"
+                "embedding must be 'sentences', 'derived_windows' or 'nodes', got "
+                f"{self.embedding!r}"
             )
         if self.stride > self.window:
             raise ConfigError(

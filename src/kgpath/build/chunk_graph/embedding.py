@@ -35,7 +35,7 @@ from kgpath.graph.model import Node
 __all__ = ["CachedEmbedder", "EMBEDDING_MODES", "MEASURED", "SentencePlan"]
 
 #: Accepted values of ``ChunkGraphConfig.embedding``.
-EMBEDDING_MODES = ("sentences", "nodes")
+EMBEDDING_MODES = ("sentences", "derived_windows", "nodes")
 
 #: Filled in from the measurement in benchmarks/README.md (passage R@2/R@5 per row).
 MEASURED = "see benchmarks/README.md, section 'chunk graph: embed each sentence once'"
