@@ -84,7 +84,10 @@ def test_two_processes_share_one_cache(tmp_path):
     ]
     outs = [p.communicate(timeout=120)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs)
-    assert [int(o) for o in outs] == [20, 20]  # each embedded its own texts (overlap allowed)
+    misses = [int(o) for o in outs]
+    # each embedded at most its 20 texts; the 10 shared ones at most twice (whoever wrote
+    # first saves the other the work, depending on timing); all 30 at least once
+    assert all(10 <= m <= 20 for m in misses) and 30 <= sum(misses) <= 40
     # Counting is another class than the children's HashingEmbedder: borrow their key
     c = CachedEmbedder(Counting(), tmp_path, cache_key=embedder_fingerprint(HashingEmbedder(32)))
     texts = [f"text {i}" for i in range(30)]
