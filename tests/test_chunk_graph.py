@@ -231,7 +231,8 @@ def test_embeddings_are_deduplicated_and_title_prefixed():
 
 def test_sentence_mode_embeds_each_sentence_once_and_derives_the_rest():
     emb = KeywordEmbedder(["a", "b", "other"])
-    b = ChunkGraphBuilder(emb, config=ChunkGraphConfig(theme_nodes=False, window=2))
+    b = ChunkGraphBuilder(emb, config=ChunkGraphConfig(theme_nodes=False, window=2,
+                                                       embedding="sentences"))
     g = b.build({"T": ["a b.", "b.", "a."]})
     assert emb.seen == ["T. a b.", "T. b.", "T. a."] and b.stats.texts_embedded == 3
     r = 1 / math.sqrt(2)
@@ -247,13 +248,14 @@ def test_sentence_mode_embeds_each_sentence_once_and_derives_the_rest():
     # identical sentence texts are embedded once, whichever document holds them
     emb2 = KeywordEmbedder(["a", "b", "other"])
     g2 = build_chunk_graph({"T": ["a."], "U": ["a."]}, embedder=emb2,
-                           config=ChunkGraphConfig(theme_nodes=False, title_prefix=False))
+                           config=ChunkGraphConfig(theme_nodes=False, title_prefix=False,
+                                                   embedding="sentences"))
     assert emb2.seen == ["a."]
     np.testing.assert_allclose(g2.embeddings[g2.index_of("doc:U")], [1, 0, 0])
     # without sentence nodes the sentences are still embedded to derive the windows
     emb3 = KeywordEmbedder(["a", "b", "other"])
     g3 = build_chunk_graph({"T": ["a b.", "b.", "a."]}, embedder=emb3, config=ChunkGraphConfig(
-        theme_nodes=False, sentence_nodes=False, window=2))
+        theme_nodes=False, sentence_nodes=False, window=2, embedding="sentences"))
     assert emb3.seen == ["T. a b.", "T. b.", "T. a."]
     np.testing.assert_allclose(g3.embeddings[g3.index_of("chunk:T:1")], [r, r, 0], atol=1e-6)
 
@@ -279,8 +281,10 @@ def test_derived_windows_mode_embeds_documents_and_sentences():
         np.testing.assert_allclose(g2.embeddings[g2.index_of(nid)], want, atol=1e-6)
 
 
-def test_sentence_mode_themes_keep_their_own_vectors(built):
-    _, g = built
+@pytest.mark.parametrize("mode", ["nodes", "derived_windows", "sentences"])
+def test_themes_keep_their_own_vectors(mode):
+    g = build_chunk_graph(DOCS, embedder=HashingEmbedder(64),
+                          config=ChunkGraphConfig(embedding=mode))
     e = HashingEmbedder(64)
     themes = [(i, n) for i, n in enumerate(g.nodes) if n.type == "theme"]
     assert themes

@@ -1,21 +1,35 @@
-"""Node vectors of the chunk graph: every node's text embedded, or each sentence once.
+"""Node vectors of the chunk graph: every node's text embedded, or sentences once.
 
-The article embeds every node's own text: each document, each 3-sentence window, each
-sentence and each theme (``embedding="nodes"``). On HotpotQA-100 (994 passages) that is
-about 10.7 texts per passage, and every sentence is embedded four times: alone, in up to
-three windows, and in its document.
+``embedding="nodes"`` (default): the article embeds every node's own text: each document,
+each 3-sentence window, each sentence and each theme. On HotpotQA-100 (994 passages) that
+is about 10.7 texts per passage, and every sentence is embedded four or five times: alone,
+in up to three windows, and in its document. Identical texts are embedded once.
 
-``embedding="sentences"`` (kgpath's default; a documented deviation from the article)
-embeds each distinct sentence text once (``"<title>. <sentence>"`` with ``title_prefix``)
-and each distinct theme once, and derives the rest:
+Two documented deviations from the article embed each distinct sentence text once
+(``"<title>. <sentence>"`` with ``title_prefix``) and derive the rest:
 
-* window vector = normalised sum (equivalently mean) of its sentences' vectors;
-* document vector = normalised sum of all its sentences' vectors.
+* ``embedding="derived_windows"``: documents, sentences and themes are embedded; a
+  window's vector is the normalised sum (equivalently mean) of its sentences' vectors.
+* ``embedding="sentences"``: sentences and themes only; a document's vector is the
+  normalised sum of all its sentences' vectors too.
 
-That embeds about 4.2 short texts per passage, whose total length is about that of the
-corpus, so a cold build costs about as much as embedding every passage once.
-Measured effect on ``kgpath eval traversal`` (HotpotQA-100, bundled embedder): see
-:data:`MEASURED` and ``benchmarks/README.md``.
+Measured on HotpotQA-100 (``benchmarks/traversal_embedding_modes.py``, all 100 questions,
+passage R@2/R@5; ``nodes`` = the README table; loaded 2-core machine for the build times,
+``benchmarks/bench_index.py --limit 100``):
+
+=====================  ===========  ===========  ===========  ===========  ===========
+mode                   BM25         dense        basic_retr.  PCR          mention_exp.
+=====================  ===========  ===========  ===========  ===========  ===========
+``nodes``              60.5 / 76.5  70.5 / 86.5  70.0 / 85.5  68.5 / 86.5  86.0 / 97.5
+``derived_windows``    60.5 / 76.5  71.0 / 87.0  70.0 / 84.0  69.0 / 83.5  86.0 / 97.5
+``sentences``          60.5 / 76.5  69.0 / 83.0  70.0 / 84.0  69.0 / 83.5  85.0 / 95.5
+=====================  ===========  ===========  ===========  ===========  ===========
+
+Cold build over the first 100 passages divided by embedding each passage once (same run):
+``derived_windows`` 1.96, ``sentences`` 1.22; ``nodes`` about 5.2 (973 s / 188 s, issue
+14). Windows are what PCR (all node types compete) and ``basic_retrieval`` rank, hence
+their R@5 loss; the document vector is what dense and ``mention_expansion`` rank. Neither
+derived mode keeps every row within one point, so ``"nodes"`` stays the default.
 
 :class:`CachedEmbedder` lives in :mod:`kgpath.embed_cache`; it is re-exported here, where
 it was first defined.
@@ -32,13 +46,10 @@ from kgpath.embed_cache import CachedEmbedder
 from kgpath.embeddings import normalize_rows
 from kgpath.graph.model import Node
 
-__all__ = ["CachedEmbedder", "EMBEDDING_MODES", "MEASURED", "SentencePlan"]
+__all__ = ["CachedEmbedder", "EMBEDDING_MODES", "SentencePlan", "sentence_text"]
 
 #: Accepted values of ``ChunkGraphConfig.embedding``.
-EMBEDDING_MODES = ("sentences", "derived_windows", "nodes")
-
-#: Filled in from the measurement in benchmarks/README.md (passage R@2/R@5 per row).
-MEASURED = "see benchmarks/README.md, section 'chunk graph: embed each sentence once'"
+EMBEDDING_MODES = ("nodes", "derived_windows", "sentences")
 
 
 def sentence_text(title: str, sentence: str, title_prefix: bool) -> str:
