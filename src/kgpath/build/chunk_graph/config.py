@@ -85,9 +85,10 @@ class ChunkGraphConfig:
         documents, sentences and themes; a window's vector is the normalised sum of its
         sentences' vectors (8.6 texts per passage; cold build ~2x the cost of embedding
         each passage once, against ~5x for ``"nodes"``). ``"sentences"``: sentences and
-        themes only, documents derived the same way (7.7 texts per passage, ~1.2x). Both derived modes deviate from the article and cost recall on
-        HotpotQA-100 (R@5: PCR -3.0, ``basic_retrieval`` -1.5, and with ``"sentences"``
-        dense -3.5); see :mod:`kgpath.build.chunk_graph.embedding`.
+        themes only, documents derived the same way (7.7 texts per passage, ~1.2x). Both
+        derived modes deviate from the article and cost recall on HotpotQA-100 (R@5: PCR
+        -3.0, ``basic_retrieval`` -1.5, and with ``"sentences"`` dense -3.5); see
+        :mod:`kgpath.build.chunk_graph.embedding`.
     min_title_chars
         Shortest normalised title (characters, spaces excluded) the mention layer matches;
         shorter titles (``"It"``, ``"Up"``) are mostly ordinary words.
