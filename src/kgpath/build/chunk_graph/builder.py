@@ -16,6 +16,7 @@ import logging
 import os
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,10 +36,11 @@ from kgpath.build.chunk_graph.config import (
     REL_THEME_OF,
     ChunkGraphConfig,
 )
-from kgpath.build.chunk_graph.embedding import CachedEmbedder
+from kgpath.build.chunk_graph.embedding import SentencePlan
 from kgpath.build.chunk_graph.mentions import add_mention_edges
 from kgpath.build.chunk_graph.similarity import similarity_edges
 from kgpath.build.chunk_graph.themes import KeywordThemes, LLMThemes, ThemeExtractor
+from kgpath.embed_cache import CachedEmbedder
 from kgpath.embeddings import Embedder, default_embedder
 from kgpath.errors import EmbeddingError, GraphError, PersistenceError
 from kgpath.graph import KnowledgeGraph
@@ -223,8 +225,20 @@ class ChunkGraphBuilder:
         self.stats.chunks = int(plan.chunk_doc.size)
         return g
 
-    def _embed_texts(self, g: KnowledgeGraph) -> tuple[list[str], list[int]]:
-        """Collect the unique texts to embed and, per node, the row of its text."""
+    def _embedding_job(
+        self, g: KnowledgeGraph, plan: _Plan
+    ) -> tuple[list[str], Callable[[np.ndarray], np.ndarray]]:
+        """The distinct texts to embed and how to turn their vectors into node vectors."""
+        if self.config.embedding == "nodes":
+            texts, rows = self._node_texts(g)
+            return texts, lambda vecs: vecs[np.asarray(rows, dtype=np.int64)]
+        own = self._own_vector_types()
+        extra = [n.search_text for n in g.nodes if n.type in own]
+        sp = SentencePlan(plan.docs, extra, title_prefix=self.config.title_prefix)
+        return sp.texts, lambda vecs: self._derived_vectors(g, plan, sp, vecs)
+
+    def _node_texts(self, g: KnowledgeGraph) -> tuple[list[str], list[int]]:
+        """``embedding="nodes"``: every node's own text (deduplicated), row per node."""
         cfg = self.config
         texts: dict[str, int] = {}
         rows: list[int] = []
@@ -233,6 +247,44 @@ class ChunkGraphBuilder:
                 else (n.text or n.name)
             rows.append(texts.setdefault(t, len(texts)))
         return list(texts), rows
+
+    def _own_vector_types(self) -> tuple[str, ...]:
+        """Node types embedded from their own text besides sentences (derived modes)."""
+        if self.config.embedding == "derived_windows":
+            return (NODE_THEME, NODE_DOCUMENT)
+        return (NODE_THEME,)
+
+    def _derived_vectors(
+        self, g: KnowledgeGraph, plan: _Plan, sp: SentencePlan, vecs: np.ndarray
+    ) -> np.ndarray:
+        """Node vectors of ``embedding="sentences"`` or ``"derived_windows"``.
+
+        Windows (and, with ``"sentences"``, documents) are normalised sums of their
+        sentences' vectors; sentences, themes (and, with ``"derived_windows"``, documents)
+        keep their own.
+        """
+        own = self._own_vector_types()
+        sums = sp.sums(vecs)
+        out = np.zeros((len(g), vecs.shape[1]), dtype=np.float32)
+        nodes: list[int] = []
+        spans: list[tuple[int, int]] = []
+        for d, start, ranges in zip(plan.docs, sp.doc_start[:-1].tolist(), plan.chunk_ranges,
+                                    strict=True):
+            if NODE_DOCUMENT not in own:
+                nodes.append(g.index_of(f"doc:{d.id}"))
+                spans.append((start, start + len(d.sentences)))
+            for ci, (s, e) in enumerate(ranges):
+                nodes.append(g.index_of(f"chunk:{d.id}:{ci}"))
+                spans.append((start + s, start + e))
+            if self.config.sentence_nodes:
+                for si in range(len(d.sentences)):
+                    nodes.append(g.index_of(f"sent:{d.id}:{si}"))
+                    spans.append((start + si, start + si + 1))
+        out[np.asarray(nodes, dtype=np.int64)] = sp.span_vectors(sums, np.asarray(spans))
+        for i, n in enumerate(g.nodes):
+            if n.type in own:
+                out[i] = vecs[sp.extra_rows[n.search_text]]
+        return out
 
     def _similarity(self, g: KnowledgeGraph, plan: _Plan) -> None:
         cfg = self.config
@@ -287,9 +339,9 @@ class ChunkGraphBuilder:
         self.stats.seconds["themes"] = time.perf_counter() - t0
         g = self._graph(plan, themes)
         t0 = time.perf_counter()
-        texts, rows = self._embed_texts(g)
+        texts, assemble = self._embedding_job(g, plan)
         vecs = self.embedder.embed_passages(texts)
-        self._set_embeddings(g, vecs, rows, len(texts))
+        self._set_embeddings(g, vecs, assemble, len(texts))
         self.stats.seconds["embedding"] = time.perf_counter() - t0
         self._similarity(g, plan)
         self._mentions(g)
@@ -306,9 +358,9 @@ class ChunkGraphBuilder:
         self.stats.seconds["themes"] = time.perf_counter() - t0
         g = self._graph(plan, themes)
         t0 = time.perf_counter()
-        texts, rows = self._embed_texts(g)
+        texts, assemble = self._embedding_job(g, plan)
         vecs = await self.embedder.aembed_passages(texts)
-        self._set_embeddings(g, vecs, rows, len(texts))
+        self._set_embeddings(g, vecs, assemble, len(texts))
         self.stats.seconds["embedding"] = time.perf_counter() - t0
         await asyncio.to_thread(self._similarity, g, plan)
         await asyncio.to_thread(self._mentions, g)
@@ -317,12 +369,13 @@ class ChunkGraphBuilder:
         return g
 
     def _set_embeddings(
-        self, g: KnowledgeGraph, vecs: np.ndarray, rows: list[int], n_texts: int
+        self, g: KnowledgeGraph, vecs: np.ndarray,
+        assemble: Callable[[np.ndarray], np.ndarray], n_texts: int,
     ) -> None:
         vecs = np.asarray(vecs, dtype=np.float32)
         if vecs.ndim != 2 or vecs.shape[0] != n_texts:
             raise EmbeddingError(f"embedder returned shape {vecs.shape} for {n_texts} texts")
-        g.set_embeddings(vecs[np.asarray(rows, dtype=np.int64)])
+        g.set_embeddings(assemble(vecs))
         self.stats.texts_embedded = n_texts
 
 

@@ -1,0 +1,65 @@
+"""``kgpath eval traversal`` on HotpotQA-100 with the chunk graph built in each embedding mode.
+
+``ChunkGraphConfig(embedding="sentences")`` (each sentence embedded once, window and
+document vectors derived) against ``embedding="nodes"`` (the article: every node's text
+embedded). Prints both tables, the recall difference per row, and each build's stats.
+
+Usage::
+
+    python benchmarks/traversal_embedding_modes.py [--data DIR] [--cache-dir DIR]
+        [--modes sentences,nodes] [--limit N]
+
+With ``--cache-dir`` the two builds share the sentence and theme vectors (same texts).
+Not a ``bench_*`` script: a cold run embeds ~10,600 texts (minutes to a quarter hour).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from kgpath.build.chunk_graph import ChunkGraphConfig
+from kgpath.embeddings import LocalEmbedder
+from kgpath.eval.hotpotqa import load_hotpotqa
+from kgpath.eval.traversal_eval import build_hotpotqa_graph, evaluate_traversal, format_report
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", default="/work/shared/datasets/hotpotqa-100")
+    p.add_argument("--cache-dir", default=None)
+    p.add_argument("--modes", default="sentences,nodes")
+    p.add_argument("--limit", type=int, default=None)
+    args = p.parse_args(argv)
+    data = load_hotpotqa(args.data, limit=args.limit)
+    embedder = LocalEmbedder()
+    recall: dict[str, dict[str, tuple[float, float]]] = {}
+    for mode in args.modes.split(","):
+        t0 = time.perf_counter()
+        graph, stats = build_hotpotqa_graph(
+            data, embedder, config=ChunkGraphConfig(embedding=mode), cache_dir=args.cache_dir
+        )
+        build_s = time.perf_counter() - t0
+        report = evaluate_traversal(data, graph, embedder,
+                                    progress=lambda m: print(m, flush=True))
+        print(f"\n=== embedding={mode!r}: build {build_s:.1f} s, "
+              f"{stats['texts_embedded']} texts, {stats['cache_hits']} cache hits, "
+              f"stage seconds {stats['seconds']}")
+        print(format_report(report), flush=True)
+        recall[mode] = {m.name: (100 * float(np.mean(m.r2)), 100 * float(np.mean(m.r5)))
+                        for m in report.methods if m.r2}
+    if len(recall) == 2:
+        a, b = list(recall)
+        print(f"\nrow: R@2 {a} / {b} (diff), R@5 {a} / {b} (diff)")
+        for name in recall[a]:
+            (x2, x5), (y2, y5) = recall[a][name], recall[b].get(name, (float("nan"),) * 2)
+            print(f"{name:28s} {x2:5.1f} / {y2:5.1f} ({x2 - y2:+.1f})   "
+                  f"{x5:5.1f} / {y5:5.1f} ({x5 - y5:+.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

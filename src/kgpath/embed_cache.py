@@ -1,0 +1,319 @@
+"""A content-addressed embedding cache shared across runs and processes.
+
+:class:`CachedEmbedder` wraps any :class:`~kgpath.embeddings.Embedder`: a text is embedded
+at most once per (embedder fingerprint, kind, text), whichever run or process asks first.
+Opt-in for the library (``CachedEmbedder(embedder, cache_dir)``); the command line's eval
+commands pass a cache folder by default (:func:`default_cache_dir`).
+
+Layout (no pickle anywhere)::
+
+    <cache_dir>/<fingerprint digest>/embedder.json       class name, for humans
+    <cache_dir>/<fingerprint digest>/query-<id>.npz      one segment per write
+    <cache_dir>/<fingerprint digest>/passage-<id>.npz
+
+A segment holds ``keys`` (SHA-256 hex of each text, ``<U64``) and ``vectors`` (float32,
+``(n, dim)``); it is written to a temporary file in the same folder and moved into place
+with :func:`os.replace`, so readers see whole segments or none. Segments are never
+modified, only added, which is what makes concurrent writers safe: two processes that
+embed the same text write two segments with the same row, and readers keep either.
+Segments are loaded with ``allow_pickle=False``; a segment that cannot be read (truncated,
+not an npz, wrong shapes or dimension) is logged, deleted and ignored, so its texts count
+as misses and are embedded and written again. When a folder holds more than
+``compact_at`` segments of one kind they are merged into one (write new, then delete old).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kgpath.embeddings import Embedder
+from kgpath.errors import ConfigError, EmbeddingError
+
+__all__ = ["CachedEmbedder", "default_cache_dir", "embedder_fingerprint"]
+
+logger = logging.getLogger(__name__)
+
+_KINDS = ("query", "passage")
+_SECRET_WORDS = ("key", "token", "secret", "password")
+
+
+def default_cache_dir() -> Path:
+    """The default cache root of the command line.
+
+    ``$KGPATH_CACHE_DIR``, else ``$XDG_CACHE_HOME/kgpath/embeddings``, else
+    ``~/.cache/kgpath/embeddings``.
+    """
+    env = os.environ.get("KGPATH_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "kgpath" / "embeddings"
+
+
+def embedder_fingerprint(embedder: Any) -> str:
+    """A string that changes when the embedder would produce other vectors.
+
+    ``embedder.fingerprint`` (a string attribute or property) when it has one; else its
+    ``repr`` when that is not the default ``<... object at 0x...>`` (kgpath's embedders
+    print their model and dimension); else the class name plus its plain attributes
+    (``model``, ``dimensions``, ``base_url``, ...; names containing ``key``, ``token``,
+    ``secret`` or ``password`` are left out).
+    """
+    fp = getattr(embedder, "fingerprint", None)
+    if isinstance(fp, str) and fp:
+        return fp
+    cls = type(embedder)
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    r = repr(embedder)
+    if " object at 0x" not in r:
+        return f"{name}|{r}"
+    return f"{name}|{json.dumps(_plain_attrs(vars(embedder)), sort_keys=True, default=str)}"
+
+
+def _plain_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    """Plain-valued attributes (one level of dicts), secrets and batching left out."""
+    out: dict[str, Any] = {}
+    for k, v in attrs.items():
+        if not isinstance(k, str) or any(w in k.lower() for w in _SECRET_WORDS) \
+                or k in ("batch_size", "show_progress"):
+            continue
+        if isinstance(v, dict):
+            v = {a: b for a, b in _plain_attrs(v).items() if not isinstance(b, dict)}
+        if isinstance(v, (str, int, float, bool, type(None), dict)):
+            out[k] = v
+    return out
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class CachedEmbedder:
+    """Wrap ``embedder`` with the content-addressed on-disk cache (see the module docstring).
+
+    Parameters
+    ----------
+    embedder
+        Any :class:`~kgpath.embeddings.Embedder`.
+    cache_dir
+        Root folder, shared by every embedder (each gets a sub-folder named after the hash
+        of :func:`embedder_fingerprint`, or of ``cache_key`` when given).
+    cache_key
+        Overrides the fingerprint (when ``repr`` is not stable across runs).
+    save_every
+        New texts are embedded and written in slices of this many, so an interrupted run
+        keeps what it finished.
+    compact_at
+        Merge a kind's segments into one when there are more than this many.
+
+    ``hits`` counts requested texts found in the cache, ``misses`` distinct texts embedded,
+    ``corrupt`` unreadable segments dropped. Works from threads and asyncio alike.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        cache_dir: str | os.PathLike[str],
+        *,
+        cache_key: str | None = None,
+        save_every: int = 2048,
+        compact_at: int = 64,
+    ) -> None:
+        for name, v in (("save_every", save_every), ("compact_at", compact_at)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ConfigError(f"{name} must be an int >= 1, got {v!r}")
+        self.embedder = embedder
+        self.save_every = save_every
+        self.compact_at = compact_at
+        self.fingerprint = cache_key if cache_key is not None else embedder_fingerprint(embedder)
+        digest = hashlib.sha256(self.fingerprint.encode("utf-8")).hexdigest()[:24]
+        self.cache_dir = Path(cache_dir)
+        self.path = self.cache_dir / digest
+        self.hits = 0
+        self.misses = 0
+        self.corrupt = 0
+        self._lock = threading.Lock()
+        self._rows: dict[str, dict[str, np.ndarray]] = {k: {} for k in _KINDS}
+        self._seen: dict[str, set[str]] = {k: set() for k in _KINDS}
+        self._dim: int | None = None
+
+    @property
+    def dim(self) -> int:
+        """Dimension of the wrapped embedder."""
+        return self.embedder.dim
+
+    def __repr__(self) -> str:
+        return f"CachedEmbedder({self.embedder!r}, cache={str(self.path)!r})"
+
+    # ------------------------------------------------------------------ segments on disk
+    def segments(self, kind: str) -> list[Path]:
+        """The segment files of ``kind`` currently on disk."""
+        if not self.path.is_dir():
+            return []
+        return sorted(self.path.glob(f"{kind}-*.npz"))
+
+    def _read(self, seg: Path) -> tuple[np.ndarray, np.ndarray] | None:
+        """A segment's keys and vectors; None when it vanished or is corrupt (deleted)."""
+        try:
+            with np.load(seg, allow_pickle=False) as z:
+                keys, vecs = np.asarray(z["keys"]), np.asarray(z["vectors"], np.float32)
+            ok = (keys.ndim == 1 and vecs.ndim == 2 and keys.shape[0] == vecs.shape[0]
+                  and keys.dtype.kind == "U" and (self._dim is None or vecs.shape[1] == self._dim)
+                  and bool(np.isfinite(vecs).all()))
+            if not ok:
+                raise ValueError(f"keys {keys.shape} {keys.dtype}, vectors {vecs.shape}")
+        except FileNotFoundError:
+            return None  # compacted away by another process; its rows live on elsewhere
+        except Exception as exc:  # noqa: BLE001 - any unreadable segment is dropped
+            logger.warning("embedding cache: dropping unreadable segment %s (%r)", seg, exc)
+            self.corrupt += 1
+            seg.unlink(missing_ok=True)
+            return None
+        return keys, vecs
+
+    def _refresh(self, kind: str) -> None:
+        """Load segments written since the last look (by this or another process)."""
+        rows = self._rows[kind]
+        for seg in self.segments(kind):
+            if seg.name in self._seen[kind]:
+                continue
+            got = self._read(seg)
+            if got is None:
+                continue
+            self._seen[kind].add(seg.name)
+            keys, vecs = got
+            if self._dim is None and vecs.shape[0]:
+                self._dim = int(vecs.shape[1])
+            for k, v in zip(keys.tolist(), vecs, strict=True):
+                rows.setdefault(str(k), v)
+
+    def _write(self, kind: str, keys: list[str], vecs: np.ndarray) -> str:
+        """Write one segment atomically; returns its file name."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        info = self.path / "embedder.json"
+        if not info.exists():
+            _atomic_bytes(info, json.dumps(
+                {"embedder": type(self.embedder).__qualname__}).encode("utf-8"))
+        name = f"{kind}-{time.time_ns():x}-{os.getpid()}-{uuid.uuid4().hex[:8]}.npz"
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=self.path)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, keys=np.asarray(keys, dtype="U64"),
+                         vectors=np.asarray(vecs, dtype=np.float32))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path / name)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return name
+
+    def _compact(self, kind: str) -> None:
+        """Merge every known segment of ``kind`` into one new one, then delete the old."""
+        old = [self.path / n for n in self._seen[kind]]
+        rows = self._rows[kind]
+        if len(old) <= self.compact_at or not rows:
+            return
+        name = self._write(kind, list(rows), np.stack(list(rows.values())))
+        for seg in old:
+            seg.unlink(missing_ok=True)
+        self._seen[kind] = {name}
+
+    # ------------------------------------------------------------------ lookup and store
+    def _lookup(self, texts: Sequence[str], kind: str) -> tuple[list[str], list[str]]:
+        if isinstance(texts, str):
+            raise EmbeddingError("expected a sequence of strings, got a single str")
+        keys = [_text_key(t) for t in texts]
+        with self._lock:
+            rows = self._rows[kind]
+            if any(k not in rows for k in keys):
+                self._refresh(kind)
+            missing: dict[str, str] = {}
+            for k, t in zip(keys, texts, strict=True):
+                if k not in rows and k not in missing:
+                    missing[k] = t
+            self.hits += sum(1 for k in keys if k not in missing)
+            self.misses += len(missing)
+        return keys, list(missing.values())
+
+    def _store(self, kind: str, texts: list[str], vecs: np.ndarray) -> None:
+        vecs = np.asarray(vecs, dtype=np.float32)
+        if vecs.ndim != 2 or vecs.shape[0] != len(texts):
+            raise EmbeddingError(f"embedder returned shape {vecs.shape} for {len(texts)} texts")
+        with self._lock:
+            if self._dim is None:
+                self._dim = int(vecs.shape[1])
+            elif vecs.shape[1] != self._dim:
+                raise EmbeddingError(
+                    f"embedder returned dimension {vecs.shape[1]}, cache {self.path} holds "
+                    f"{self._dim}"
+                )
+            keys = [_text_key(t) for t in texts]
+            self._seen[kind].add(self._write(kind, keys, vecs))
+            for k, v in zip(keys, vecs, strict=True):
+                self._rows[kind][k] = v
+            if len(self._seen[kind]) > self.compact_at:
+                self._compact(kind)
+
+    def _gather(self, keys: list[str], kind: str) -> np.ndarray:
+        if not keys:
+            return np.zeros((0, self._dim or self.dim), np.float32)
+        rows = self._rows[kind]
+        return np.stack([rows[k] for k in keys]).astype(np.float32, copy=False)
+
+    def _embed(self, texts: Sequence[str], kind: str,
+               call: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+        keys, missing = self._lookup(texts, kind)
+        for i in range(0, len(missing), self.save_every):
+            part = missing[i : i + self.save_every]
+            self._store(kind, part, call(part))
+        return self._gather(keys, kind)
+
+    async def _aembed(self, texts: Sequence[str], kind: str,
+                      call: Callable[[list[str]], Awaitable[np.ndarray]]) -> np.ndarray:
+        keys, missing = self._lookup(texts, kind)
+        for i in range(0, len(missing), self.save_every):
+            part = missing[i : i + self.save_every]
+            self._store(kind, part, await call(part))
+        return self._gather(keys, kind)
+
+    # ------------------------------------------------------------------ Embedder protocol
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed queries, reading and extending the cache."""
+        return self._embed(texts, "query", self.embedder.embed_queries)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed passages, reading and extending the cache."""
+        return self._embed(texts, "passage", self.embedder.embed_passages)
+
+    async def aembed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Async :meth:`embed_queries`."""
+        return await self._aembed(texts, "query", self.embedder.aembed_queries)
+
+    async def aembed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Async :meth:`embed_passages`."""
+        return await self._aembed(texts, "passage", self.embedder.aembed_passages)
+
+
+def _atomic_bytes(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
