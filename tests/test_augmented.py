@@ -90,7 +90,7 @@ def test_bridge_passage_rises_through_shared_entity():
     assert res.passage_ids == ["temple", "film", "other1", "other2", "usa"]
     assert [round(h.score, 3) for h in res.hits] == [1.7, 1.5, 1.5, 1.4, 1.1]
     top = res.hits[0]
-    assert (top.partner, top.via, top.base_score) == ("film", ("Shirley Temple",), 
+    assert (top.partner, top.via, top.base_score) == ("film", ("Shirley Temple",),
                                                        pytest.approx(0.3, abs=1e-6))
     ev = res.evidence("passages", k=2)
     assert [e.id for e in ev] == ["temple", "film"] and all(isinstance(e, Evidence) for e in ev)
@@ -103,10 +103,26 @@ def test_cap_lets_common_entity_link_when_raised():
     # cap 3: United States links other1 (seed) with usa and other2:
     # chain(usa) = 0.2 + max(0.9, 0.6 + 0.5) = 1.3 ; other2 = 0.5 + 1.1 = 1.6
     cfg = AugmentedConfig(seeds=2, link_bonus=0.5, max_entity_passages=3,
-                          use_query_entities=False)
+                          use_query_entities=False, link_rule="shared")
     res = GraphAugmentedRetriever(_graph(), FixedEmbedder(), config=cfg).retrieve("who?")
     scores = {h.passage_id: round(h.score, 3) for h in res.hits}
     assert scores == {"temple": 1.7, "other2": 1.6, "film": 1.5, "other1": 1.5, "usa": 1.3}
+    # "lead": United States is the lead entity of usa (named first) but of neither other1
+    # ("Nobody") nor other2 ("Nobody2"): usa keeps its link, other2 loses it (0.5 + 0.9).
+    res = GraphAugmentedRetriever(_graph(), FixedEmbedder(), config=AugmentedConfig(
+        seeds=2, link_bonus=0.5, max_entity_passages=3, use_query_entities=False)
+    ).retrieve("who?")
+    scores = {h.passage_id: round(h.score, 3) for h in res.hits}
+    assert scores == {"temple": 1.7, "other2": 1.4, "film": 1.5, "other1": 1.5, "usa": 1.3}
+
+
+def test_lead_entities():
+    from kgpath.methods.augmented import PassageEntityIndex
+
+    g = _graph()
+    idx = PassageEntityIndex(g, list(PASSAGES))
+    leads = [g.node_at(idx.lead(i)).id for i in range(len(PASSAGES))]
+    assert leads == ["Kiss and Tell", "Shirley Temple", "Nobody", "Nobody2", "United States"]
 
 
 def test_question_entity_bonus_and_seed():

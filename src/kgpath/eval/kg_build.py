@@ -108,8 +108,10 @@ def hotpotqa_graph(
 
 
 def node_text_vectors(built: BuiltGraph, embedder: Embedder) -> tuple[np.ndarray, float]:
-    """Vectors of every node's search text and the seconds they took (cached beside the
-    graph; the seconds are those of the first computation)."""
+    """Vectors of every node's search text and the seconds they took.
+
+    Cached beside the graph; the seconds are those of the first computation.
+    """
     if built.cache is not None and (built.cache / "node_text_vectors.npy").exists():
         mat = np.load(built.cache / "node_text_vectors.npy")
         return mat, float(built.stats.get("node_text_s", float("nan")))

@@ -1,5 +1,4 @@
-"""``kgpath eval kg``: every method on an offline document graph (HotpotQA layout) or a
-knowledge-base graph (MetaQA layout).
+"""``kgpath eval kg``: every method on an offline document graph or a knowledge base.
 
 ``--data`` with ``questions.json`` + ``corpus.json`` (HotpotQA layout): the graph is built
 with ``KnowledgeGraph.from_documents`` (offline spaCy extractor) and the passages embedded
@@ -112,7 +111,7 @@ def run_metaqa(args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]:
     _say("\n" + table(rows, ["method", "hops", "n", "Hits@1", "Hits@10"]))
     doc: dict[str, Any] = {}
     for m, s in scores.items():
-        d = {k: v for k, v in s.metrics().items() if k != "n"}
+        d: dict[str, Any] = {k: v for k, v in s.metrics().items() if k != "n"}
         d.update({f"{h}hop": s.metrics(h) for h in (1, 2, 3)})
         doc[m] = d
     return {"dataset": Path(args.data).name, "methods": doc}

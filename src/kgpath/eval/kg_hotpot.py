@@ -1,5 +1,6 @@
-"""``kgpath eval kg`` on HotpotQA-format data: passage recall of every method on the offline
-document graph (:func:`kgpath.eval.kg_build.hotpotqa_graph`).
+"""``kgpath eval kg`` on HotpotQA-format data: passage recall of every method.
+
+The graph is the offline document graph of :func:`kgpath.eval.kg_build.hotpotqa_graph`.
 
 Protocol
 --------
@@ -57,6 +58,7 @@ class PassageScores:
     errors: int = 0
 
     def add(self, titles: Sequence[str], gold: Sequence[str]) -> None:
+        """Score one question's ranked titles."""
         self.r2.append(passage_recall(titles, gold, 2))
         self.r5.append(passage_recall(titles, gold, 5))
 
@@ -142,7 +144,9 @@ def _pcr(built: BuiltGraph, emb: _Queries, index: Any,
     return run
 
 
-def _facade(method: str, graph: Any, emb: _Queries, **opts: Any) -> Callable[[str], list[str]]:
+def _facade(
+    method: str, graph: Any, emb: _Queries | None, **opts: Any
+) -> Callable[[str], list[str]]:
     from kgpath.facade import EvidenceRetriever
 
     r = EvidenceRetriever(method, graph, embedder=emb, **opts)
@@ -178,8 +182,10 @@ def _augmented(built: BuiltGraph, emb: _Queries, **cfg: Any) -> Callable[[str], 
     return run
 
 
-def method_runners(built: BuiltGraph, embedder: Embedder, methods: Sequence[str],
-                   augmented: dict[str, Any] | None = None) -> dict[str, Callable[[str], list[str]]]:
+def method_runners(
+    built: BuiltGraph, embedder: Embedder, methods: Sequence[str],
+    augmented: dict[str, Any] | None = None,
+) -> dict[str, Callable[[str], list[str]]]:
     """One ``question -> ranked passage ids`` callable per method (built once)."""
     from kgpath.index.graph_index import GraphIndex
 

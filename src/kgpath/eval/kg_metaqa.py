@@ -78,7 +78,8 @@ def metaqa_graph(data_dir: str | Path, embedder: Embedder,
     """The KB as a graph with entity-name vectors (cached by KB hash and embedder)."""
     kb = Path(data_dir) / "kb.txt"
     raw = kb.read_bytes()
-    triples = [tuple(x.split("|", 2)) for x in raw.decode("utf-8").splitlines() if x.count("|") >= 2]
+    lines = raw.decode("utf-8").splitlines()
+    triples = [tuple(x.split("|", 2)) for x in lines if x.count("|") >= 2]
     g = KnowledgeGraph.from_triples(triples)
     key = hashlib.sha256(raw + repr(embedder).encode()).hexdigest()[:16]
     f = Path(cache_dir) / f"metaqa-{key}.npy" if cache_dir else None

@@ -1,4 +1,4 @@
-"""Link the entities a question names to graph nodes.
+r"""Link the entities a question names to graph nodes.
 
 :class:`EntityLinker` indexes every node name by :func:`kgpath.ingest.entity_key` (the key
 ``from_documents`` merges names by) and matches the question's word n-grams against it,
@@ -7,7 +7,7 @@ longest first: a span that is matched is not reused by a shorter n-gram inside i
 
 Rules (documented constants, no paper defaults):
 
-* n-grams of 1..``max_ngram`` words (word = ``\\w+`` run, apostrophes inside kept); an
+* n-grams of 1..``max_ngram`` words (word = ``\w+`` run, apostrophes inside kept); an
   n-gram starting with an article is skipped (the key drops it, so the span without it
   matches the same node);
 * an n-gram's key must have at least ``min_key_chars`` characters and must not be a

@@ -1,7 +1,10 @@
-"""Graph-augmented passage retrieval (kgpath extension): a base retriever, re-ranked by
-two-passage chains through the entity graph. See :mod:`.fusion` for the rule."""
+"""Graph-augmented passage retrieval (kgpath extension).
 
-from kgpath.methods.augmented.config import EXPANSIONS, AugmentedConfig
+A base retriever, re-ranked by two-passage chains through the entity graph. See
+:mod:`kgpath.methods.augmented.fusion` for the rule.
+"""
+
+from kgpath.methods.augmented.config import EXPANSIONS, LINK_RULES, AugmentedConfig
 from kgpath.methods.augmented.fusion import (
     Link,
     PassageEntityIndex,
@@ -17,6 +20,7 @@ INIT_ARGS = frozenset({"base", "vectors", "linker"})
 __all__ = [
     "EXPANSIONS",
     "INIT_ARGS",
+    "LINK_RULES",
     "AugmentedConfig",
     "AugmentedHit",
     "AugmentedResult",

@@ -8,9 +8,11 @@ from typing import Literal
 
 from kgpath.errors import ConfigError
 
-__all__ = ["EXPANSIONS", "AugmentedConfig", "Expansion"]
+__all__ = ["EXPANSIONS", "LINK_RULES", "AugmentedConfig", "Expansion", "LinkRule"]
 
 Expansion = Literal["entities", "neighbours", "none"]
+LinkRule = Literal["lead", "shared"]
+LINK_RULES: tuple[str, ...] = ("lead", "shared")
 EXPANSIONS: tuple[str, ...] = ("entities", "neighbours", "none")
 
 
@@ -54,6 +56,11 @@ class AugmentedConfig:
         ``"entities"``: ``a`` and ``d`` are linked when they cite a common anchor entity;
         ``"neighbours"``: also when ``d`` cites a graph neighbour of an entity of ``a``;
         ``"none"``: no graph links (the base ranking plus the question bonus).
+    link_rule
+        ``"lead"``: the linking entity must be the lead entity (first named) of one of the
+        two passages, and the question bonus goes to passages whose lead entity the
+        question names; ``"shared"``: any common entity (see
+        :mod:`kgpath.methods.augmented.fusion`).
     use_query_entities
         Link the question's entities (:class:`kgpath.ingest.linking.EntityLinker`) as
         anchors as well.
@@ -65,6 +72,7 @@ class AugmentedConfig:
     question_bonus: float = 0.05
     max_entity_passages: int = 5
     expansion: Expansion = "entities"
+    link_rule: LinkRule = "lead"
     use_query_entities: bool = True
 
     def __post_init__(self) -> None:
@@ -75,6 +83,8 @@ class AugmentedConfig:
         _number("question_bonus", self.question_bonus, 0.0)
         if self.expansion not in EXPANSIONS:
             raise ConfigError(f"expansion must be one of {EXPANSIONS}, got {self.expansion!r}")
+        if self.link_rule not in LINK_RULES:
+            raise ConfigError(f"link_rule must be one of {LINK_RULES}, got {self.link_rule!r}")
         if not isinstance(self.use_query_entities, bool):
             raise ConfigError(
                 f"use_query_entities must be a bool, got {self.use_query_entities!r}")

@@ -8,7 +8,13 @@ by default), ``M(q)`` the passages citing an entity the question names (entity l
 2. Links (:meth:`PassageEntityIndex.links`): seed ``a`` and passage ``d != a`` are linked
    when they cite a common entity (``expansion="entities"``) or ``d`` cites a graph
    neighbour of one of ``a``'s entities (``"neighbours"``); only entities cited by at most
-   ``max_entity_passages`` passages link anything.
+   ``max_entity_passages`` passages link anything. With ``link_rule="lead"`` (default) the
+   linking entity must also be the *lead entity* of ``a`` or ``d``: the entity a passage
+   names first (:meth:`PassageEntityIndex.lead`), which for encyclopedic text is what the
+   passage is about, so the link reads "one passage names the other's subject" (a
+   hyperlink, as in ``mention_expansion``). ``"shared"`` accepts any common entity.
+   Likewise ``M(q)`` holds, under ``"lead"``, the passages whose lead entity the question
+   names.
 3. Chain score (:func:`chain_scores`):
    ``score(d) = s'(d) + max(max_{a ∈ S, a != d} s'(a), max_{a ∈ S linked to d} s'(a) + β)``.
    A passage no seed links to keeps its base order (its partner is the best other seed), so
@@ -69,6 +75,23 @@ class PassageEntityIndex:
             for p in cited:
                 self._of_passage[p].append(e)
         self.version = graph.version
+        self._lead = [self._first_named(p, self._of_passage[i])
+                      for i, p in enumerate(self.passage_ids)]
+
+    def _first_named(self, pid: str, entities: Sequence[int]) -> int:
+        """The entity whose name occurs first in the passage text (longer name on ties)."""
+        text = self.graph.passages[pid].text.lower()
+        best, key = -1, (len(text) + 1, 0)
+        for e in entities:
+            name = (self.graph.node_at(e).name or "").lower()
+            at = text.find(name) if name else -1
+            if at >= 0 and (at, -len(name)) < key:
+                best, key = e, (at, -len(name))
+        return best
+
+    def lead(self, passage: int) -> int:
+        """Node index of the entity passage ``passage`` names first (``-1``: none found)."""
+        return self._lead[passage]
 
     def entities_of(self, passage: int) -> list[int]:
         """Node indices of the entities passage ``passage`` cites."""
@@ -90,12 +113,17 @@ class PassageEntityIndex:
                 out.update(int(x) for x in nb if self.df(int(x)) <= cap)
         return out
 
-    def links(self, seeds: Sequence[int], *, neighbours: bool, cap: int) -> list[Link]:
-        """Every ``(seed, passage, entity)`` link, seeds in the given order."""
+    def links(self, seeds: Sequence[int], *, neighbours: bool, cap: int,
+              lead: bool = True) -> list[Link]:
+        """Every ``(seed, passage, entity)`` link, seeds in the given order.
+
+        ``lead``: keep a link only when its entity is the lead entity of either passage.
+        """
         out: list[Link] = []
         for a in seeds:
             for e in sorted(self._expanded(self._of_passage[a], neighbours, cap)):
-                out.extend(Link(a, d, e) for d in self._of_entity[e] if d != a)
+                out.extend(Link(a, d, e) for d in self._of_entity[e] if d != a and (
+                    not lead or e in (self._lead[a], self._lead[d])))
         return out
 
 

@@ -140,13 +140,15 @@ class GraphAugmentedRetriever:
         cap = cfg.max_entity_passages
         links_q = self.linker.link(query) if cfg.use_query_entities else []
         q_ents = {self.graph.index_of(x.node_id) for x in links_q}
-        mentioned = sorted({p for e in q_ents if idx.df(e) <= cap for p in idx.passages_of(e)})
+        lead = cfg.link_rule == "lead"
+        mentioned = sorted({p for e in q_ents if idx.df(e) <= cap for p in idx.passages_of(e)
+                            if not lead or idx.lead(p) == e})
         s2 = seed_scores(s, mentioned, cfg.question_bonus)
         finite = np.isfinite(s2)
         order = [int(i) for i in np.lexsort((np.arange(s2.size), -s2)) if finite[i]]
         seeds = list(dict.fromkeys(order[: cfg.seeds] + mentioned))
         links = [] if cfg.expansion == "none" else idx.links(
-            seeds, neighbours=cfg.expansion == "neighbours", cap=cap)
+            seeds, neighbours=cfg.expansion == "neighbours", cap=cap, lead=lead)
         score, partner = chain_scores(s2, seeds, links, cfg.link_bonus)
         via: dict[tuple[int, int], list[int]] = {}
         for lk in links:
