@@ -70,11 +70,34 @@ class PassageScores:
 
 
 class _Queries:
-    """Embedder wrapper memoising question vectors (filled once, batched)."""
+    """Embedder wrapper: question vectors memoised, passage vectors shared.
+
+    Questions are embedded once (batched); the passage vectors embedded once are served to
+    every method that embeds passage texts (C2RAG's passage index), so no method re-embeds
+    the corpus.
+    """
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
         self.memo: dict[str, np.ndarray] = {}
+        self.passages: dict[str, np.ndarray] = {}
+
+    def share(self, built: BuiltGraph) -> None:
+        """Serve ``built``'s passage vectors for its passage texts."""
+        g, v = built.graph, built.vectors
+        self.passages.update(
+            (g.passages[p].text, v.passage_vectors[i]) for i, p in enumerate(v.passage_ids))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Shared vectors for known passage texts; the embedder for the rest."""
+        new = [t for t in dict.fromkeys(texts) if t not in self.passages]
+        got = dict(zip(new, self.embedder.embed_passages(new), strict=True)) if new else {}
+        rows = [self.passages[t] if t in self.passages else got[t] for t in texts]
+        return np.stack(rows) if rows else np.zeros((0, 1), np.float32)
+
+    async def aembed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Async :meth:`embed_passages`."""
+        return self.embed_passages(texts)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.embedder, name)
@@ -190,6 +213,7 @@ def method_runners(
     from kgpath.index.graph_index import GraphIndex
 
     emb = embedder if isinstance(embedder, _Queries) else _Queries(embedder)
+    emb.share(built)
     index = GraphIndex(built.graph, emb)  # node vectors are already stored: nothing embedded
     dense = _dense(built, emb)
     makers: dict[str, Callable[[], Callable[[str], list[str]]]] = {

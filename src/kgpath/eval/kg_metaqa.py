@@ -13,8 +13,9 @@ entity list with the anchor removed; Hits@k = the first k entities contain an an
   relation-aware scoring yet, issue 12 item 4).
 * ``pathrag``, ``c2rag``: the facade's native evidence, LLM-free; entities in the order the
   items' ``node_ids``/``node_id`` traces first name them (neither takes the anchor).
-* ``walk``: a structural baseline, not a paper's method: the entities exactly ``hops``
-  edges from the anchor (undirected), ranked by cosine to the question.
+* ``walk``: a structural baseline, not a paper's method: the entities within ``hops``
+  edges of the anchor (undirected), those exactly ``hops`` away (shortest path) first, each
+  group ranked by cosine to the question (an answer of a 3-hop walk can be nearer).
 """
 
 from __future__ import annotations
@@ -100,10 +101,12 @@ def _walk(g: KnowledgeGraph, emb: Embedder) -> Callable[[MetaQAQuestion], list[s
 
     def run(q: MetaQAQuestion) -> list[str]:
         res = g.bfs(q.anchor, max_depth=q.hops, direction="both")
-        nodes = res.nodes[res.dist == q.hops]
+        keep = res.dist >= 1
+        nodes, dist = res.nodes[keep], res.dist[keep]
         qv = emb.embed_queries([q.text])[0]
         s = mat[nodes] @ qv
-        return [g.node_at(int(nodes[i])).id for i in np.argsort(-s, kind="stable")[:10]]
+        order = np.lexsort((-s, dist != q.hops))[:10]  # exactly `hops` away first
+        return [g.node_at(int(nodes[i])).id for i in order]
     return run
 
 
