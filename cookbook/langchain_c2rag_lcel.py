@@ -26,7 +26,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore
-from langchain_kgpath.c2rag import (
+from langchain_kgpath import (
     C2RAG_CHAT_PROMPT,
     C2RAGRetriever,
     SufficiencyFallbackRetriever,
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
 
     # ---- chain 1: C2RAG -> evidence blocks -> prompt -> model
     planner = FakeListChatModel(responses=[json.dumps(q["plan"])])  # scripted planner
-    retriever = C2RAGRetriever.from_graph(graph, embedder, llm=planner)
+    retriever = C2RAGRetriever.from_graph(graph, embedding=embedder, llm=planner)
     answer_model = FakeListChatModel(responses=["(a real chat model's answer would appear here)"])
     inputs = {
         "context": retriever | RunnableLambda(format_evidence_blocks),
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     print("\nAnswer:", chain.invoke(question))
 
     # the full trace is one call away
-    result = retriever.retrieve_result(question)
+    result = retriever.result(question)
     print("\nHop decisions:")
     for h in result.hops:
         ne = "n/a" if h.n_eff is None else f"{h.n_eff:.3f}"
@@ -101,15 +101,15 @@ def main(argv: list[str] | None = None) -> None:
     store.add_documents([Document(page_content=p.text, id=p.id)
                          for p in graph.passages.values()])
     guarded = SufficiencyFallbackRetriever(
-        ScoredVectorRetriever(store=store, k=3), C2RAGRetriever(c2rag=retriever.c2rag),
+        ScoredVectorRetriever(store=store, k=3), C2RAGRetriever(graph=retriever.core),
         gamma=1.5,
     )
     docs = guarded.invoke(question)
     m = docs[0].metadata
-    print(f"\nVector retriever top-3: N_eff {m['c2rag_n_eff']:.3f} vs gamma 1.5 -> "
-          f"{m['c2rag_state']}, action {m['c2rag_action']}")
+    print(f"\nVector retriever top-3: N_eff {m['kgpath_gate_n_eff']:.3f} vs gamma 1.5 -> "
+          f"{m['kgpath_gate_state']}, action {m['kgpath_gate_action']}")
     for d in docs:
-        print(f"  [{d.metadata['c2rag_source']}] {d.id}: {d.page_content[:70]}")
+        print(f"  [{d.metadata['kgpath_gate_source']}] {d.id}: {d.page_content[:70]}")
 
 
 if __name__ == "__main__":

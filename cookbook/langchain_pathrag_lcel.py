@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
-from langchain_kgpath.pathrag import (
+from langchain_kgpath import (
     PATHRAG_CHAT_PROMPT,
     PathOrderCompressor,
     PathRAGRetriever,
@@ -33,8 +33,11 @@ from kgpath.data import load_demo_graph
 
 QUESTION = "Which award did the discoverers of radium receive for it?"
 
-# PathRAG-lt sized (N=20 nodes, K=5 paths) to keep the printed prompt short.
-retriever = PathRAGRetriever.from_graph(load_demo_graph(), LocalEmbedder(), k=5, num_nodes=20)
+# PathRAG-lt sized (N=20 nodes, K=5 paths) to keep the printed prompt short; the paths
+# themselves (output="native"), not their source passages, go into the prompt.
+retriever = PathRAGRetriever.from_graph(
+    load_demo_graph(), embedding=LocalEmbedder(), k=5, num_nodes=20, output="native"
+)
 compressor = PathOrderCompressor()
 
 
@@ -58,7 +61,7 @@ if __name__ == "__main__":
     print(f"Question: {QUESTION}\n")
     print("Retrieved paths (best first):")
     for d in docs:
-        print(f"  {d.metadata['reliability']:.3f}  {d.metadata['path']}")
+        print(f"  {d.metadata['kgpath_reliability']:.3f}  {d.metadata['kgpath_path']}")
     print("\nPrompt sent to the model:\n")
     print(prompt_chain.invoke(QUESTION).to_string())
     print("\nAnswer:", chain.invoke(QUESTION))

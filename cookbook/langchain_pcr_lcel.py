@@ -22,15 +22,15 @@ from kgpath.data import load_demo_graph
 QUESTION = "Where was the ore for radium mined?"
 
 retriever = PathConstrainedRetriever.from_graph(
-    load_demo_graph(), LocalEmbedder(), anchor_name="Marie Curie", k=4
+    load_demo_graph(), embedding=LocalEmbedder(), anchor_name="Marie Curie", k=4
 )
 
 
 def format_docs(docs: list[Document]) -> str:
-    """One line per node: text, score, hop distance and the path from the anchor."""
+    """One line per source passage, with the path from the anchor that reached it."""
     return "\n".join(
-        f"- {d.page_content} [score={d.metadata['score']:.3f}, hops={d.metadata['hops']}; "
-        f"path: {d.metadata['path_text']}]"
+        f"- {d.page_content} [score={d.metadata['kgpath_score']:.3f}, "
+        f"hops={d.metadata['kgpath_hops']}; path: {d.metadata.get('kgpath_path', '')}]"
         for d in docs
     )
 

@@ -24,7 +24,7 @@ from typing import Any
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
-from langchain_kgpath.schema import (
+from langchain_kgpath import (
     SchemaGuidedRetriever,
     answer_prompt,
     decompose_runnable,
@@ -35,6 +35,7 @@ from langchain_kgpath.schema import (
 from kgpath import HashingEmbedder
 from kgpath.data import load_demo_graph
 from kgpath.demo.schema import demo_schema
+from kgpath.methods.schema import DecompositionPlan
 
 QUESTION = "Who explained nuclear fission, and which element does fission split?"
 SCRIPTED_PLAN = json.dumps({
@@ -52,13 +53,15 @@ def build_chain(embeddings: Any = None) -> Any:
     graph = load_demo_graph()
     planner_model = FakeListChatModel(responses=[SCRIPTED_PLAN])   # scripted stand-in
     answer_model = FakeListChatModel(responses=[SCRIPTED_ANSWER])  # scripted stand-in
-    retriever = SchemaGuidedRetriever.from_graph(graph, schema, embeddings=embeddings, k=4,
-                                                 include=("node", "triple"))
+    # output="native": the typed nodes and triples themselves, not their source passages
+    retriever = SchemaGuidedRetriever.from_graph(graph, schema=schema, embedding=embeddings,
+                                                 k_triples=4, output="native")
 
     decompose = decompose_runnable(schema, planner_model, graph=graph)
     # one sub-question -> its typed documents (types from the plan, no re-decomposition)
     retrieve_one = RunnableLambda(
-        lambda sq: retriever.invoke(sq.text, involved_types=sq.types.to_dict()),
+        lambda sq: retriever.invoke(sq.text, plan=DecompositionPlan(
+            sq.text, (sq,), sq.types, "given")),
         name="retrieve_sub_question",
     )
 

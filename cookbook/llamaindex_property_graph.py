@@ -48,8 +48,10 @@ print(f"store: {len(store.graph.nodes)} nodes (entities + chunks), "
 
 # 2. PCR (anchor = the entity the question names) and PathRAG as sub-retrievers; with a
 #    single sub-retriever this is one line: index.as_retriever(sub_retrievers=[...])
-pcr = PCRSubRetriever.from_index(index, embedder=embedder, k=4, direction="both", max_depth=2)
-pathrag = PathRAGSubRetriever.from_index(index, graph_index=pcr.index, top_k=3)  # shared vectors
+pcr = PCRSubRetriever.from_index(index, embed_model=embedder, k=4, direction="both",
+                                 max_depth=2, output="native")
+pathrag = PathRAGSubRetriever.from_index(index, graph=pcr.index, top_k=3,  # shared vectors
+                                         output="native")
 retriever = index.as_retriever(sub_retrievers=[pcr, pathrag], use_async=False)
 
 question = "Which award did the discoverers of radium receive for it?"
@@ -58,11 +60,11 @@ print(f"\nQ: {question}")
 for n in nodes:
     m = n.node.metadata
     if m["kgpath_method"] == "pcr":
-        print(f"  PCR      {n.score:.3f}  hops={m['hops']}  {m['path_text']}")
+        print(f"  PCR      {n.score:.3f}  hops={m['kgpath_hops']}  {m['kgpath_path']}")
     else:
-        print(f"  PathRAG  {n.score:.3f}  {m['path']}")
+        print(f"  PathRAG  {n.score:.3f}  {m['kgpath_path']}")
 assert any(n.node.metadata["kgpath_method"] == "pathrag" for n in nodes)
-assert {n.node.metadata.get("anchor_name") for n in nodes} >= {"radium"}
+assert {n.node.metadata.get("kgpath_anchor_name") for n in nodes} >= {"radium"}
 
 # 3. inside a query engine (MockLLM shows the prompt a real model would get)
 engine = RetrieverQueryEngine.from_args(retriever, llm=MockLLM())
@@ -71,7 +73,15 @@ print(f"\nquery engine: {len(answer.source_nodes)} source nodes; prompt excerpt:
 print("  " + str(answer)[:300].replace("\n", "\n  "))
 
 # 4. the same sub-retriever over an embedded graph database, with push-down
-if importlib.util.find_spec("llama_index.graph_stores.ladybug"):
+def _installed(module: str) -> bool:
+    """find_spec of a dotted name raises when a parent package is missing: treat as absent."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+if _installed("llama_index.graph_stores.ladybug"):
     import ladybug
     from llama_index.graph_stores.ladybug import LadybugPropertyGraphStore
 
@@ -82,14 +92,15 @@ if importlib.util.find_spec("llama_index.graph_stores.ladybug"):
         knowledge_graph_to_property_graph_store(
             knowledge_graph_from_property_graph_store(store), lb_store
         )
-        pushed = PCRSubRetriever(lb_store, embedder=embedder, k=4, direction="both", max_depth=2)
-        loaded = PCRSubRetriever(lb_store, embedder=embedder, k=4, direction="both", max_depth=2,
-                                 push_down=False)
+        pushed = PCRSubRetriever(lb_store, embed_model=embedder, k=4, direction="both",
+                                 max_depth=2, output="native")
+        loaded = PCRSubRetriever(lb_store, embed_model=embedder, k=4, direction="both",
+                                 max_depth=2, push_down=False, output="native")
         a, b = pushed.retrieve(question), loaded.retrieve(question)
         print(f"\nLadybug store, push-down={pushed.push_down}:")
         for n in a:
             m = n.node.metadata
-            print(f"  {n.score:.3f}  hops={m['hops']}  {m['path_text']}")
+            print(f"  {n.score:.3f}  hops={m['kgpath_hops']}  {m['kgpath_path']}")
         assert [n.node.node_id for n in a] == [n.node.node_id for n in b]
         print("  same hits as loading the store into memory: yes")
         lb_store.connection.close()

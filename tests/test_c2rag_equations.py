@@ -243,8 +243,11 @@ def test_induced_entities_keeps_rank_order() -> None:
 
 def test_config_defaults_follow_the_paper() -> None:
     c = C2RAGConfig()
-    assert (c.m, c.top_e, c.top_r, c.k_s, c.gamma, c.k_t_pool, c.k_t) == (3, 3, 8, 3, 1.5, 8, 3)
-    assert c.epsilon > 0
+    assert (c.m, c.top_e, c.top_r, c.k_s, c.k_t_pool, c.k_t) == (3, 3, 8, 3, 8, 3)
+    # γ and ε default per scorer: with a reranker, the paper's γ = 1.5 (and ε = 0.01)
+    r = c.resolve(reranker_given=True)
+    assert (r.scorer, r.gamma, r.epsilon) == ("reranker", 1.5, 0.01)
+    assert c.gamma is None and c.epsilon is None and c.scorer == "auto"
 
 
 @pytest.mark.parametrize(

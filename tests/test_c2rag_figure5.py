@@ -239,7 +239,9 @@ def make(binding: str = "pool", **cfg: object):
 
 
 def test_figure5_trace_pool_binding() -> None:
-    r, llm, emb, rr = make()
+    # Eq. 15 with every bound entity pooled into one hop (the pre-issue-12 default, kept
+    # as propagation="pooled"); the per-entity default is tested in test_c2rag_scorer.py
+    r, llm, emb, rr = make(propagation="pooled")
     res = r.retrieve(QUERY)
 
     # the plan came from the scripted LLM, asked with the query and m = 3

@@ -256,7 +256,7 @@ def test_parallel_relations_count_once_in_degree_and_all_appear_in_text():
     g.add_edge("a", "b", relation="also", text="a also b")
     adj = flow_adjacency(g)
     assert adj.degree[g.index_of("a")] == 2  # |N(a,.)| = |{b, c}|
-    r = PathRAGRetriever(g, embedder=HashingEmbedder())
+    r = PathRAGRetriever(g, embedder=HashingEmbedder(), config=PathRAGConfig.literal_eq4())
     p = r.retrieve_from_nodes("q", ["a", "b"]).paths[0]
     assert p.reliability == pytest.approx(1 + 0.4)
     assert len(p.hop_edges[0]) == 2
@@ -347,7 +347,8 @@ def test_retriever_matches_keywords_against_node_names(table_embedder):
     vecs = {n: np.eye(6)[i].tolist() for i, n in enumerate(["s", "a", "b", "c", "e", "t"])}
     emb = table_embedder(vecs)
     llm = ScriptedLLM(['{"entities": ["s", "t"], "concepts": []}'])
-    r = PathRAGRetriever(g, embedder=emb, llm=llm, config=PathRAGConfig(num_nodes=2))
+    cfg = PathRAGConfig.literal_eq4(num_nodes=2)  # one best path per pair (literal Eq. 4)
+    r = PathRAGRetriever(g, embedder=emb, llm=llm, config=cfg)
     res = r.retrieve("How is s linked to t?")
     assert res.keyword_source == "llm" and res.keywords == ("s", "t")
     assert [(n.id, n.keyword) for n in res.nodes] == [("s", "s"), ("t", "t")]

@@ -1,5 +1,9 @@
 """PathRAGResult.evidence: paths by Eq. (4) reliability, then their provenance; node fallback.
 
+These run under ``PathRAGConfig.literal_eq4()`` (the literal Eq. 4 reading, kgpath's default
+before issue 12), whose numbers are computed by hand below; the same contract under the
+default edge-flow reliability is tested in ``tests/test_pathrag_edgeflow.py``.
+
 Hand-computed truth on a tiny directed graph (α = 0.8, θ = 0.05, all of A, B, C retrieved)::
 
     A -r1-> B -r2-> C        B -r3-> D        (|N(A,·)| = 1, |N(B,·)| = 2)
@@ -32,6 +36,7 @@ from kgpath.methods.pathrag import (
 )
 
 P1_REL, P2_REL, P3_REL = 1.8, 1.4, 1.06
+LITERAL = PathRAGConfig.literal_eq4()
 
 
 def tiny_graph() -> KnowledgeGraph:
@@ -54,7 +59,7 @@ def path_id(*ids: str) -> str:
 
 @pytest.fixture
 def retriever() -> PathRAGRetriever:
-    return PathRAGRetriever(tiny_graph(), embedder=HashingEmbedder(), config=PathRAGConfig())
+    return PathRAGRetriever(tiny_graph(), embedder=HashingEmbedder(), config=LITERAL)
 
 
 @pytest.fixture
@@ -136,7 +141,9 @@ def test_passages_rank_by_reliability_even_if_paths_are_out_of_order(result):
 
 def test_path_without_passages_stays_a_path():
     g = KnowledgeGraph.from_triples([("x", "to", "y")])
-    res = PathRAGRetriever(g, embedder=HashingEmbedder()).retrieve_from_nodes("x?", ["x", "y"])
+    res = PathRAGRetriever(g, embedder=HashingEmbedder(), config=LITERAL).retrieve_from_nodes(
+        "x?", ["x", "y"]
+    )
     ev = res.evidence()
     assert [(e.kind, e.id, e.score) for e in ev] == [("path", path_id("x", "y"), 1.8)]
 

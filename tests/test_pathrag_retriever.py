@@ -32,6 +32,18 @@ CHAIN = KnowledgeGraph.from_triples([("a", "to", "b"), ("b", "to", "c"), ("c", "
 ALL = ["a", "b", "c", "d"]
 
 
+#: The literal Eq. (4) reading (kgpath's default before issue 12), as per-call overrides.
+LITERAL = {
+    "reliability": "literal_eq4",
+    "direction": "directed",
+    "max_hops": None,
+    "eq3_at_start": True,
+    "min_similarity": None,
+    "min_similarity_z": None,
+    "keyword_split": False,
+}
+
+
 @pytest.fixture
 def chain() -> PathRAGRetriever:
     return PathRAGRetriever(CHAIN, embedder=HashingEmbedder())
@@ -282,7 +294,7 @@ def test_token_budget_smaller_than_query(chain):
 
 # ---------------------------------------------------------------- result structure
 def test_result_carries_paths_resources_and_trace(chain):
-    res = chain.retrieve_from_nodes("q", ALL)
+    res = chain.retrieve_from_nodes("q", ALL, **LITERAL)
     p = res.paths[-1]
     assert p.ids == ("a", "b", "c", "d") and p.hops == 3 and p.rank == 6
     assert p.resources == pytest.approx((1.0, 0.8, 0.64, 0.512))
@@ -297,7 +309,9 @@ def test_demo_graph_lite_saves_tokens_and_paths():
     g = load_demo_graph()
     r = PathRAGRetriever(g, embedder=HashingEmbedder())
     q = "Which award did the discoverers of radium receive for it?"
-    full, lt = r.retrieve(q), r.retrieve(q, num_nodes=20, top_k=5)
+    # no similarity floor: the preset must take its full N = 20 nodes
+    full = r.retrieve(q, min_similarity_z=None)
+    lt = r.retrieve(q, num_nodes=20, top_k=5, min_similarity_z=None)
     assert len(full.paths) == 15 and len(lt.paths) == 5 and len(lt.nodes) == 20
     assert lt.token_count() < full.token_count()
 

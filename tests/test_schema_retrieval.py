@@ -199,7 +199,7 @@ def test_merged_evidence_is_deduplicated_and_tagged(graph_and_embedder):
     plan = plan_for("q award", ["q award", "q award again", "q curie"], {"nodes": ["Award",
                                                                                    "Person"]})
     res = r.retrieve("q award", plan=plan, k=2)
-    keys = [it.key for it in res.evidence]
+    keys = [it.key for it in res.items]
     assert len(keys) == len(set(keys))
     tags = {it.key: it.sub_questions for it in res.nodes}
     # sub-questions 0 and 1 have the same vector -> prize, medal; 2 ("q curie") -> curie, medal
@@ -306,8 +306,9 @@ async def test_async_equals_sync(graph_and_embedder):
     plan = plan_for("q award", ["q award", "q curie"], {"nodes": ["Award", "Person"]})
     a = r.retrieve("q award", plan=plan, k=3)
     b = await r.aretrieve("q award", plan=plan, k=3)
-    assert [(i.key, i.score, i.sub_questions) for i in a.evidence] == [
-        (i.key, i.score, i.sub_questions) for i in b.evidence]
+    assert [(i.key, i.score, i.sub_questions) for i in a.items] == [
+        (i.key, i.score, i.sub_questions) for i in b.items]
+    assert a.evidence() == b.evidence()
 
 
 def test_parallel_map_helpers():

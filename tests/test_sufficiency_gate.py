@@ -72,8 +72,8 @@ def test_combine_append_replace_and_marks() -> None:
     merged = gate.combine(["a", "b"], ["b", "x", "y"], d, key=str)
     assert [i for i, _ in merged] == ["a", "b", "x"]
     assert merged[0][1]["gate_action"] == "fallback_appended"
-    assert merged[2][1]["gate_source"] == "fallback" and merged[2][1]["p"] is None
-    assert merged[0][1]["p"] == pytest.approx(1 / 3)
+    assert merged[2][1]["gate_source"] == "fallback" and merged[2][1]["gate_p"] is None
+    assert merged[0][1]["gate_p"] == pytest.approx(1 / 3)
     rep = SufficiencyGate(SufficiencyGateConfig(mode="replace"))
     assert [i for i, _ in rep.combine(["a"], ["x"], d, key=str)] == ["x"]
     kept = gate.combine(["a"], None, d, key=str)

@@ -1,36 +1,45 @@
-"""LangChain adapters for kgpath graph-constrained retrieval.
+"""LangChain adapters for kgpath graph retrieval: one base, five retrievers, policies, prompts.
 
-Each method module (``retrievers`` for PCR, ``pathrag``, ``c2rag``, ``schema``,
-``traversal``) delegates to the framework-free ``kgpath`` core and returns
-:class:`~langchain_core.documents.Document` objects carrying the method's trace in
-``metadata``. Add one import line and one ``__all__`` line per exported name.
+Every retriever (:class:`PathConstrainedRetriever`, :class:`PathRAGRetriever`,
+:class:`C2RAGRetriever`, :class:`SchemaGuidedRetriever`, :class:`KGTraversalRetriever`) is
+a :class:`KgpathRetriever`: built with ``from_graph(graph, embedding=, llm=, k=,
+output=, **method_options)``, it returns one ``Document`` per evidence item of the core's
+evidence contract (:mod:`kgpath.evidence`), source passages with their text by default,
+with the same ``kgpath_*`` metadata as the LlamaIndex adapter.
 """
 
-from langchain_kgpath._convert import as_kgpath_embedder, as_kgpath_llm
-from langchain_kgpath.c2rag import (
-    C2RAG_CHAT_PROMPT,
-    C2RAGRetriever,
+from langchain_kgpath._base import (
+    KgpathRetriever,
+    as_kgpath_embedder,
+    as_kgpath_llm,
+    evidence_to_document,
+)
+from langchain_kgpath.compressors import (
+    PathOrderCompressor,
     SufficiencyCompressor,
     SufficiencyFallbackRetriever,
-    format_evidence_blocks,
 )
 from langchain_kgpath.graphs import (
     knowledge_graph_from_entity_graph,
     knowledge_graph_from_graph_documents,
 )
-from langchain_kgpath.pathrag import (
+from langchain_kgpath.prompts import (
+    C2RAG_CHAT_PROMPT,
     PATHRAG_CHAT_PROMPT,
-    PathOrderCompressor,
-    PathRAGRetriever,
-    format_paths,
-)
-from langchain_kgpath.retrievers import PathConstrainedRetriever
-from langchain_kgpath.schema import (
-    SchemaGuidedRetriever,
+    answer_prompt,
     decompose_runnable,
+    format_documents,
+    format_evidence_blocks,
+    format_paths,
     merge_sub_question_documents,
 )
-from langchain_kgpath.traversal import KGTraversalRetriever, traversal_result_to_documents
+from langchain_kgpath.retrievers import (
+    C2RAGRetriever,
+    KGTraversalRetriever,
+    PathConstrainedRetriever,
+    PathRAGRetriever,
+    SchemaGuidedRetriever,
+)
 
 __version__ = "0.1.0"
 
@@ -38,6 +47,7 @@ __all__ = [
     "C2RAG_CHAT_PROMPT",
     "C2RAGRetriever",
     "KGTraversalRetriever",
+    "KgpathRetriever",
     "PATHRAG_CHAT_PROMPT",
     "PathConstrainedRetriever",
     "PathOrderCompressor",
@@ -46,13 +56,15 @@ __all__ = [
     "SufficiencyCompressor",
     "SufficiencyFallbackRetriever",
     "__version__",
+    "answer_prompt",
     "as_kgpath_embedder",
     "as_kgpath_llm",
     "decompose_runnable",
+    "evidence_to_document",
+    "format_documents",
     "format_evidence_blocks",
     "format_paths",
     "knowledge_graph_from_entity_graph",
     "knowledge_graph_from_graph_documents",
     "merge_sub_question_documents",
-    "traversal_result_to_documents",
 ]

@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from langchain_kgpath.c2rag import C2RAGRetriever, SufficiencyFallbackRetriever
+from langchain_kgpath import C2RAGRetriever, SufficiencyFallbackRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from kgpath import HashingEmbedder, ScriptedLLM
@@ -22,6 +22,7 @@ from kgpath.demo.c2rag import demo_questions, load_demo_kg
 from kgpath.methods.c2rag import ConstraintCheckedRetriever
 
 _Q = demo_questions()[0]
+
 _CORE = ConstraintCheckedRetriever(
     load_demo_kg(), embedder=HashingEmbedder(),
     llm=ScriptedLLM(lambda prompt: json.dumps(_Q["plan"])),
@@ -43,7 +44,7 @@ class TestC2RAGRetrieverStandard(RetrieversIntegrationTests):
 
     @property
     def retriever_constructor_params(self) -> dict[str, Any]:
-        return {"c2rag": _CORE}
+        return {"graph": _CORE}
 
     @property
     def retriever_query_example(self) -> str:
@@ -57,7 +58,7 @@ class TestSufficiencyFallbackRetrieverStandard(RetrieversIntegrationTests):
 
     @property
     def retriever_constructor_params(self) -> dict[str, Any]:
-        return {"primary": _Flat(), "fallback": C2RAGRetriever(c2rag=_CORE)}
+        return {"primary": _Flat(), "fallback": C2RAGRetriever(graph=_CORE)}
 
     @property
     def retriever_query_example(self) -> str:

@@ -80,15 +80,22 @@ def test_graph_documents_match_the_hand_built_graph(lc):
 
 def test_retrieval_equals_direct_build(lc):
     g = knowledge_graph_from_graph_documents(graph_documents(lc))
-    via = PathConstrainedRetriever.from_graph(g, EMB, k=4, anchor="Marie Curie")
-    direct = PathConstrainedRetriever.from_graph(hand_built(), EMB, k=4, anchor="Marie Curie")
+    via = PathConstrainedRetriever.from_graph(g, embedding=EMB, k=4, anchor="Marie Curie")
+    direct = PathConstrainedRetriever.from_graph(hand_built(), embedding=EMB, k=4,
+                                                 anchor="Marie Curie")
     for q in ("cancer treatment", "element"):
         a, b = via.invoke(q), direct.invoke(q)
         assert [d.id for d in a] == [d.id for d in b]
         assert [d.metadata for d in a] == [d.metadata for d in b]
-    docs = via.invoke("cancer", k=5)
+    docs = via.invoke("cancer", k=5, output="native")
     by = {d.id: d.metadata for d in docs}
-    assert by["cancer"]["path"] == ["Marie Curie", "radium", "radiotherapy", "cancer"]
+    assert by["cancer"]["kgpath_node_ids"] == ["Marie Curie", "radium", "radiotherapy", "cancer"]
+    # the default output is the source documents' text, with their own metadata unprefixed
+    passages = via.invoke("cancer", k=5)
+    assert passages and all(d.metadata["kgpath_kind"] == "passage" for d in passages)
+    assert all(d.page_content == g.passage(d.id).text for d in passages)
+    assert {"page": 1, "kgpath_id": "d1"}.items() <= next(
+        d.metadata for d in passages if d.id == "d1").items()
 
 
 def test_duck_typed_inputs_and_errors():
@@ -125,7 +132,7 @@ def test_networkx_entity_graph():
     assert sorted((e.source, e.relation, e.target) for e in g.edges) == [
         ("Marie Curie", "discovered", "radium"), ("radium", "used in", "radiotherapy")]
     assert "lonely" in g and g.node("radium").text == "radium"
-    r = PathConstrainedRetriever.from_graph(g, EMB, anchor="Marie Curie")
+    r = PathConstrainedRetriever.from_graph(g, embedding=EMB, anchor="Marie Curie")
     assert sorted(d.id for d in r.invoke("therapy")) == ["Marie Curie", "radiotherapy", "radium"]
     triples = [nx_mod.KnowledgeTriple("a", "r", "b"), ("b", "s", "c")]
     g2 = knowledge_graph_from_entity_graph(triples)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.retrievers import BaseRetriever
-from langchain_kgpath.pathrag import PathRAGRetriever
+from langchain_kgpath import PathRAGRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from kgpath import HashingEmbedder
@@ -26,7 +26,7 @@ class TestPathRAGRetrieverStandard(RetrieversIntegrationTests):
 
     @property
     def retriever_constructor_params(self) -> dict[str, Any]:
-        return {"pathrag": _CORE}
+        return {"graph": _CORE}
 
     @property
     def retriever_query_example(self) -> str:

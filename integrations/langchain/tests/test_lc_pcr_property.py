@@ -3,7 +3,7 @@
 For random small directed graphs (cycles, self-loops and duplicate edges allowed) and a
 ``k`` larger than the graph, the returned ids must be exactly the nodes networkx can reach
 from the anchor within ``max_depth``, each with networkx's shortest-path length as ``hops``
-and a ``path`` made of real edges whose relation labels match ``path_edges``.
+and ``kgpath_node_ids`` made of real edges whose relation labels match ``kgpath_relations``.
 """
 
 from __future__ import annotations
@@ -48,17 +48,17 @@ def test_documents_match_networkx(
     for s, t in edges:
         g.add_edge(f"n{s}", f"n{t}", f"r{s}_{t}")
         ref.add_edge(f"n{s}", f"n{t}")
-    r = PathConstrainedRetriever.from_graph(g, EMBEDDER, anchor=f"n{anchor}", k=n + 1)
+    r = PathConstrainedRetriever.from_graph(g, embedding=EMBEDDER, anchor=f"n{anchor}", k=n + 1)
     docs = r.invoke("node number", max_depth=max_depth)
     expected = nx.single_source_shortest_path_length(ref, f"n{anchor}", cutoff=max_depth)
-    assert {d.id: d.metadata["hops"] for d in docs} == expected
-    scores = [d.metadata["score"] for d in docs]
+    assert {d.id: d.metadata["kgpath_hops"] for d in docs} == expected
+    scores = [d.metadata["kgpath_score"] for d in docs]
     assert scores == sorted(scores, reverse=True)
     for d in docs:
-        path = d.metadata["path"]
+        path = d.metadata["kgpath_node_ids"]
         assert path[0] == f"n{anchor}" and path[-1] == d.id
-        assert len(path) == d.metadata["hops"] + 1
-        assert d.metadata["path_edges"] == [
-            [s, f"r{s[1:]}_{t[1:]}", t] for s, t in zip(path[:-1], path[1:], strict=True)
+        assert len(path) == d.metadata["kgpath_hops"] + 1
+        assert d.metadata["kgpath_relations"] == [
+            f"r{s[1:]}_{t[1:]}" for s, t in zip(path[:-1], path[1:], strict=True)
         ]
         assert all(ref.has_edge(s, t) for s, t in zip(path[:-1], path[1:], strict=True))

@@ -103,7 +103,7 @@ def embedder() -> KeywordEmbedder:
 
 @pytest.fixture
 def retriever(embedder: KeywordEmbedder) -> PathConstrainedRetriever:
-    return PathConstrainedRetriever.from_graph(make_graph(), embedder, anchor="a", k=2)
+    return PathConstrainedRetriever.from_graph(make_graph(), embedding=embedder, anchor="a", k=2)
 
 
 def ids(docs: list[Document]) -> list[str | None]:
@@ -116,30 +116,34 @@ def test_reachable_topk_scores_and_paths(retriever: PathConstrainedRetriever) ->
     # Global top-2 would be c and y (both 1.0); y is not reachable from a.
     assert ids(docs) == ["c", "e"]
     c, e = docs
-    assert c.metadata["score"] == pytest.approx(1.0)
-    assert e.metadata["score"] == pytest.approx(R2)
-    assert (c.metadata["hops"], c.metadata["path"]) == (2, ["a", "b", "c"])
-    assert (e.metadata["hops"], e.metadata["path"]) == (3, ["a", "b", "d", "e"])
-    assert e.metadata["path_text"] == "A -[r1]-> B -[r4]-> D -[r5]-> E"
-    assert e.metadata["path_edges"] == [["a", "r1", "b"], ["b", "r4", "d"], ["d", "r5", "e"]]
-    assert c.page_content == "C. gamma"  # name prefixed: the text does not contain it
-    assert e.page_content == "gamma delta"  # "e" already occurs in the text
-    for rank, d in enumerate(docs):
+    assert c.metadata["kgpath_score"] == pytest.approx(1.0)
+    assert e.metadata["kgpath_score"] == pytest.approx(R2)
+    assert (c.metadata["kgpath_hops"], c.metadata["kgpath_node_ids"]) == (2, ["a", "b", "c"])
+    assert (e.metadata["kgpath_hops"], e.metadata["kgpath_node_ids"]) == (3, ["a", "b", "d", "e"])
+    assert e.metadata["kgpath_path"] == "A -[r1]-> B -[r4]-> D -[r5]-> E"
+    assert e.metadata["kgpath_relations"] == ["r1", "r4", "r5"]
+    # The graph holds no passage text for p_c / p_e, so the nodes themselves are returned
+    # (kind "node"), with the node text as the evidence text.
+    assert c.page_content == "gamma" and e.page_content == "gamma delta"
+    for rank, d in enumerate(docs, 1):
         m = d.metadata
-        assert m["node_id"] == d.id and m["name"] == d.id.upper()
-        assert (m["anchor"], m["anchor_name"], m["anchor_resolution"]) == ("a", "A", "id")
-        assert m["fallback_used"] is False
-        assert m["reachable_count"] == 5  # {a, b, c, d, e}
-        assert m["type"] == "letter" and m["provenance"] == [f"p_{d.id}"]
-        assert m["rank"] == rank and m["method"] == "pcr" and m["mode"] == "vector"
+        assert m["kgpath_node_id"] == m["kgpath_id"] == d.id and m["kgpath_kind"] == "node"
+        assert (m["kgpath_anchor_id"], m["kgpath_anchor_name"], m["kgpath_anchor_resolution"]
+                ) == ("a", "A", "id")
+        assert m["kgpath_fallback"] is False
+        assert m["kgpath_passage_ids"] == [f"p_{d.id}"]
+        assert m["kgpath_rank"] == rank and m["kgpath_method"] == "pcr"
+    full = retriever.result("gamma")  # the native result keeps what metadata does not
+    assert full.reachable_count == 5 and full.config.mode == "vector"  # {a, b, c, d, e}
+    assert [h.node.type for h in full.hits] == ["letter", "letter"]
 
 
 def test_whole_reachable_set_and_nothing_else(retriever: PathConstrainedRetriever) -> None:
     docs = retriever.invoke("gamma delta", k=50)
     assert set(ids(docs)) == {"a", "b", "c", "d", "e"}
-    hops = {d.id: d.metadata["hops"] for d in docs}
+    hops = {d.id: d.metadata["kgpath_hops"] for d in docs}
     assert hops == {"a": 0, "b": 1, "c": 2, "d": 2, "e": 3}
-    scores = {d.id: d.metadata["score"] for d in docs}
+    scores = {d.id: d.metadata["kgpath_score"] for d in docs}
     expected = {"a": 0.0, "b": 0.0, "c": R2, "d": 0.5, "e": 1.0}
     assert scores == pytest.approx(expected)
     assert ids(docs)[:3] == ["e", "c", "d"]
@@ -147,26 +151,27 @@ def test_whole_reachable_set_and_nothing_else(retriever: PathConstrainedRetrieve
 
 def test_metadata_is_plain_json(retriever: PathConstrainedRetriever) -> None:
     for d in retriever.invoke("gamma", k=5):
-        assert type(d.metadata["score"]) is float
+        assert type(d.metadata["kgpath_score"]) is float
         assert json.loads(json.dumps(d.metadata)) == d.metadata
 
 
 def test_construction_options_max_depth_and_direction() -> None:
     shallow = PathConstrainedRetriever.from_graph(
-        make_graph(), KeywordEmbedder(), anchor="a", k=2, max_depth=2
+        make_graph(), embedding=KeywordEmbedder(), anchor="a", k=2, max_depth=2
     )
     assert ids(shallow.invoke("gamma delta")) == ["c", "d"]  # e is 3 hops away
     inward = PathConstrainedRetriever.from_graph(
-        make_graph(), KeywordEmbedder(), anchor="a", k=1, direction="in"
+        make_graph(), embedding=KeywordEmbedder(), anchor="a", k=1, direction="in"
     )
     (doc,) = inward.invoke("alpha beta")
-    assert doc.id == "x" and doc.metadata["hops"] == 1
-    assert doc.metadata["path_text"] == "A <-[r6]- X"
+    assert doc.id == "x" and doc.metadata["kgpath_hops"] == 1
+    assert doc.metadata["kgpath_path"] == "A <-[r6]- X"
 
 
-def test_search_kwargs_apply_to_every_call(embedder: KeywordEmbedder) -> None:
-    base = PathConstrainedRetriever.from_graph(make_graph(), embedder, anchor="a", k=2)
-    r = PathConstrainedRetriever(pcr=base.pcr, anchor="a", k=2, search_kwargs={"max_depth": 2})
+def test_construction_options_apply_to_every_call(embedder: KeywordEmbedder) -> None:
+    r = PathConstrainedRetriever(graph=make_graph(), embedding=embedder, anchor="a", k=2,
+                                 max_depth=2)
+    assert r.options == {"anchor": "a", "max_depth": 2}
     assert ids(r.invoke("gamma delta")) == ["c", "d"]
     assert ids(r.invoke("gamma delta", max_depth=3)) == ["e", "c"]  # per call wins
 
@@ -179,23 +184,25 @@ def test_per_call_k_anchor_and_options(retriever: PathConstrainedRetriever) -> N
     # Per-call anchor_name replaces the constructor's anchor id: from c the graph reaches
     # c, a, b, d, e; "beta delta" is d exactly, 3 hops away via c -> a -> b -> d.
     (d,) = retriever.invoke("beta delta", anchor_name="C", k=1)
-    assert d.id == "d" and d.metadata["path"] == ["c", "a", "b", "d"]
-    assert d.metadata["anchor_resolution"] == "name"
+    assert d.id == "d" and d.metadata["kgpath_node_ids"] == ["c", "a", "b", "d"]
+    assert d.metadata["kgpath_anchor_resolution"] == "name"
     (d,) = retriever.invoke("gamma delta", k=1, max_depth=2)
     assert d.id == "c"
     # The retriever itself is unchanged by per-call options.
-    assert (retriever.k, retriever.anchor, retriever.anchor_name) == (2, "a", None)
+    assert (retriever.k, retriever.options) == (2, {"anchor": "a"})
     assert ids(retriever.invoke("gamma")) == ["c", "e"]
 
 
 def test_no_anchor_means_most_similar_node(embedder: KeywordEmbedder) -> None:
-    r = PathConstrainedRetriever.from_graph(make_graph(), embedder, k=1)
+    r = PathConstrainedRetriever.from_graph(make_graph(), embedding=embedder, k=1)
     (doc,) = r.invoke("alpha")
-    assert doc.metadata["anchor"] == "a" and doc.metadata["anchor_resolution"] == "similarity"
+    assert doc.metadata["kgpath_anchor_id"] == "a"
+    assert doc.metadata["kgpath_anchor_resolution"] == "similarity"
     # Explicit None per call also drops a constructor anchor.
-    anchored = PathConstrainedRetriever.from_graph(make_graph(), KeywordEmbedder(), anchor="z")
+    anchored = PathConstrainedRetriever.from_graph(make_graph(), embedding=KeywordEmbedder(),
+                                                   anchor="z")
     (doc,) = anchored.invoke("alpha", anchor=None, k=1)
-    assert doc.metadata["anchor"] == "a"
+    assert doc.metadata["kgpath_anchor_id"] == "a"
 
 
 def test_bind_and_batch_forward_options(retriever: PathConstrainedRetriever) -> None:
@@ -206,23 +213,24 @@ def test_bind_and_batch_forward_options(retriever: PathConstrainedRetriever) -> 
 
 def test_fallback_recorded(embedder: KeywordEmbedder) -> None:
     graph = make_graph()
-    strict = PathConstrainedRetriever.from_graph(graph, embedder, anchor="z", k=2)
+    strict = PathConstrainedRetriever.from_graph(graph, embedding=embedder, anchor="z", k=2)
     (only,) = strict.invoke("gamma")  # z reaches nothing but itself
-    assert only.id == "z" and only.metadata["fallback_used"] is False
-    assert only.metadata["score"] == 0.0 and only.metadata["hops"] == 0
+    assert only.id == "z" and only.metadata["kgpath_fallback"] is False
+    assert only.metadata["kgpath_score"] == 0.0 and only.metadata["kgpath_hops"] == 0
     docs = strict.invoke("gamma", fallback="global")
     assert ids(docs) == ["c", "y"]  # global tie at 1.0, broken by node position
-    assert all(d.metadata["fallback_used"] is True for d in docs)
-    assert all(d.metadata["hops"] is None and d.metadata["path"] == [] for d in docs)
+    assert all(d.metadata["kgpath_fallback"] is True for d in docs)
+    assert all(d.metadata["kgpath_hops"] is None and d.metadata["kgpath_node_ids"] == []
+               and "kgpath_path" not in d.metadata for d in docs)
 
 
 def test_unknown_anchor_similar_policy(embedder: KeywordEmbedder) -> None:
     r = PathConstrainedRetriever.from_graph(
-        make_graph(), embedder, anchor="nope", k=1, unknown_anchor="similar"
+        make_graph(), embedding=embedder, anchor="nope", k=1, unknown_anchor="similar"
     )
     (doc,) = r.invoke("alpha")
-    assert doc.metadata["anchor"] == "a"
-    assert "nope" in doc.metadata["anchor_resolution"]
+    assert doc.metadata["kgpath_anchor_id"] == "a"
+    assert "nope" in doc.metadata["kgpath_anchor_resolution"]
 
 
 # ---------------------------------------------------------------- sync == async
@@ -249,7 +257,7 @@ async def test_sync_equals_async(
 async def test_async_embeds_query_with_async_api(
     retriever: PathConstrainedRetriever, embedder: KeywordEmbedder
 ) -> None:
-    retriever.pcr.index.build()  # node embeddings are built once, synchronously
+    retriever.core.index.build()  # node embeddings are built once, synchronously
     embedder.calls.clear()
     await retriever.ainvoke("gamma")
     assert embedder.calls == ["async:query"]
@@ -260,9 +268,9 @@ async def test_async_embeds_query_with_async_api(
 # ---------------------------------------------------------------- typed errors
 def test_unknown_anchor_errors(retriever: PathConstrainedRetriever) -> None:
     with pytest.raises(NodeNotFoundError, match="'nope'"):
-        PathConstrainedRetriever(pcr=retriever.pcr, anchor="nope")
+        PathConstrainedRetriever(graph=retriever.core, anchor="nope")
     with pytest.raises(NodeNotFoundError, match="'Nobody'"):
-        PathConstrainedRetriever(pcr=retriever.pcr, anchor_name="Nobody")
+        PathConstrainedRetriever(graph=retriever.core, anchor_name="Nobody")
     with pytest.raises(NodeNotFoundError, match="'nope'"):
         retriever.invoke("gamma", anchor="nope")
     with pytest.raises(NodeNotFoundError, match="'Nobody'"):
@@ -279,7 +287,7 @@ def test_bad_k(retriever: PathConstrainedRetriever, bad_k: Any) -> None:
     with pytest.raises(ConfigError, match="k must be"):
         retriever.invoke("gamma", k=bad_k)
     with pytest.raises(ConfigError, match=re.escape(repr(bad_k))):
-        PathConstrainedRetriever(pcr=retriever.pcr, anchor="a", k=bad_k)
+        PathConstrainedRetriever(graph=retriever.core, anchor="a", k=bad_k)
 
 
 @pytest.mark.parametrize("query", ["", "   "])
@@ -294,29 +302,39 @@ async def test_empty_query_async(retriever: PathConstrainedRetriever) -> None:
 
 
 def test_bad_options(retriever: PathConstrainedRetriever) -> None:
-    with pytest.raises(ConfigError, match="colour"):
-        retriever.invoke("gamma", colour="red")
+    # unknown keyword arguments name themselves and the accepted ones, per call ...
+    with pytest.raises(ConfigError, match=r"\['colour'\].*accepted:.*'anchor'.*'max_depth'"):
+        retriever.invoke("gamma", k=2, colour="red")
+    with pytest.raises(ConfigError, match=r"\['colour'\].*accepted:.*'max_depth'"):
+        retriever.invoke("gamma", anchor="a", colour="red")
     with pytest.raises(ConfigError, match="-1"):
         retriever.invoke("gamma", max_depth=-1)
+    with pytest.raises(ConfigError, match="output must be"):
+        retriever.invoke("gamma", output="paths")
+    # ... and at construction
+    with pytest.raises(ConfigError, match=r"\['colour'\].*accepted:.*'max_depth'"):
+        PathConstrainedRetriever.from_graph(make_graph(), embedding=KeywordEmbedder(),
+                                            colour="red")
+    with pytest.raises(ConfigError, match="prebuilt.*'direction'"):
+        PathConstrainedRetriever(graph=retriever.core, direction="in")
     with pytest.raises(ConfigError, match="sideways"):
-        PathConstrainedRetriever(pcr=retriever.pcr, search_kwargs={"direction": "sideways"})
-    with pytest.raises(ConfigError, match="search_kwargs"):
-        PathConstrainedRetriever(pcr=retriever.pcr, search_kwargs={"k": 3})
-    with pytest.raises(ConfigError, match="colour"):
-        PathConstrainedRetriever.from_graph(make_graph(), KeywordEmbedder(), colour="red")
+        PathConstrainedRetriever.from_graph(make_graph(), embedding=KeywordEmbedder(),
+                                            direction="sideways")
+    with pytest.raises(ConfigError, match="output must be"):
+        PathConstrainedRetriever(graph=retriever.core, output="nodes")
     with pytest.raises(ConfigError, match="object"):
-        PathConstrainedRetriever.from_graph(make_graph(), object())
+        PathConstrainedRetriever.from_graph(make_graph(), embedding=object())
     with pytest.raises(ConfigError, match="GraphIndex"):
         index = GraphIndex(make_graph(), KeywordEmbedder())
-        PathConstrainedRetriever.from_graph(index, KeywordEmbedder())
+        PathConstrainedRetriever.from_graph(index, embedding=KeywordEmbedder())
     with pytest.raises(ConfigError, match="list"):
-        PathConstrainedRetriever.from_graph([("a", "r", "b")], KeywordEmbedder())
+        PathConstrainedRetriever.from_graph([("a", "r", "b")], embedding=KeywordEmbedder())
 
 
 def test_from_graph_accepts_graph_index_and_lc_fields() -> None:
     index = GraphIndex(make_graph(), KeywordEmbedder())
     r = PathConstrainedRetriever.from_graph(index, anchor="a", k=1, tags=["kg"])
-    assert r.pcr.index is index and r.tags == ["kg"]
+    assert r.core.index is index and r.tags == ["kg"]
     assert ids(r.invoke("gamma")) == ["c"]
 
 
@@ -356,13 +374,13 @@ async def test_async_callbacks(retriever: PathConstrainedRetriever) -> None:
 
 
 def format_docs(docs: list[Document]) -> str:
-    return "\n".join(f"- {d.page_content} (path: {d.metadata['path_text']})" for d in docs)
+    return "\n".join(f"- {d.page_content} (path: {d.metadata['kgpath_path']})" for d in docs)
 
 
 def test_lcel_composition(retriever: PathConstrainedRetriever) -> None:
     chain = retriever | format_docs
     assert chain.invoke("gamma") == (
-        "- C. gamma (path: A -[r1]-> B -[r2]-> C)\n"
+        "- gamma (path: A -[r1]-> B -[r2]-> C)\n"
         "- gamma delta (path: A -[r1]-> B -[r4]-> D -[r5]-> E)"
     )
 
@@ -389,8 +407,8 @@ async def test_lcel_rag_chain_with_fake_chat_model(retriever: PathConstrainedRet
 def test_langchain_embeddings_match_brute_force() -> None:
     lc_emb = DeterministicFakeEmbedding(size=16)
     graph = make_graph()
-    r = PathConstrainedRetriever.from_graph(graph, lc_emb, anchor="a", k=3)
-    assert isinstance(r.pcr.index.embedder, LangChainEmbedder)
+    r = PathConstrainedRetriever.from_graph(graph, embedding=lc_emb, anchor="a", k=3)
+    assert isinstance(r.core.index.embedder, LangChainEmbedder)
     docs = r.invoke("gamma")
     # Reference: cosine over the reachable set {a, b, c, d, e}, computed directly.
     reach = ["a", "b", "c", "d", "e"]
@@ -401,12 +419,13 @@ def test_langchain_embeddings_match_brute_force() -> None:
     scores = mat @ q
     order = np.argsort(-scores)[:3]
     assert ids(docs) == [reach[i] for i in order]
-    assert [d.metadata["score"] for d in docs] == pytest.approx(scores[order].tolist(), abs=1e-5)
+    assert [d.metadata["kgpath_score"] for d in docs] == pytest.approx(scores[order].tolist(),
+                                                                       abs=1e-5)
 
 
 async def test_langchain_embeddings_async() -> None:
     r = PathConstrainedRetriever.from_graph(
-        make_graph(), DeterministicFakeEmbedding(size=16), anchor="a", k=3
+        make_graph(), embedding=DeterministicFakeEmbedding(size=16), anchor="a", k=3
     )
     assert ids(await r.ainvoke("gamma")) == ids(r.invoke("gamma"))
 
@@ -421,8 +440,11 @@ async def test_fake_chat_model_through_kgpath_llm(retriever: PathConstrainedRetr
 
 
 def test_hashing_embedder_default_suite_graph_is_deterministic() -> None:
-    a = PathConstrainedRetriever.from_graph(make_graph(), HashingEmbedder(), anchor="a", k=5)
-    b = PathConstrainedRetriever.from_graph(make_graph(), HashingEmbedder(), anchor="a", k=5)
+    a = PathConstrainedRetriever.from_graph(make_graph(), embedding=HashingEmbedder(),
+                                            anchor="a", k=5)
+    b = PathConstrainedRetriever.from_graph(make_graph(), embedding=HashingEmbedder(),
+                                            anchor="a", k=5)
     da, db = a.invoke("gamma delta"), b.invoke("gamma delta")
-    assert [(d.id, d.metadata["score"]) for d in da] == [(d.id, d.metadata["score"]) for d in db]
+    assert [(d.id, d.metadata["kgpath_score"]) for d in da] == [
+        (d.id, d.metadata["kgpath_score"]) for d in db]
     assert set(ids(da)) == {"a", "b", "c", "d", "e"}

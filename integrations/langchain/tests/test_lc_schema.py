@@ -15,7 +15,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda
-from langchain_kgpath.schema import (
+from langchain_kgpath import (
     SchemaGuidedRetriever,
     answer_prompt,
     decompose_runnable,
@@ -29,7 +29,7 @@ from kgpath.build.schema import EntityType, RelationType, Schema, SchemaWarning
 from kgpath.data import load_demo_graph
 from kgpath.demo.schema import demo_schema
 from kgpath.errors import ConfigError
-from kgpath.methods.schema import DecompositionPlan, SchemaRetrieverConfig
+from kgpath.methods.schema import DecompositionPlan
 
 S19 = math.sqrt(0.19)
 VECS = {
@@ -83,80 +83,91 @@ PLAN = json.dumps({"sub_questions": ["q award", "q curie"],
                                       "attributes": []}})
 
 
+
+
 def retriever(**kw: Any) -> SchemaGuidedRetriever:
     llm = kw.pop("llm", None) or FakeListChatModel(responses=[PLAN])
-    return SchemaGuidedRetriever.from_graph(graph(), schema(), llm=llm,
-                                            embeddings=kw.pop("embeddings", Table()), **kw)
+    return SchemaGuidedRetriever.from_graph(graph(), schema=schema(), llm=llm,
+                                            embedding=kw.pop("embedding", Table()), **kw)
+
+
+def given(question: str, types: dict[str, Any]) -> DecompositionPlan:
+    return DecompositionPlan.from_questions(question, [question], types, schema=schema())
 
 
 # ---------------------------------------------------------------- retriever contract
+def test_result_carries_merged_typed_evidence():
+    res = retriever(k=2, k_triples=1, k_passages=1).result("Which awards, and who?")
+    by_key = {it.key: it for it in res.items}
+    assert "city" not in by_key
+    assert by_key["curie"].score == pytest.approx(1.0)
+    assert list(by_key["medal"].sub_questions) == [0, 1]
+    assert by_key["curie|received|prize"].edge.relation == "received"
+    assert by_key["p2"].kind == "passage" and res.plan.source == "llm"
+
+
 def test_documents_carry_merged_typed_evidence():
-    r = retriever(config=SchemaRetrieverConfig(k=2, k_triples=1, k_passages=1), k=20)
-    docs = r.invoke("Which awards, and who?")
-    ids = [d.id for d in docs]
-    assert "city" not in ids
-    by_id = {d.id: d for d in docs}
-    assert by_id["curie"].metadata["score"] == pytest.approx(1.0)
-    assert by_id["medal"].metadata["sub_questions"] == [0, 1]
-    assert by_id["medal"].metadata["sub_question_texts"] == ["q award", "q curie"]
-    assert by_id["triple:curie|received|prize"].metadata["relation"] == "received"
-    assert by_id["passage:p2"].metadata["evidence_kind"] == "passage"
-    scores = [d.metadata["score"] for d in docs]
-    assert scores == sorted(scores, reverse=True)
-    assert all(isinstance(s, float) for s in scores)
-    assert r.last_result is not None and r.last_result.plan.source == "llm"
+    r = retriever(k_triples=1, k_passages=1)
+    docs = r.invoke("Which awards, and who?", output="native")
+    by_id = {d.id: d.metadata for d in docs}
+    assert by_id["curie"]["kgpath_score"] == pytest.approx(1.0)
+    assert by_id["medal"]["kgpath_sub_questions"] == [0, 1]
+    assert by_id["medal"]["kgpath_kind"] == "node"
+    assert by_id["medal"]["kgpath_schema_type"] == "Award"
+    items = r.result("Which awards, and who?").items  # nodes, then triples, then passages
+    assert [d.id for d in docs] == [it.key for it in items]
+    assert [by_id[it.key]["kgpath_kind"] for it in items] == [it.kind for it in items]
+    assert {it.kind for it in items} == {"node", "triple", "passage"}
+    assert by_id["p2"]["kgpath_kind"] == "passage"
+    assert all(isinstance(m["kgpath_score"], float) for m in by_id.values())
     json.dumps([d.metadata for d in docs])  # JSON-safe
+    texts = {p.text for p in graph().passages.values()}
+    passages = r.invoke("Which awards, and who?")  # default: the source passages
+    assert passages and all(d.page_content in texts for d in passages)
 
 
 async def test_sync_equals_async_and_k():
-    r = retriever(include=("node",))
-    a = [(d.id, d.metadata) for d in r.invoke("q", k=3)]
-    r2 = retriever(include=("node",))
-    b = [(d.id, d.metadata) for d in await r2.ainvoke("q", k=3)]
+    a = [(d.id, d.metadata) for d in retriever().invoke("q", k=3, output="native")]
+    b = [(d.id, d.metadata) for d in await retriever().ainvoke("q", k=3, output="native")]
     assert a == b and len(a) == 3
 
 
-def test_involved_types_and_plan_kwargs_skip_decomposition():
-    llm = FakeListChatModel(responses=["never used"])
-    r = retriever(llm=llm, include=("node",))
-    docs = r.invoke("q award", involved_types={"nodes": ["Award"]})
-    assert [d.id for d in docs] == ["prize", "medal"]
-    assert r.last_result.plan.source == "given"
-    plan = DecompositionPlan.from_questions("x", ["q curie"], {"nodes": ["Place"]},
-                                            schema=schema())
-    assert [d.id for d in r.invoke("x", plan=plan)] == ["city"]
+def test_plan_kwarg_skips_decomposition():
+    r = retriever(llm=FakeListChatModel(responses=["never used"]))
+    res = r.result("q award", plan=given("q award", {"nodes": ["Award"]}))
+    assert [n.key for n in res.nodes] == ["prize", "medal"] and res.plan.source == "given"
+    assert [n.key for n in r.result("x", plan=given("q curie", {"nodes": ["Place"]})).nodes
+            ] == ["city"]
     with pytest.warns(SchemaWarning):
-        r.invoke("q award", involved_types={"nodes": ["Spaceship"]})
-    with pytest.raises(ConfigError):
-        r.invoke("q award", plan=plan, involved_types={"nodes": []})
-    with pytest.raises(ConfigError):
-        r.invoke("q award", involved_types=["Award"])
+        given("q award", {"nodes": ["Spaceship"]})
+    with pytest.raises(ConfigError, match=r"\['involved_types'\].*accepted:.*'plan'"):
+        r.invoke("q award", involved_types={"nodes": ["Award"]})
 
 
 def test_bad_options():
     with pytest.raises(ConfigError):
         retriever(k=0)
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match=r"\['include'\]"):
         retriever(include=("edge",))
+    with pytest.raises(ConfigError, match=r"\['kk'\]"):
+        retriever(kk=1)
     with pytest.raises(ConfigError):
-        retriever(search_kwargs={"kk": 1})
-    with pytest.raises(ConfigError):
-        SchemaGuidedRetriever(core="x")
+        SchemaGuidedRetriever(graph="x")
     r = retriever()
-    with pytest.raises(ConfigError, match="unknown schema-retriever option"):
+    with pytest.raises(ConfigError, match=r"\['depth'\].*accepted:"):
         r.invoke("q award", depth=3)
     with pytest.raises(ConfigError):
         r.invoke("q award", k=-1)
     with pytest.raises(ConfigError):
-        SchemaGuidedRetriever.from_graph(graph(), schema(), llm=42, embeddings=Table())
+        SchemaGuidedRetriever.from_graph(graph(), schema=schema(), llm=42, embedding=Table())
 
 
 def test_garbage_llm_reply_falls_back_to_whole_question():
-    r = retriever(llm=FakeListChatModel(responses=["I refuse."]), include=("node",))
+    r = retriever(llm=FakeListChatModel(responses=["I refuse."]))
     with pytest.warns(SchemaWarning, match="unparsable"):
-        r.invoke("q award")
-    assert r.last_result.plan.source == "fallback"
-    assert r.last_result.trace["sub_questions"] == ["q award"]
+        res = r.result("q award")
+    assert res.plan.source == "fallback"
+    assert res.trace["sub_questions"] == ["q award"]
 
 
 # ---------------------------------------------------------------- LCEL building blocks
@@ -178,24 +189,36 @@ def test_merge_sub_question_documents():
     d2 = Document(page_content="y", id="y", metadata={"score": 0.5})
     d3 = Document(page_content="no id, no score")
     out = merge_sub_question_documents(plan, [[d1, d2, d3], [d1b, d3]])
-    assert [(d.id, d.metadata.get("score"), d.metadata["sub_questions"]) for d in out] == [
-        ("x", 0.9, [0, 1]), ("y", 0.5, [0]), (None, None, [0, 1])]
-    assert out[0].metadata["sub_question_texts"] == ["a", "b"]
-    assert "sub_questions" not in d1b.metadata  # inputs are not mutated
+    assert [(d.id, d.metadata.get("score"), d.metadata["kgpath_sub_questions"]) for d in out
+            ] == [("x", 0.9, [0, 1]), ("y", 0.5, [0]), (None, None, [0, 1])]
+    assert [plan.sub_questions[i].text for i in out[0].metadata["kgpath_sub_questions"]] == [
+        "a", "b"]
+    assert "kgpath_sub_questions" not in d1b.metadata  # inputs are not mutated
+    # kgpath documents are merged by kgpath_score
+    k1 = Document(page_content="z", id="z", metadata={"kgpath_score": 0.1})
+    k2 = Document(page_content="z", id="z", metadata={"kgpath_score": 0.7})
+    (z,) = merge_sub_question_documents(plan, [[k1], [k2]])
+    assert z.metadata["kgpath_score"] == 0.7 and z.metadata["kgpath_sub_questions"] == [0, 1]
     with pytest.raises(ConfigError):
         merge_sub_question_documents(plan, [[d1]])
 
 
 def test_lcel_parallel_retrieve_really_overlaps_and_answers():
     emb = Table(delay=0.25)
-    r = SchemaGuidedRetriever.from_graph(graph(), schema(), embeddings=emb, include=("node",))
+    r = SchemaGuidedRetriever.from_graph(graph(), schema=schema(), embedding=emb,
+                                         output="native")
     plan = DecompositionPlan.from_questions("q", ["q award", "q curie"],
                                             {"nodes": ["Award", "Person"]}, schema=schema())
-    per_sub = RunnableLambda(lambda sq: r.invoke(sq.text, involved_types=sq.types.to_dict()))
-    results = per_sub.batch(list(plan.sub_questions), config={"max_concurrency": 2})
+
+    def nodes(sq: Any) -> list[Document]:
+        docs = r.invoke(sq.text, plan=given(sq.text, sq.types.to_dict()))
+        return [d for d in docs if d.metadata["kgpath_kind"] == "node"]
+
+    results = RunnableLambda(nodes).batch(list(plan.sub_questions),
+                                          config={"max_concurrency": 2})
     assert max(s for _, s, _ in emb.log) < min(e for _, _, e in emb.log)
     merged = merge_sub_question_documents(plan, results)
-    assert {d.id: d.metadata["sub_questions"] for d in merged}["medal"] == [0, 1]
+    assert {d.id: d.metadata["kgpath_sub_questions"] for d in merged}["medal"] == [0, 1]
     text = format_documents(merged)
     assert "[node (Award)] Medal {sub-question 1,2}" in text
     chain = answer_prompt() | FakeListChatModel(responses=["Curie; Prize, Medal."]) | \
@@ -206,8 +229,8 @@ def test_lcel_parallel_retrieve_really_overlaps_and_answers():
 
 
 # ---------------------------------------------------------------- standard suite
-_CORE = SchemaGuidedRetriever.from_graph(load_demo_graph(), demo_schema(),
-                                         embeddings=HashingEmbedder(dim=128)).core
+_CORE = SchemaGuidedRetriever.from_graph(load_demo_graph(), schema=demo_schema(),
+                                         embedding=HashingEmbedder(dim=128)).core
 
 
 class TestSchemaGuidedRetrieverStandard(RetrieversIntegrationTests):
@@ -217,7 +240,7 @@ class TestSchemaGuidedRetrieverStandard(RetrieversIntegrationTests):
 
     @property
     def retriever_constructor_params(self) -> dict[str, Any]:
-        return {"core": _CORE}
+        return {"graph": _CORE}
 
     @property
     def retriever_query_example(self) -> str:

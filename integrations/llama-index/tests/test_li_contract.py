@@ -1,7 +1,9 @@
 """Contract suite for the LlamaIndex PCR retriever (STYLE habit 10).
 
-Every test runs against the hand-written toy graph of ``conftest.py`` whose reachable set,
-shortest paths and cosine scores were computed by hand. The contract: sync == async, float
+Node-level tests use ``output="native"`` (one node per PCR hit); the passage output is
+checked against hand-computed provenance. Every test runs against the hand-written toy
+graph of ``conftest.py`` whose reachable set, shortest paths and cosine scores were
+computed by hand. The contract: sync == async, float
 scores in descending order, ``top_k`` honoured, trace metadata correct, works inside
 ``RetrieverQueryEngine`` with ``MockLLM`` without touching ``Settings``, callbacks and
 instrumentation receive retrieval events, bad input raises kgpath's typed errors.
@@ -22,9 +24,14 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, NodeWithScore
 from llama_index.retrievers.kgpath import KgpathQueryBundle, PathConstrainedRetriever
 
-from kgpath import ConfigError, GraphIndex, NodeNotFoundError, QueryError
+from kgpath import ConfigError, NodeNotFoundError, QueryError
 
 MODES = ["vector", "hybrid"]
+
+
+def native(core: Any, **options: Any) -> PathConstrainedRetriever:
+    """The retriever with one node per PCR hit (``output="native"``)."""
+    return PathConstrainedRetriever(core, output="native", **options)
 
 
 def _ids(nodes: list[NodeWithScore]) -> list[str]:
@@ -37,7 +44,7 @@ def _snapshot(nodes: list[NodeWithScore]) -> list[tuple[str, float, dict[str, An
 
 @pytest.fixture(params=MODES)
 def retriever(request: pytest.FixtureRequest, core_pcr: Any) -> PathConstrainedRetriever:
-    return PathConstrainedRetriever(core_pcr, anchor="a", k=3, mode=request.param)
+    return native(core_pcr, anchor="a", k=3, mode=request.param)
 
 
 # ---------------------------------------------------------------- sync == async
@@ -50,7 +57,7 @@ async def test_sync_equals_async(retriever: PathConstrainedRetriever, query: str
 
 
 async def test_async_awaits_the_embedders_async_api(core_pcr: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, anchor="a")
+    r = native(core_pcr, anchor="a")
     emb = core_pcr.index.embedder
     await r.aretrieve("east")
     assert emb.calls == [("async", "query", ("east",))]
@@ -59,7 +66,7 @@ async def test_async_awaits_the_embedders_async_api(core_pcr: Any) -> None:
 
 
 async def test_sync_equals_async_with_per_call_options(core_pcr: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, anchor="x")
+    r = native(core_pcr, anchor="x")
     kw: dict[str, Any] = {"anchor": "a", "k": 2, "max_depth": 1}
     sync = r.retrieve_with("north", **kw)
     asyn = await r.aretrieve_with("north", **kw)
@@ -74,12 +81,12 @@ def test_scores_are_python_floats_in_descending_order(
     nodes = retriever.retrieve_with("east", k=10)
     scores = [n.score for n in nodes]
     assert all(type(s) is float for s in scores)
-    assert all(type(n.node.metadata["score"]) is float for n in nodes)
+    assert all(type(n.node.metadata["kgpath_score"]) is float for n in nodes)
     assert scores == sorted(scores, reverse=True)
 
 
 def test_vector_scores_equal_hand_computed_cosines(core_pcr: Any, toy: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, anchor="a", k=3)
+    r = native(core_pcr, anchor="a", k=3)
     east = r.retrieve("east")
     assert _ids(east) == ["e", "c", "b"]  # x (1.0) and y (0.96) are not reachable
     assert [n.score for n in east] == pytest.approx([toy.EAST_SCORES[i] for i in "ecb"], abs=1e-6)
@@ -91,10 +98,10 @@ def test_vector_scores_equal_hand_computed_cosines(core_pcr: Any, toy: Any) -> N
 @pytest.mark.parametrize("k", [1, 2, 3, 5, 10])
 def test_top_k_honoured(core_pcr: Any, toy: Any, k: int) -> None:
     reachable = len(toy.REACH_FROM_A)
-    by_k = PathConstrainedRetriever(core_pcr, anchor="a", k=k).retrieve("east")
-    by_alias = PathConstrainedRetriever(core_pcr, anchor="a", similarity_top_k=k).retrieve("east")
-    per_call = PathConstrainedRetriever(core_pcr, anchor="a").retrieve_with("east", k=k)
-    bundle = PathConstrainedRetriever(core_pcr, anchor="a").retrieve(
+    by_k = native(core_pcr, anchor="a", k=k).retrieve("east")
+    by_alias = native(core_pcr, anchor="a", similarity_top_k=k).retrieve("east")
+    per_call = native(core_pcr, anchor="a").retrieve_with("east", k=k)
+    bundle = native(core_pcr, anchor="a").retrieve(
         KgpathQueryBundle("east", k=k)
     )
     for nodes in (by_k, by_alias, per_call, bundle):
@@ -104,13 +111,13 @@ def test_top_k_honoured(core_pcr: Any, toy: Any, k: int) -> None:
 
 
 def test_similarity_top_k_property_reflects_config(core_pcr: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, similarity_top_k=4)
+    r = native(core_pcr, similarity_top_k=4)
     assert r.similarity_top_k == 4 == r.config.k
 
 
 # ---------------------------------------------------------------- trace metadata
 def test_trace_metadata_matches_hand_computed_paths(core_pcr: Any, toy: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, anchor="a", k=10)
+    r = native(core_pcr, anchor="a", k=10)
     nodes = r.retrieve("east")
     assert set(_ids(nodes)) == set(toy.REACH_FROM_A)  # exactly the reachable set, nothing else
     rel = {"b": ["founded"], "d": ["owns"], "c": ["founded", "employs"],
@@ -121,26 +128,44 @@ def test_trace_metadata_matches_hand_computed_paths(core_pcr: Any, toy: Any) -> 
     for rank, n in enumerate(nodes, start=1):
         nid, m = n.node.node_id, n.node.metadata
         hops, path = toy.REACH_FROM_A[nid]
-        assert m["kgpath_node_id"] == nid
-        assert m["hops"] == hops
-        assert m["path"] == path
-        assert m["path_relations"] == rel[nid]
-        assert m["path_text"] == text[nid]
-        assert m["anchor_id"] == "a" and m["anchor_name"] == "Acme"
-        assert m["anchor_resolution"] == "id"
-        assert m["fallback_used"] is False
-        assert m["reachable_count"] == 5
-        assert m["rank"] == rank
-        assert m["score"] == n.score
-        assert m["kgpath_method"] == "pcr" and m["score_mode"] == "vector"
+        assert m["kgpath_node_id"] == m["kgpath_id"] == nid
+        assert m["kgpath_kind"] == "node"
+        assert m["kgpath_hops"] == hops
+        assert m["kgpath_node_ids"] == path
+        assert m["kgpath_relations"] == rel[nid]
+        assert m["kgpath_path"] == text[nid]
+        assert m["kgpath_anchor_id"] == "a" and m["kgpath_anchor_name"] == "Acme"
+        assert m["kgpath_anchor_resolution"] == "id"
+        assert m["kgpath_fallback"] is False
+        assert m["kgpath_rank"] == rank
+        assert m["kgpath_score"] == n.score
+        assert m["kgpath_method"] == "pcr"
+    result = r.result("east")  # what the trace no longer repeats on every node
+    assert result.reachable_count == 5 and result.config.mode == "vector"
     by_id = {n.node.node_id: n.node.metadata for n in nodes}
-    assert by_id["c"]["provenance"] == ["p1", "p2"]
-    assert by_id["d"]["provenance"] == []
-    assert by_id["a"]["name"] == "Acme" and by_id["a"]["type"] == "company"
+    assert by_id["c"]["kgpath_passage_ids"] == ["p1", "p2"]
+    assert by_id["d"]["kgpath_passage_ids"] == []
+    assert by_id["a"]["source"] == "registry"  # the node's own metadata, unprefixed
+
+
+def test_passages_follow_hit_order_then_provenance(core_pcr: Any) -> None:
+    # hits for "east" from a, k=3: e (1.0, p2), c (0.8, p1 p2), b (0.6, p1)
+    r = PathConstrainedRetriever(core_pcr, anchor="a", k=3)
+    nodes = r.retrieve("east")
+    assert _ids(nodes) == ["p2", "p1"]
+    assert [n.score for n in nodes] == pytest.approx([1.0, 0.8], abs=1e-6)
+    assert [n.node.get_content(MetadataMode.NONE) for n in nodes] == [
+        "Carol wrote an essay on catalysis.", "Acme founded Beta Labs, which employs Carol."]
+    m2, m1 = (n.node.metadata for n in nodes)
+    assert (m2["kgpath_kind"], m2["kgpath_node_id"], m2["kgpath_supporting"]) == (
+        "passage", "e", ["e", "c"])
+    assert (m1["kgpath_node_id"], m1["kgpath_supporting"]) == ("c", ["c", "b"])
+    assert [m2["kgpath_rank"], m1["kgpath_rank"]] == [1, 2]
+    assert _ids(r.retrieve_with("east", k=1)) == ["p2"]
 
 
 def test_node_ids_are_the_kgpath_ids_and_stable(core_pcr: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, anchor="a", k=10)
+    r = native(core_pcr, anchor="a", k=10)
     first = r.retrieve("east")
     second = r.retrieve("east")
     assert _ids(first) == _ids(second)
@@ -148,10 +173,10 @@ def test_node_ids_are_the_kgpath_ids_and_stable(core_pcr: Any) -> None:
     assert all(n.node.node_id == n.node.metadata["kgpath_node_id"] for n in first)
 
 
-def test_node_text_is_the_kgpath_search_text(core_pcr: Any, toy_graph: Any) -> None:
-    nodes = PathConstrainedRetriever(core_pcr, anchor="a", k=10).retrieve("east")
+def test_node_text_is_the_kgpath_node_text(core_pcr: Any, toy_graph: Any) -> None:
+    nodes = native(core_pcr, anchor="a", k=10).retrieve("east")
     for n in nodes:
-        assert n.node.get_content(MetadataMode.NONE) == toy_graph.node(n.node.node_id).search_text
+        assert n.node.get_content(MetadataMode.NONE) == toy_graph.node(n.node.node_id).text
 
 
 # ---------------------------------------------------------------- query engine
@@ -173,32 +198,34 @@ def no_settings_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_inside_retriever_query_engine_with_mock_llm(
     toy_graph: Any, query_embedder: Any
 ) -> None:
-    r = PathConstrainedRetriever.from_graph(toy_graph, embedder=query_embedder, anchor="a", k=3)
+    r = PathConstrainedRetriever.from_graph(toy_graph, embed_model=query_embedder, anchor="a",
+                                            k=3, output="native",
+                                            llm_metadata_keys=("kgpath_path",))
     engine = RetrieverQueryEngine.from_args(r, llm=MockLLM())
     response = engine.query("east")
     assert _ids(response.source_nodes) == ["e", "c", "b"]
     assert all(type(n.score) is float for n in response.source_nodes)
-    # MockLLM echoes its prompt: the context holds node texts and the readable paths,
-    # but none of the long trace fields.
+    # MockLLM echoes its prompt: the context holds node texts and (asked for) the readable
+    # paths, but none of the other trace fields.
     prompt = str(response)
     assert "Essay on catalysis." in prompt and "Carol is a chemist." in prompt
-    assert "path_text: Acme -[founded]-> Beta Labs -[employs]-> Carol -[wrote]-> Essay" in prompt
-    assert "type: document" in prompt
-    for hidden in ("kgpath_node_id", "provenance", "anchor_resolution", "reachable_count",
-                   "path_relations", "path: ["):
+    assert "kgpath_path: Acme -[founded]-> Beta Labs -[employs]-> Carol -[wrote]-> Essay" \
+        in prompt
+    for hidden in ("kgpath_node_id", "kgpath_passage_ids", "anchor_resolution", "kgpath_hops",
+                   "kgpath_relations", "kgpath_score"):
         assert hidden not in prompt
     aresponse = await engine.aquery("east")
     assert _snapshot(aresponse.source_nodes) == _snapshot(response.source_nodes)
     # per-call anchor through the engine
     moved = engine.query(KgpathQueryBundle("north", anchor="c", k=2))
     assert _ids(moved.source_nodes) == ["b", "c"]
-    assert moved.source_nodes[0].node.metadata["path"] == ["c", "b"]
+    assert moved.source_nodes[0].node.metadata["kgpath_node_ids"] == ["c", "b"]
 
 
 # ---------------------------------------------------------------- callbacks / instrumentation
 async def test_callback_manager_receives_retrieve_events(core_pcr: Any) -> None:
     handler = LlamaDebugHandler()
-    r = PathConstrainedRetriever(
+    r = native(
         core_pcr, anchor="a", k=2, callback_manager=CallbackManager([handler])
     )
     r.retrieve("east")
@@ -226,7 +253,7 @@ def test_instrumentation_sees_retrieval_end_events(core_pcr: Any) -> None:
     root = get_dispatcher()
     root.add_event_handler(handler)
     try:
-        PathConstrainedRetriever(core_pcr, anchor="a", k=1).retrieve("east")
+        native(core_pcr, anchor="a", k=1).retrieve("east")
     finally:
         root.event_handlers.remove(handler)
     assert len(handler.events) == 1
@@ -235,7 +262,7 @@ def test_instrumentation_sees_retrieval_end_events(core_pcr: Any) -> None:
 
 # ---------------------------------------------------------------- typed errors
 async def test_unknown_anchor_id_raises_node_not_found(core_pcr: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr, anchor="nope")
+    r = native(core_pcr, anchor="nope")
     with pytest.raises(NodeNotFoundError, match="'nope'"):
         r.retrieve("east")
     with pytest.raises(NodeNotFoundError, match="'nope'"):
@@ -243,7 +270,7 @@ async def test_unknown_anchor_id_raises_node_not_found(core_pcr: Any) -> None:
 
 
 def test_unknown_anchor_name_raises_node_not_found(core_pcr: Any) -> None:
-    r = PathConstrainedRetriever(core_pcr)
+    r = native(core_pcr)
     with pytest.raises(NodeNotFoundError, match="'Nobody'"):
         r.retrieve_with("east", anchor_name="Nobody")
 
@@ -251,10 +278,10 @@ def test_unknown_anchor_name_raises_node_not_found(core_pcr: Any) -> None:
 @pytest.mark.parametrize("k", [0, -1])
 async def test_non_positive_k_raises_config_error(core_pcr: Any, k: int) -> None:
     with pytest.raises(ConfigError, match=str(k)):
-        PathConstrainedRetriever(core_pcr, anchor="a", k=k)
+        native(core_pcr, anchor="a", k=k)
     with pytest.raises(ConfigError, match=str(k)):
-        PathConstrainedRetriever(core_pcr, anchor="a", similarity_top_k=k)
-    r = PathConstrainedRetriever(core_pcr, anchor="a")
+        native(core_pcr, anchor="a", similarity_top_k=k)
+    r = native(core_pcr, anchor="a")
     with pytest.raises(ConfigError, match=str(k)):
         r.retrieve_with("east", k=k)
     with pytest.raises(ConfigError, match=str(k)):
@@ -263,7 +290,7 @@ async def test_non_positive_k_raises_config_error(core_pcr: Any, k: int) -> None
 
 @pytest.mark.parametrize("query", ["", "   "])
 async def test_empty_query_raises_query_error(core_pcr: Any, query: str) -> None:
-    r = PathConstrainedRetriever(core_pcr, anchor="a")
+    r = native(core_pcr, anchor="a")
     with pytest.raises(QueryError):
         r.retrieve(query)
     with pytest.raises(QueryError):
@@ -273,27 +300,33 @@ async def test_empty_query_raises_query_error(core_pcr: Any, query: str) -> None
 def test_bad_options_raise_config_error(core_pcr: Any, toy_graph: Any) -> None:
     with pytest.raises(ConfigError, match="max_depth"):
         PathConstrainedRetriever(core_pcr, max_depth=-1)
-    with pytest.raises(ConfigError, match="top_n"):
+    with pytest.raises(ConfigError, match=r"top_n.*accepted.*max_depth"):
         PathConstrainedRetriever(core_pcr, top_n=3)
-    with pytest.raises(ConfigError, match="disagree"):
-        PathConstrainedRetriever(core_pcr, k=3, similarity_top_k=4)
     with pytest.raises(ConfigError, match="KnowledgeGraph"):
-        PathConstrainedRetriever(toy_graph)  # type: ignore[arg-type]
+        PathConstrainedRetriever("not a graph")
     with pytest.raises(ConfigError, match="str"):
-        PathConstrainedRetriever.from_graph(toy_graph, embedder="openai")
-    with pytest.raises(ConfigError, match="GraphIndex"):
-        PathConstrainedRetriever.from_graph(GraphIndex(toy_graph, core_pcr.index.embedder),
-                                            embedder=core_pcr.index.embedder)
+        PathConstrainedRetriever.from_graph(toy_graph, embed_model="openai")
+    with pytest.raises(ConfigError, match="output"):
+        PathConstrainedRetriever(core_pcr, output="paths")
+    with pytest.raises(ConfigError, match="embed_model"):
+        PathConstrainedRetriever(core_pcr, embed_model=core_pcr.index.embedder)
     r = PathConstrainedRetriever(core_pcr, anchor="a")
     with pytest.raises(ConfigError, match="direction"):
         r.retrieve_with("east", direction="sideways")
-    with pytest.raises(ConfigError, match="bogus"):
+    with pytest.raises(ConfigError, match=r"bogus.*accepted"):
         r.retrieve_with("east", bogus=1)
+
+
+def test_config_k_counts_hits_and_similarity_top_k_counts_nodes(core_pcr: Any) -> None:
+    # k=3 hits (e, c, b) cite two passages; similarity_top_k=1 keeps the first
+    r = PathConstrainedRetriever(core_pcr, anchor="a", k=3, similarity_top_k=1)
+    assert r.config.k == 3 and r.similarity_top_k == 1
+    assert _ids(r.retrieve("east")) == ["p2"]
 
 
 def test_errors_are_reported_to_callbacks(core_pcr: Any) -> None:
     handler = LlamaDebugHandler()
-    r = PathConstrainedRetriever(core_pcr, anchor="nope",
+    r = native(core_pcr, anchor="nope",
                                  callback_manager=CallbackManager([handler]))
     with pytest.raises(NodeNotFoundError):
         r.retrieve("east")

@@ -12,7 +12,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.llms import MockLLM
 from llama_index.retrievers.kgpath import PathConstrainedRetriever
-from llama_index.retrievers.kgpath.base import to_kgpath_embedder
+from llama_index.retrievers.kgpath._base import to_kgpath_embedder
 from pydantic import PrivateAttr
 
 from kgpath import KnowledgeGraph, LlamaIndexEmbedder, LlamaIndexLLM
@@ -72,7 +72,8 @@ async def test_mock_embedding_through_from_graph() -> None:
     # MockEmbedding returns the same constant vector for every text: every cosine is 1.0,
     # so PCR returns the reachable nodes in BFS order (ties keep candidate order).
     r = PathConstrainedRetriever.from_graph(
-        _graph(), embedder=MockEmbedding(embed_dim=8), anchor="curie", k=10
+        _graph(), embed_model=MockEmbedding(embed_dim=8), anchor="curie", k=10,
+        output="native",
     )
     nodes = r.retrieve("anything")
     assert [n.node.node_id for n in nodes] == ["curie", "pitch", "nobel"]
@@ -83,7 +84,8 @@ async def test_mock_embedding_through_from_graph() -> None:
 
 async def test_keyword_embedding_gives_hand_computed_scores() -> None:
     model = KeywordEmbedding()
-    r = PathConstrainedRetriever.from_graph(_graph(), embedder=model, anchor="curie", k=10)
+    r = PathConstrainedRetriever.from_graph(_graph(), embed_model=model, anchor="curie", k=10,
+                                            output="native")
     # query "radium ore" -> (1,1,0,0)/sqrt2. Cosines: pitch (1,2,0,0)/sqrt5 -> 3/sqrt10,
     # curie (1,0,0,0) -> 1/sqrt2, nobel (1,0,1,0)/sqrt2 -> 1/2; bohr is not reachable.
     nodes = r.retrieve("radium ore")

@@ -1,6 +1,8 @@
 """LlamaIndex PathRAG adapters: retriever, PathOrderPostprocessor, prompts, query engine.
 
-Truth is hand-computed on the chain a -> b -> c -> d (alpha 0.8, theta 0.05):
+Under ``PathRAGConfig.literal_eq4()`` (the literal Eq. 4 reading; the core's default
+edge-flow reliability is tested against an oracle in ``tests/test_pathrag_edgeflow.py``),
+truth is hand-computed on the chain a -> b -> c -> d (alpha 0.8, theta 0.05):
 S along a chain from its start is 1, 0.8, 0.64, 0.512, so every 1-hop path has Eq. 4
 reliability (1 + 0.8) / 1 = 1.8, every 2-hop path (1 + 0.8 + 0.64) / 2 = 1.22 and the 3-hop
 path 2.952 / 3 = 0.984. N = 40 exceeds the 4 nodes, so all of them are retrieved.
@@ -22,7 +24,7 @@ from llama_index.core.llms.custom import CustomLLM
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
-from llama_index.retrievers.kgpath.pathrag import (
+from llama_index.retrievers.kgpath import (
     PATHRAG_KEYWORD_TEMPLATE,
     PATHRAG_QA_TEMPLATE,
     PathOrderPostprocessor,
@@ -43,6 +45,11 @@ EXPECTED = [
     (("a", "b", "c", "d"), 0.984),
 ]
 QUERY = "Where does a lead to?"
+LITERAL = PathRAGConfig.literal_eq4()
+#: The literal Eq. 4 reading as keyword options (the hand-computed values below use it).
+LIT = {f: getattr(LITERAL, f) for f in (
+    "reliability", "direction", "max_hops", "eq3_at_start", "min_similarity",
+    "min_similarity_z", "keyword_split")}
 
 
 def chain() -> KnowledgeGraph:
@@ -55,7 +62,8 @@ def chain() -> KnowledgeGraph:
 
 @pytest.fixture
 def retriever() -> PathRAGRetriever:
-    return PathRAGRetriever(chain(), embedder=HashingEmbedder())
+    return PathRAGRetriever.from_graph(chain(), embed_model=HashingEmbedder(), output="native",
+                                       **LIT)
 
 
 def snapshot(nodes: list[NodeWithScore]) -> list[tuple[str, float | None, dict[str, Any]]]:
@@ -65,21 +73,36 @@ def snapshot(nodes: list[NodeWithScore]) -> list[tuple[str, float | None, dict[s
 # ---------------------------------------------------------------- retriever
 def test_each_path_is_a_node_scored_by_reliability(retriever):
     nodes = retriever.retrieve(QUERY)
-    got = [(tuple(n.node.metadata["path_node_ids"]), n.score) for n in nodes]
+    got = [(tuple(n.node.metadata["kgpath_node_ids"]), n.score) for n in nodes]
     assert [p for p, _ in got] == [p for p, _ in EXPECTED]
     assert [s for _, s in got] == pytest.approx([s for _, s in EXPECTED])
     assert all(isinstance(n.score, float) for n in nodes)
     last = nodes[-1].node
     assert last.text == "a | a to b | b | b to c | c | c to d | d"  # Eq. 5
     md = last.metadata
-    assert md["resources"] == pytest.approx([1.0, 0.8, 0.64, 0.512])
-    assert md["hops"] == 3 and md["rank"] == 6 and md["kgpath_method"] == "pathrag"
-    assert md["path_edges"][0] == {"source": "a", "target": "b", "relation": "to"}
-    assert md["provenance"] == ["p1"] and md["keyword_source"] == "offline"
+    assert md["kgpath_hops"] == 3 and md["kgpath_rank"] == 6
+    assert md["kgpath_method"] == "pathrag" and md["kgpath_kind"] == "path"
+    assert md["kgpath_reliability"] == pytest.approx(0.984)
+    assert md["kgpath_relations"] == ["to", "to", "to"]
+    assert md["kgpath_path"] == "a -[to]-> b -[to]-> c -[to]-> d"
+    assert md["kgpath_passage_ids"] == ["p1"]
+    result = retriever.result(QUERY)  # the native result keeps what the trace does not
+    assert result.paths[-1].resources == pytest.approx([1.0, 0.8, 0.64, 0.512])
+    assert result.keyword_source == "offline"
     # metadata never leaks into the LLM context or the embedding text
     assert last.get_content(MetadataMode.LLM) == last.text
     assert last.get_content(MetadataMode.EMBED) == last.text
     assert len({n.node.node_id for n in nodes}) == 6
+
+
+def test_passages_by_default_cite_every_path():
+    r = PathRAGRetriever.from_graph(chain(), embed_model=HashingEmbedder(), **LIT)
+    (p1,) = r.retrieve(QUERY)
+    paths = PathRAGRetriever.from_graph(chain(), embed_model=HashingEmbedder(),
+                                        output="native", **LIT).retrieve(QUERY)
+    assert (p1.node.node_id, p1.node.text) == ("p1", "a to b to c to d")
+    assert p1.score == pytest.approx(1.8)  # the most reliable path citing it (literal Eq. 4)
+    assert p1.node.metadata["kgpath_supporting"] == [n.node.node_id for n in paths]
 
 
 async def test_sync_equals_async(retriever):
@@ -88,14 +111,19 @@ async def test_sync_equals_async(retriever):
 
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_top_k_honoured(k):
-    r = PathRAGRetriever(chain(), embedder=HashingEmbedder(), top_k=k)
-    assert len(r.retrieve(QUERY)) == k and r.top_k == k
+    r = PathRAGRetriever.from_graph(chain(), embed_model=HashingEmbedder(), top_k=k,
+                                    output="native")
+    assert len(r.retrieve(QUERY)) == k and r.config.top_k == k
+    r = PathRAGRetriever.from_graph(chain(), embed_model=HashingEmbedder(),
+                                    similarity_top_k=k, output="native")
+    assert len(r.retrieve(QUERY)) == k
 
 
-def test_prompt_order_and_token_budget_from_core_config():
-    cfg = PathRAGConfig(top_k=4)
-    r = PathRAGRetriever(chain(), embedder=HashingEmbedder(), config=cfg, order="prompt")
-    scores = [n.score for n in r.retrieve(QUERY)]
+def test_prompt_order_from_the_postprocessor():
+    r = PathRAGRetriever.from_graph(chain(), embed_model=HashingEmbedder(), top_k=4,
+                                    output="native", **LIT)
+    scores = [n.score for n in PathOrderPostprocessor().postprocess_nodes(r.retrieve(QUERY))]
+    assert len(scores) == 4
     assert scores == sorted(scores) and scores[-1] == pytest.approx(1.8)
 
 
@@ -117,40 +145,40 @@ def test_wraps_an_existing_core_retriever_and_llamaindex_llm_and_embedding():
             raise NotImplementedError
 
     llm = JsonLLM()
-    r = PathRAGRetriever(chain(), embedder=MockEmbedding(embed_dim=8), llm=llm)
-    nodes = r.retrieve(QUERY)
-    assert nodes[0].node.metadata["keywords"] == ["a", "d"]
-    assert nodes[0].node.metadata["keyword_source"] == "llm"
+    r = PathRAGRetriever.from_graph(chain(), embed_model=MockEmbedding(embed_dim=8), llm=llm)
+    result = r.result(QUERY)
+    assert list(result.keywords) == ["a", "d"]
+    assert result.keyword_source == "llm"
     assert QUERY in llm.prompts[0]
     core = CorePathRAG(chain(), embedder=HashingEmbedder())
-    assert PathRAGRetriever(core).core is core
+    assert PathRAGRetriever(core).kgpath_retriever is core
 
 
 def test_bad_construction():
-    with pytest.raises(ConfigError, match="retriever must be"):
-        PathRAGRetriever("graph")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="KnowledgeGraph"):
+        PathRAGRetriever("graph")
     core = CorePathRAG(chain(), embedder=HashingEmbedder())
     with pytest.raises(ConfigError, match="only used when building"):
-        PathRAGRetriever(core, config=PathRAGConfig())
+        PathRAGRetriever(core, embed_model=HashingEmbedder())
     with pytest.raises(ConfigError, match="top_k"):
         PathRAGRetriever(core, top_k=0)
-    with pytest.raises(ConfigError, match="order"):
-        PathRAGRetriever(core, order="random")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"\['order'\].*accepted"):
+        PathRAGRetriever(core, order="random")
     with pytest.raises(ConfigError, match="llm"):
-        PathRAGRetriever(chain(), embedder=HashingEmbedder(), llm=object())
+        PathRAGRetriever(chain(), embed_model=HashingEmbedder(), llm=object())
 
 
 def test_no_path_gives_no_nodes():
     g = KnowledgeGraph.from_triples([("a", "r", "b"), ("c", "r", "d")])
-    r = PathRAGRetriever(CorePathRAG(g, embedder=HashingEmbedder()))
+    r = PathRAGRetriever(CorePathRAG(g, embedder=HashingEmbedder()), output="native")
     # every node is retrieved; the only flow paths are a->b and c->d
-    assert {tuple(n.node.metadata["path_node_ids"]) for n in r.retrieve("x")} == {
+    assert {tuple(n.node.metadata["kgpath_node_ids"]) for n in r.retrieve("x")} == {
         ("a", "b"),
         ("c", "d"),
     }
     g2 = KnowledgeGraph.from_triples([("a", "r", "b")])
     g2.add_node("z", name="z")
-    r2 = PathRAGRetriever(CorePathRAG(g2, embedder=HashingEmbedder()))
+    r2 = PathRAGRetriever(CorePathRAG(g2, embedder=HashingEmbedder()), output="native")
     assert len(r2.retrieve("x")) == 1
 
 
@@ -166,19 +194,19 @@ def test_prompts_exposed_and_formatted_with_llamaindex_variables(retriever):
 
 def test_update_prompts_reaches_the_core():
     llm = ScriptedLLM(lambda p: '["a"]')
-    r = PathRAGRetriever(chain(), embedder=HashingEmbedder(), llm=llm)
+    r = PathRAGRetriever.from_graph(chain(), embed_model=HashingEmbedder(), llm=llm, **LIT)
     r.update_prompts(
         {
             "keyword_prompt": PromptTemplate("KEYWORDS OF: {query_str}"),
             "path_qa_prompt": PromptTemplate("Q={query_str}\n{context_str}\nEND"),
         }
     )
-    res = r.core.retrieve(QUERY)
+    res = r.kgpath_retriever.retrieve(QUERY)
     assert llm.prompts[-1] == f"KEYWORDS OF: {QUERY}"
     assert res.prompt.startswith(f"Q={QUERY}\nPath 1: ") and res.prompt.endswith("END")
     assert r.get_prompts()["path_qa_prompt"].get_template().startswith("Q=")
     r.update_prompts({"keyword_prompt": PromptTemplate("plain {query}")})
-    r.core.retrieve(QUERY)
+    r.kgpath_retriever.retrieve(QUERY)
     assert llm.prompts[-1] == f"plain {QUERY}"
     with pytest.raises(ConfigError, match="variables"):
         r.update_prompts({"path_qa_prompt": PromptTemplate("no variables")})

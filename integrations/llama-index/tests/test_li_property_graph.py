@@ -212,7 +212,8 @@ def test_mentioned_entity_prefers_the_longest_name():
 
 def test_pcr_sub_retriever_in_one_line(pg_index):
     retriever = pg_index.as_retriever(
-        sub_retrievers=[PCRSubRetriever.from_index(pg_index, embedder=EMB, k=4)],
+        sub_retrievers=[PCRSubRetriever.from_index(pg_index, embed_model=EMB, k=4,
+                                                   output="native")],
         use_async=False,
     )
     nodes = retriever.retrieve("What did Marie Curie discover that treats cancer?")
@@ -222,16 +223,17 @@ def test_pcr_sub_retriever_in_one_line(pg_index):
     assert [n.node.node_id for n in nodes] == core.ids
     assert [n.score for n in nodes] == pytest.approx([h.score for h in core.hits])
     meta = nodes[0].node.metadata
-    assert meta["anchor_id"] == "Marie Curie" and meta["kgpath_method"] == "pcr"
-    assert [n.node.metadata["path"] for n in nodes] == [list(h.path) for h in core.hits]
+    assert meta["kgpath_anchor_id"] == "Marie Curie" and meta["kgpath_method"] == "pcr"
+    assert [n.node.metadata["kgpath_node_ids"] for n in nodes] == [list(h.path) for h in core.hits]
     # Marie Curie -> radium, Pierre Curie; radium -> radiotherapy -> cancer (not polonium)
     assert core.reachable_count == 5
 
 
 def test_pcr_sub_retriever_options_text_and_async(pg_index):
-    sub = PCRSubRetriever.from_index(pg_index, embedder=EMB, include_text=True, k=2)
+    sub = PCRSubRetriever.from_index(pg_index, embed_model=EMB, include_text=True, k=2,
+                                     output="native")
     nodes = sub.retrieve(KgpathQueryBundle("treatment", anchor="radium", k=2))
-    assert {n.node.metadata["anchor_id"] for n in nodes} == {"radium"}
+    assert {n.node.metadata["kgpath_anchor_id"] for n in nodes} == {"radium"}
     # include_text: each source chunk (read from the store) is appended once, to the
     # best-ranked hit citing it; the hits keep their kgpath node ids and trace
     graph = knowledge_graph_from_property_graph_store(pg_index.property_graph_store)
@@ -258,14 +260,26 @@ def test_pcr_sub_retriever_options_text_and_async(pg_index):
     anodes = asyncio.run(run())
     assert [n.node.node_id for n in anodes] == [n.node.node_id for n in nodes]
     with pytest.raises(ConfigError):
-        PCRSubRetriever.from_index(pg_index, embedder=EMB, k=0)
+        PCRSubRetriever.from_index(pg_index, embed_model=EMB, k=0)
     with pytest.raises(ConfigError, match="push_down=True"):
-        PCRSubRetriever(pg_index.property_graph_store, embedder=EMB, push_down=True)
+        PCRSubRetriever(pg_index.property_graph_store, embed_model=EMB, push_down=True)
+    with pytest.raises(ConfigError, match=r"bogus.*accepted"):
+        PCRSubRetriever(pg_index.property_graph_store, embed_model=EMB, bogus=1)
+
+
+def test_pcr_sub_retriever_passages_by_default(pg_index):
+    sub = PCRSubRetriever.from_index(pg_index, embed_model=EMB, k=2)
+    nodes = sub.retrieve(KgpathQueryBundle("treatment", anchor="radium"))
+    graph = knowledge_graph_from_property_graph_store(pg_index.property_graph_store)
+    core = CorePCR(GraphIndex(graph, EMB)).retrieve("treatment", anchor="radium", k=2)
+    want = list(dict.fromkeys(p for h in core.hits for p in h.node.provenance))
+    assert [n.node.node_id for n in nodes] == want
+    assert [n.node.get_content() for n in nodes] == [CHUNKS[p][0] for p in want]
 
 
 def test_sub_retriever_inside_a_query_engine(pg_index):
     retriever = pg_index.as_retriever(
-        sub_retrievers=[PCRSubRetriever.from_index(pg_index, embedder=EMB)], use_async=False)
+        sub_retrievers=[PCRSubRetriever.from_index(pg_index, embed_model=EMB)], use_async=False)
     engine = RetrieverQueryEngine.from_args(retriever, llm=MockLLM())
     answer = engine.query("Who married Pierre Curie?")
     assert answer.source_nodes
@@ -276,7 +290,7 @@ def test_pathrag_sub_retriever(pg_index):
     pytest.importorskip("kgpath.methods.pathrag")
     from kgpath.methods.pathrag import PathRAGRetriever
 
-    sub = PathRAGSubRetriever.from_index(pg_index, embedder=EMB, top_k=5)
+    sub = PathRAGSubRetriever.from_index(pg_index, embed_model=EMB, top_k=5, output="native")
     nodes = pg_index.as_retriever(sub_retrievers=[sub], use_async=False).retrieve(
         "Marie Curie radiotherapy")
     graph = knowledge_graph_from_property_graph_store(pg_index.property_graph_store)
@@ -284,13 +298,13 @@ def test_pathrag_sub_retriever(pg_index):
     assert [n.score for n in nodes] == pytest.approx([p.reliability for p in res.paths])
     assert all(n.node.metadata["kgpath_method"] == "pathrag" for n in nodes)
     # a second sub-retriever can share the first one's GraphIndex (node vectors embedded once)
-    pcr = PCRSubRetriever.from_index(pg_index, embedder=EMB)
-    shared = PathRAGSubRetriever.from_index(pg_index, graph_index=pcr.index, top_k=5)
+    pcr = PCRSubRetriever.from_index(pg_index, embed_model=EMB)
+    shared = PathRAGSubRetriever.from_index(pg_index, graph=pcr.index, top_k=5, output="native")
     assert shared.index is pcr.index and shared.graph is pcr.graph
     assert [n.score for n in shared.retrieve("Marie Curie radiotherapy")] == pytest.approx(
         [p.reliability for p in res.paths])
     with pytest.raises(ConfigError, match="own embedder"):
-        PathRAGSubRetriever(pg_index.property_graph_store, graph_index=pcr.index, embedder=EMB)
+        PathRAGSubRetriever(pg_index.property_graph_store, graph=pcr.index, embed_model=EMB)
 
 
 # ---------------------------------------------------------------------- Ladybug store
@@ -327,13 +341,15 @@ def test_ladybug_store_converts_and_pushes_down(ladybug_store):
     assert set(g.passages) == {"c1", "c2", "c3"}
     assert "c1" in g.node("radium").provenance
 
-    sub = PCRSubRetriever(ladybug_store, embedder=EMB, k=5)
+    sub = PCRSubRetriever(ladybug_store, embed_model=EMB, k=5)
     assert sub.push_down
-    memory = PCRSubRetriever(ladybug_store, embedder=EMB, k=5, push_down=False)
+    memory = PCRSubRetriever(ladybug_store, embed_model=EMB, k=5, push_down=False,
+                             output="native")
     for q in ("What did Marie Curie discover?", "radiotherapy cancer", "Poland"):
         a, b = sub.retrieve(q), memory.retrieve(q)
         assert [n.node.node_id for n in a] == [n.node.node_id for n in b]
         assert [n.score for n in a] == pytest.approx([n.score for n in b], abs=1e-6)
         for x, y in zip(a, b):
-            for key in ("hops", "path", "path_relations", "anchor_id", "path_text"):
+            for key in ("kgpath_hops", "kgpath_node_ids", "kgpath_relations",
+                        "kgpath_anchor_id", "kgpath_path"):
                 assert x.node.metadata[key] == y.node.metadata[key], key

@@ -25,7 +25,7 @@ from llama_index.core.prompts import PromptTemplate
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.retrievers import TransformRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
-from llama_index.retrievers.kgpath.schema import (
+from llama_index.retrievers.kgpath import (
     SchemaDecomposeQueryTransform,
     SchemaGuidedRetriever,
     SchemaSubQuestionRetriever,
@@ -37,7 +37,6 @@ from pydantic import PrivateAttr
 from kgpath import BaseEmbedder, KnowledgeGraph, ScriptedLLM
 from kgpath.build.schema import EntityType, RelationType, Schema
 from kgpath.errors import ConfigError
-from kgpath.methods.schema import SchemaRetrieverConfig
 
 S19 = math.sqrt(0.19)
 VECS = {
@@ -86,8 +85,8 @@ PLAN = json.dumps({"sub_questions": ["q award", "q curie"],
 
 def retriever(**kw: Any) -> SchemaGuidedRetriever:
     llm = kw.pop("llm", None) or ScriptedLLM(lambda p: PLAN)
-    return SchemaGuidedRetriever.from_graph(graph(), schema(), llm=llm, embed_model=Table(),
-                                            **kw)
+    return SchemaGuidedRetriever.from_graph(graph(), schema=schema(), llm=llm,
+                                            embed_model=Table(), **kw)
 
 
 def snap(nodes: list[NodeWithScore]) -> list[tuple[str, float, dict]]:
@@ -96,50 +95,60 @@ def snap(nodes: list[NodeWithScore]) -> list[tuple[str, float, dict]]:
 
 # ---------------------------------------------------------------- SchemaGuidedRetriever
 def test_retrieve_returns_typed_merged_evidence_with_trace():
-    r = retriever(config=SchemaRetrieverConfig(k=2, k_triples=1, k_passages=1))
+    r = retriever(k=2, k_triples=1, k_passages=1, output="native")
     out = r.retrieve("Which awards, and who?")
     ids = [n.node.node_id for n in out]
     assert "city" not in ids  # Place is not an involved type: filtered before scoring
     assert all(isinstance(n.score, float) for n in out)
-    assert [n.score for n in out] == sorted((n.score for n in out), reverse=True)
+    kinds = [n.node.metadata["kgpath_kind"] for n in out]
+    assert kinds == sorted(kinds, key=["node", "triple", "passage"].index)  # nodes first
     by_id = {n.node.node_id: n for n in out}
     # q award -> prize 0.8, medal 0.6 ; q curie -> curie 1.0, medal 0.8 (merged: best 0.8)
     assert by_id["curie"].score == pytest.approx(1.0)
     assert by_id["medal"].score == pytest.approx(0.8)
-    assert by_id["medal"].node.metadata["sub_questions"] == [0, 1]
-    assert by_id["medal"].node.metadata["sub_question_texts"] == ["q award", "q curie"]
-    assert by_id["prize"].node.metadata["schema_type"] == "Award"
+    assert by_id["medal"].node.metadata["kgpath_sub_questions"] == [0, 1]
+    assert by_id["prize"].node.metadata["kgpath_schema_type"] == "Award"
     assert by_id["prize"].node.metadata["kgpath_method"] == "schema"
-    kinds = {n.node.metadata["evidence_kind"] for n in out}
-    assert kinds == {"node", "triple", "passage"}
-    assert "triple:curie|received|prize" in ids and "passage:p2" in ids
-    assert r.last_result is not None and r.last_result.plan.source == "llm"
-    # trace keys hidden from the embedder, only three reach the LLM
+    assert set(kinds) == {"node", "triple", "passage"}
+    assert "curie|received|prize" in ids and "p2" in ids
+    result = r.result("Which awards, and who?")
+    assert result.plan.source == "llm"
+    assert [q.text for q in result.plan.sub_questions] == ["q award", "q curie"]
+    # trace keys hidden from the embedder and the LLM
     node = by_id["medal"].node
-    assert "sub_questions" in node.excluded_embed_metadata_keys
-    assert "score" in node.excluded_llm_metadata_keys
-    assert "sub_question_texts" not in node.excluded_llm_metadata_keys
+    assert "kgpath_sub_questions" in node.excluded_embed_metadata_keys
+    assert "kgpath_sub_questions" in node.excluded_llm_metadata_keys
+
+
+def test_passages_by_default_follow_the_best_items():
+    out = retriever(k=2, k_triples=1, k_passages=1).retrieve("Which awards, and who?")
+    assert [(n.node.node_id, n.node.text) for n in out] == [
+        ("p1", "Curie was born in the City."), ("p2", "Curie received the Prize and the Medal.")]
+    assert [n.score for n in out] == pytest.approx([1.0, 0.8])
+    assert out[0].node.metadata["kgpath_supporting"] == ["curie"]
 
 
 async def test_sync_equals_async():
-    r = retriever()
-    assert snap(r.retrieve("q")) == snap(await r.aretrieve("q"))
+    for output in ("passages", "native"):
+        r = retriever(output=output)
+        assert snap(r.retrieve("q")) == snap(await r.aretrieve("q"))
 
 
-def test_top_k_include_and_overrides():
-    r = retriever(similarity_top_k=2, include=("node",))
+def test_top_k_and_options():
+    r = retriever(similarity_top_k=2, output="native")
     out = r.retrieve("q")
     assert [n.node.node_id for n in out] == ["curie", "prize"]  # 1.0, then 0.8 (first seen)
-    r = retriever(include=("node",), config_overrides={"type_mode": "off", "k": 1})
-    assert [n.node.node_id for n in r.retrieve("q")] == ["curie", "city"]
+    r = retriever(type_mode="off", k=1, output="native")
+    nodes = [n.node.node_id for n in r.retrieve("q") if n.node.metadata["kgpath_kind"] == "node"]
+    assert nodes == ["curie", "city"]
     with pytest.raises(ConfigError):
-        retriever(include=("edges",))
+        retriever(output="edges")
     with pytest.raises(ConfigError):
         retriever(similarity_top_k=0)
+    with pytest.raises(ConfigError, match=r"kk.*accepted"):
+        retriever(kk=1)
     with pytest.raises(ConfigError):
-        retriever(config_overrides={"kk": 1})
-    with pytest.raises(ConfigError):
-        SchemaGuidedRetriever(object())  # type: ignore[arg-type]
+        SchemaGuidedRetriever(object())
 
 
 def test_prompts_exposed_and_updatable():
@@ -160,19 +169,19 @@ def test_prompts_exposed_and_updatable():
 
 def test_llamaindex_llm_is_wrapped_and_bad_reply_falls_back():
     # MockLLM echoes text that is not a plan: the core falls back to the whole question
-    r = SchemaGuidedRetriever.from_graph(graph(), schema(), llm=MockLLM(max_tokens=5),
+    r = SchemaGuidedRetriever.from_graph(graph(), schema=schema(), llm=MockLLM(max_tokens=5),
                                          embed_model=Table())
     with pytest.warns(UserWarning):
-        r.retrieve("q award")
-    assert r.last_result.plan.source == "fallback"
+        assert r.result("q award").plan.source == "fallback"
     with pytest.raises(ConfigError):
-        SchemaGuidedRetriever.from_graph(graph(), schema(), llm="gpt")
+        SchemaGuidedRetriever.from_graph(graph(), schema=schema(), llm="gpt")
 
 
 def test_works_inside_retriever_query_engine_with_mock_llm():
     engine = RetrieverQueryEngine.from_args(retriever(), llm=MockLLM())
     resp = engine.query("Which awards, and who?")
-    assert {n.node.node_id for n in resp.source_nodes} >= {"curie", "prize", "medal"}
+    assert {n.node.node_id for n in resp.source_nodes} == {"p1", "p2"}
+    assert "Curie received the Prize and the Medal." in str(resp)
 
 
 # ---------------------------------------------------------------- transform + wrapper
@@ -341,8 +350,13 @@ def test_bridged_graph_feeds_the_schema_retriever():
     g = graph_from_schema_llm_output([tn], schema()).graph
     from kgpath import HashingEmbedder
 
-    r = SchemaGuidedRetriever.from_graph(g, schema(), embed_model=HashingEmbedder(),
-                                         include=("node",))
-    out = r.retrieve("Which element did Marie Curie discover?")
+    r = SchemaGuidedRetriever.from_graph(g, schema=schema(), embed_model=HashingEmbedder(),
+                                         output="native")
+    q = "Which element did Marie Curie discover?"
+    out = [n for n in r.retrieve(q) if n.node.metadata["kgpath_kind"] == "node"]
     assert {n.node.node_id for n in out} == {"Marie Curie", "radium"}
-    assert r.last_result.plan.source == "heuristic"
+    assert r.result(q).plan.source == "heuristic"
+    passages = SchemaGuidedRetriever.from_graph(g, schema=schema(),
+                                                embed_model=HashingEmbedder()).retrieve(q)
+    assert [(n.node.node_id, n.node.text) for n in passages] == [
+        ("c1", "Marie Curie discovered radium.")]

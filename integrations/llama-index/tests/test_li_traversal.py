@@ -25,7 +25,7 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import QueryBundle
-from llama_index.retrievers.kgpath.traversal import KGTraversalRetriever
+from llama_index.retrievers.kgpath import KGTraversalRetriever
 
 from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph, ScriptedLLM
 from kgpath.methods.traversal import (
@@ -94,58 +94,77 @@ def core(embedder) -> TraversalRetriever:
                               config=TraversalConfig(**RULES_OFF))
 
 
+def native(core: Any, **options: Any) -> KGTraversalRetriever:
+    """One node per extracted sentence (``output="native"``)."""
+    return KGTraversalRetriever(core, output="native", **options)
+
+
 @pytest.mark.parametrize(
     ("algorithm", "second"),
     [("query_traversal", "Q"), ("kg_traversal", "K"), ("triangulation_average", "T"),
      ("triangulation_fulldim", "F"), ("basic_retrieval", "Q")],
 )
 def test_every_algorithm_by_name_matches_hand_computation(core, algorithm, second):
-    nodes = KGTraversalRetriever(core, algorithm=algorithm).retrieve("east")
+    r = native(core, algorithm=algorithm)
+    nodes = r.retrieve("east")
     assert [n.node.node_id for n in nodes][:2] == ["sent:A", f"sent:{second}"]
     meta = nodes[1].node.metadata
-    assert meta["algorithm"] == algorithm and meta["hop"] == 1
-    assert meta["path_to_sentence"] == ["chunk:A", f"chunk:{second}"]
-    assert meta["traversal_path"][:2] == ["chunk:A", f"chunk:{second}"]
+    assert meta["kgpath_hops"] == 1 and meta["kgpath_chunk_id"] == f"chunk:{second}"
+    result = r.result("east")
+    assert result.algorithm == algorithm
+    assert result.path_ids[:2] == ["chunk:A", f"chunk:{second}"]
 
 
 def test_scores_metadata_and_order(core):
-    nodes = KGTraversalRetriever(core).retrieve("east")
+    nodes = native(core).retrieve("east")
     assert [n.node.node_id for n in nodes] == ["sent:A", "sent:Q", "sent:F", "sent:T", "sent:K"]
     assert [n.score for n in nodes] == pytest.approx([0.6, 0.5, 0.45, 0.4, 0.0], abs=1e-6)
     assert all(type(n.score) is float for n in nodes)
     m = nodes[2].node.metadata
     assert m == {
-        "kgpath_method": "traversal", "algorithm": "query_traversal", "rank": 3,
-        "doc_id": "F", "title": "Doc F", "chunk_id": "chunk:F", "hop": 2,
-        "query_similarity": pytest.approx(0.45, abs=1e-6), "anchor_id": "chunk:A",
-        "traversal_path": ["chunk:A", "chunk:Q", "chunk:F", "chunk:T", "chunk:K"],
-        "path_to_sentence": ["chunk:A", "chunk:Q", "chunk:F"],
-        "stop_reason": "dead end: no unvisited candidate adds a sentence",
+        "kgpath_method": "traversal", "kgpath_kind": "sentence", "kgpath_id": "sent:F",
+        "kgpath_rank": 3, "kgpath_score": pytest.approx(0.45, abs=1e-6),
+        "kgpath_doc_id": "F", "kgpath_chunk_id": "chunk:F", "kgpath_hops": 2,
+        "kgpath_query_similarity": pytest.approx(0.45, abs=1e-6),
+        "kgpath_anchor_id": "chunk:A",
     }
+    result = native(core).result("east")
+    assert result.path_ids == ["chunk:A", "chunk:Q", "chunk:F", "chunk:T", "chunk:K"]
+    assert result.stop_reason == "dead end: no unvisited candidate adds a sentence"
     node = nodes[2].node
     assert node.get_content(metadata_mode="embed") == "Sentence F."
-    assert node.get_content(metadata_mode="llm") == "title: Doc F\n\nSentence F."
+    assert node.get_content(metadata_mode="llm") == "Sentence F."
+
+
+def test_passages_in_first_extraction_order(core):
+    # the hand graph has no passages: a document's text is its extracted sentences
+    nodes = KGTraversalRetriever(core).retrieve("east")
+    assert [n.node.node_id for n in nodes] == ["A", "Q", "F", "T", "K"]
+    assert [n.node.text for n in nodes] == [f"Sentence {d}." for d in "AQFTK"]
+    assert nodes[2].node.metadata["kgpath_sentence_ids"] == ["sent:F"]
+    assert nodes[2].node.metadata["kgpath_kind"] == "passage"
 
 
 @pytest.mark.parametrize("k", [1, 3, 5])
 def test_similarity_top_k_honoured(core, k):
-    nodes = KGTraversalRetriever(core, similarity_top_k=k).retrieve("east")
-    assert len(nodes) == k and nodes[-1].node.metadata["rank"] == k
+    nodes = native(core, similarity_top_k=k).retrieve("east")
+    assert len(nodes) == k and nodes[-1].node.metadata["kgpath_rank"] == k
 
 
-def test_top_k_above_budget_raises_the_budget(embedder):
+def test_top_k_caps_and_the_budget_is_a_config_field(embedder):
     core = TraversalRetriever(hand_graph(), embedder=embedder, config=TraversalConfig(
         max_sentences=2, min_sentences=2, frontier="visited"))
-    assert len(KGTraversalRetriever(core).retrieve("east")) == 2
-    # the relevance rules still apply from min_sentences on: 2 sentences, mean .55 > .45
-    assert len(KGTraversalRetriever(core, similarity_top_k=4).retrieve("east")) == 2
-    r = KGTraversalRetriever(core, similarity_top_k=4, options={"min_sentences": 4})
+    assert len(native(core).retrieve("east")) == 2
+    # similarity_top_k only cuts; the walk's budget is max_sentences (and the relevance
+    # rules still apply from min_sentences on: 2 sentences, mean .55 > .45)
+    assert len(native(core, similarity_top_k=4).retrieve("east")) == 2
+    r = native(core, similarity_top_k=4, max_sentences=4, min_sentences=4)
     assert len(r.retrieve("east")) == 4
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 async def test_sync_equals_async(core, embedder, algorithm):
-    r = KGTraversalRetriever(core, algorithm=algorithm)
+    r = native(core, algorithm=algorithm)
     sync = r.retrieve("east")
     asyn = await r.aretrieve("east")
     assert [(n.node.node_id, n.score, n.node.metadata) for n in sync] == [
@@ -153,47 +172,50 @@ async def test_sync_equals_async(core, embedder, algorithm):
     assert embedder.async_calls == 1  # the async path awaits the embedder's async API
 
 
-def test_with_algorithm_shares_the_core(core):
-    r = KGTraversalRetriever(core)
-    kg = r.with_algorithm("kg_traversal")
-    assert kg.core is r.core and r.algorithm == "query_traversal"
-    assert kg.retrieve("east")[1].node.node_id == "sent:K"
-    assert r.algorithms == ALGORITHMS + EXTENSIONS
+def test_per_call_algorithm_shares_the_core(core):
+    r = native(core)
+    kg = r.retrieve_with("east", algorithm="kg_traversal")
+    assert kg[1].node.node_id == "sent:K"
+    assert r.retrieve("east")[1].node.node_id == "sent:Q"  # the default is back
+    assert set(ALGORITHMS + EXTENSIONS) >= {"kg_traversal", "mention_expansion"}
     with pytest.raises(ConfigError, match="bfs"):
-        r.with_algorithm("bfs")
+        r.retrieve_with("east", algorithm="bfs")
 
 
 def test_options_pass_through_and_validate(core):
-    r = KGTraversalRetriever(core, options={"max_sentences": 2, "min_sentences": 2})
+    r = native(core, max_sentences=2, min_sentences=2)
     assert len(r.retrieve("east")) == 2
     # rules from the start: after A (mean cos .6) the best candidate Q (.5) is less relevant
-    r = KGTraversalRetriever(core, options={"min_sentences": 0})
+    r = native(core, min_sentences=0)
     (only,) = r.retrieve("east")
-    assert only.node.metadata["stop_reason"].startswith("relevance")
-    with pytest.raises(ConfigError, match="speed"):
-        KGTraversalRetriever(core, options={"speed": 2})
+    assert r.result("east").stop_reason.startswith("relevance")
+    with pytest.raises(ConfigError, match=r"speed.*accepted"):
+        native(core, speed=2)
     with pytest.raises(ConfigError):
-        KGTraversalRetriever(core, similarity_top_k=0)
-    with pytest.raises(ConfigError, match="astar"):
-        KGTraversalRetriever(core, algorithm="astar")
-    with pytest.raises(ConfigError, match="TraversalRetriever"):
-        KGTraversalRetriever(object())  # type: ignore[arg-type]
+        native(core, similarity_top_k=0)
+    with pytest.raises(ConfigError, match="astar"):  # built from a graph: at construction
+        KGTraversalRetriever.from_graph(hand_graph(), embed_model=QueryTable(),
+                                        algorithm="astar")
+    with pytest.raises(ConfigError, match="astar"):  # a per-call default on a built core
+        native(core, algorithm="astar").retrieve("east")
+    with pytest.raises(ConfigError, match="KnowledgeGraph"):
+        KGTraversalRetriever(object())
 
 
 def test_llm_guided_with_scripted_llm_and_prompt_update(embedder):
-    llm = ScriptedLLM(['{"choice": 3}', "stop"])
+    llm = ScriptedLLM(['{"choice": 3}', "stop"] * 2)
     r = KGTraversalRetriever.from_graph(hand_graph(), embed_model=embedder, llm=llm,
                                         algorithm="llm_guided_traversal",
-                                        config=TraversalConfig(**RULES_OFF))
+                                        output="native", **RULES_OFF)
     nodes = r.retrieve("east")
     # candidates by cos(q,c): Q .50, F .45, T .40, K .00 -> choice 3 = T, then stop
     assert [n.node.node_id for n in nodes] == ["sent:A", "sent:T"]
-    assert nodes[0].node.metadata["stop_reason"] == "llm: stop"
+    assert r.result("east").stop_reason == "llm: stop"
     assert "llm_traversal_prompt" in r.get_prompts()
     r.update_prompts({"llm_traversal_prompt": PromptTemplate(
         "Q={query} n={num_sentences} E={extracted} C={candidates} N={num_candidates}")})
     llm2 = ScriptedLLM(["1", "stop"])
-    r.core.llm = llm2
+    r.kgpath_retriever.llm = llm2
     assert [n.node.node_id for n in r.retrieve("east")] == ["sent:A", "sent:Q"]
     assert llm2.prompts[0].startswith("Q=east n=1 E=- Sentence A. C=1. [0.500] Doc Q")
 
@@ -208,13 +230,12 @@ def test_llamaindex_llm_is_wrapped(embedder):
 
     r = KGTraversalRetriever.from_graph(hand_graph(), embed_model=embedder, llm=Picker(),
                                         algorithm="llm_guided_traversal",
-                                        config=TraversalConfig(**RULES_OFF))
+                                        output="native", **RULES_OFF)
     assert [n.node.node_id for n in r.retrieve("east")] == ["sent:A", "sent:F"]
 
 
 async def test_inside_retriever_query_engine_with_mock_llm(core):
-    engine = RetrieverQueryEngine.from_args(KGTraversalRetriever(core, similarity_top_k=3),
-                                            llm=MockLLM())
+    engine = RetrieverQueryEngine.from_args(native(core, similarity_top_k=3), llm=MockLLM())
     resp = engine.query("east")
     assert [n.node.node_id for n in resp.source_nodes] == ["sent:A", "sent:Q", "sent:F"]
     aresp = await engine.aquery(QueryBundle("east"))
@@ -232,9 +253,11 @@ def test_from_documents_builds_the_chunk_graph():
                                             similarity_top_k=4)
     nodes = r.retrieve("Where do bees live?")
     assert 1 <= len(nodes) <= 4
-    assert {n.node.metadata["doc_id"] for n in nodes} <= {"bees", "hives"}
-    assert r.core.graph.passage("bees").metadata["title"] == "Bees"
-    assert nodes[0].node.metadata["title"] in {"Bees", "Hives"}
+    assert {n.node.node_id for n in nodes} <= {"bees", "hives"}  # passages by default
+    texts = {"bees": docs[0].text, "hives": docs[1].text}
+    assert all(n.node.text == texts[n.node.node_id] for n in nodes)
+    assert r.graph.passage("bees").metadata["title"] == "Bees"
+    assert nodes[0].node.metadata["title"] in {"Bees", "Hives"}  # the passage's own metadata
 
 
 def test_mention_expansion_through_the_adapter():
@@ -246,9 +269,9 @@ def test_mention_expansion_through_the_adapter():
         LIDocument(id_="hives", text="Hives are boxes. Bees live in hives."),
     ]
     r = KGTraversalRetriever.from_documents(
-        docs, embed_model=HashingEmbedder(64), algorithm="mention_expansion")
-    mentions = [(e.source, e.target) for e in r.core.graph.edges if e.type == "mentions"]
+        docs, embed_model=HashingEmbedder(64), algorithm="mention_expansion", output="native")
+    mentions = [(e.source, e.target) for e in r.graph.edges if e.type == "mentions"]
     assert mentions == [("sent:hives:1", "doc:bees")]
     out = r.retrieve("Where do bees live?")
-    assert out and all(n.node.metadata["algorithm"] == "mention_expansion" for n in out)
-    assert {n.node.metadata["doc_id"] for n in out} == {"bees", "hives"}
+    assert out and r.result("Where do bees live?").algorithm == "mention_expansion"
+    assert {n.node.metadata["kgpath_doc_id"] for n in out} == {"bees", "hives"}

@@ -11,23 +11,47 @@ planner:
 2. the **LLM-free fallback planner** on the same question, which is weaker: one constraint
    anchored on the entities named in the query, no bridge placeholder.
 
-Scores come from the demo's embedder (``ctx.embedder``) through the offline bi-encoder
-reranker, not from a cross-encoder, so the numbers differ from the paper's figure.
+No cross-encoder runs offline, so the check scores candidates with ``S_rel`` (Eq. 5; the
+paper's "w/o Rerank (Con)" variant, ``scorer="relation"``, the default without a
+reranker) at its calibrated γ; the numbers differ from the paper's figure.
+:func:`gamma_sweep` prints the resolved share and precision per γ
+(``benchmarks/bench_c2rag_gamma.py``).
 """
 
 from __future__ import annotations
 
 import json
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+import numpy as np
+
 from kgpath.demo import DemoContext, table
+from kgpath.embeddings import BaseEmbedder, Embedder
 from kgpath.graph import KnowledgeGraph
 from kgpath.llm import ScriptedLLM
 from kgpath.methods.c2rag import C2RAGResult, ConstraintCheckedRetriever, HopTrace
-from kgpath.rerank import EmbeddingReranker
 
-__all__ = ["run", "demo_data", "load_demo_kg", "demo_questions", "print_trace"]
+__all__ = [
+    "SWEEP_GAMMAS",
+    "MemoEmbedder",
+    "SweepRow",
+    "demo_data",
+    "demo_halves",
+    "demo_questions",
+    "gamma_sweep",
+    "judge_hops",
+    "load_demo_kg",
+    "print_trace",
+    "run",
+]
+
+SWEEP_GAMMAS: tuple[float, ...] = (1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5)
+"""γ grid of :func:`gamma_sweep`: the paper's Appendix B set {1.0, 1.5, 2.0, 2.5} and
+the midpoints (γ = 0.5 < 1 resolves nothing, Lemma A.1)."""
 
 
 def demo_data() -> dict[str, Any]:
@@ -54,6 +78,97 @@ def load_demo_kg() -> KnowledgeGraph:
 def demo_questions() -> list[dict[str, Any]]:
     """Questions with their hand-written plans and gold bindings (``None`` = not in the KG)."""
     return list(demo_data()["questions"])
+
+
+def demo_halves() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The demo questions split in two fixed halves: positions 0, 2, 4, ... (the *tuning*
+    half, 8 questions, on which :data:`~kgpath.methods.c2rag.config.SCORER_DEFAULTS` γ was
+    chosen) and 1, 3, 5, ... (the *held-out* half, 7 questions)."""
+    qs = demo_questions()
+    return qs[0::2], qs[1::2]
+
+
+def judge_hops(res: C2RAGResult, gold: Mapping[str, str | None]) -> list[tuple[bool, bool]]:
+    """``(resolved, right)`` per constraint hop of ``res``.
+
+    A resolved hop is right when its top candidate's entity (``hop.top[0].entity``, the
+    dominant candidate; for a per-entity P2 constraint, that of its most concentrated
+    resolved hop) is the gold node; a hop whose gold is ``None`` (not in the KG) is never
+    right when resolved. A hop that never ran (placeholder never bound) is unresolved.
+    """
+    out = []
+    for h in res.hops:
+        if h.state != "resolved":
+            out.append((False, False))
+            continue
+        g = gold.get(h.variable or "")
+        out.append((True, g is not None and bool(h.top) and h.top[0].entity == g))
+    return out
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One γ of :func:`gamma_sweep`."""
+
+    gamma: float
+    hops: int
+    resolved: int
+    right: int
+
+    @property
+    def resolved_share(self) -> float:
+        """Resolved hops / all hops."""
+        return self.resolved / self.hops if self.hops else 0.0
+
+    @property
+    def precision(self) -> float:
+        """Right / resolved (NaN when nothing resolved)."""
+        return self.right / self.resolved if self.resolved else float("nan")
+
+
+def gamma_sweep(
+    retriever: ConstraintCheckedRetriever,
+    questions: Sequence[Mapping[str, Any]],
+    gammas: Sequence[float] = SWEEP_GAMMAS,
+    **options: Any,
+) -> list[SweepRow]:
+    """Resolved share and precision (:func:`judge_hops`) of ``questions`` for each γ.
+
+    Each question runs with its stored hand-written plan; ``options`` are further
+    :class:`~kgpath.methods.c2rag.C2RAGConfig` overrides (e.g. ``scorer``, ``epsilon``).
+    """
+    rows = []
+    for g in gammas:
+        hops = resolved = right = 0
+        for q in questions:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # γ < 1 warns by design
+                res = retriever.retrieve(q["query"], plan=q["plan"], gamma=g, **options)
+            for is_res, ok in judge_hops(res, q["gold"]):
+                hops, resolved, right = hops + 1, resolved + is_res, right + ok
+        rows.append(SweepRow(float(g), hops, resolved, right))
+    return rows
+
+
+class MemoEmbedder(BaseEmbedder):
+    """Memoises an embedder per (kind, text), so a sweep embeds every text once."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.show_progress = False
+        self.batch_size = 10_000
+        self._cache: dict[tuple[str, str], np.ndarray] = {}
+
+    def __repr__(self) -> str:
+        return f"MemoEmbedder({self.inner!r})"
+
+    def _embed(self, texts: list[str], kind: str) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if (kind, t) not in self._cache))
+        if missing:
+            fn = self.inner.embed_queries if kind == "query" else self.inner.embed_passages
+            for t, v in zip(missing, fn(missing), strict=True):
+                self._cache[(kind, t)] = v
+        return np.stack([self._cache[(kind, t)] for t in texts])
 
 
 def _cands(hop: HopTrace, which: str) -> list[list[Any]]:
@@ -112,17 +227,15 @@ def run(ctx: DemoContext) -> None:
     graph = load_demo_kg()
     q = demo_questions()[0]
     ctx.print(f"Hand-written KG {graph!r} (kgpath/data/c2rag_demo.json); embedder "
-              f"{ctx.embedder!r}; reranker: bi-encoder cosine (offline default, weaker than "
-              "the paper's cross-encoder).")
+              f"{ctx.embedder!r}; no reranker: the check scores candidates by relation "
+              "alignment S_rel (the paper's 'w/o Rerank (Con)' variant; offline default).")
     ctx.print(f"Question: {q['query']}  (expected answer: {q['answer']})")
     ctx.print(f"Why it is hard: {q['note']}")
 
     ctx.print("\n-- Planner: SCRIPTED plan (hand-written, replayed through ScriptedLLM; "
               "it stands in for an LLM planner, nothing is generated offline)")
     scripted = ScriptedLLM([json.dumps(q["plan"])])
-    r = ConstraintCheckedRetriever(
-        graph, embedder=ctx.embedder, llm=scripted, reranker=EmbeddingReranker(ctx.embedder)
-    )
+    r = ConstraintCheckedRetriever(graph, embedder=ctx.embedder, llm=scripted)
     res = r.retrieve(q["query"])
     for i, c in enumerate(res.plan.constraints):
         ctx.print(f"  tau_{i}: {c.linearize()}   variants: {', '.join(c.variants)}")
@@ -132,9 +245,7 @@ def run(ctx: DemoContext) -> None:
 
     ctx.print("\n-- Planner: LLM-FREE FALLBACK (no LLM configured; weaker: one constraint "
               "per entity named in the query, no bridge placeholder)")
-    fb = ConstraintCheckedRetriever(
-        graph, embedder=ctx.embedder, reranker=EmbeddingReranker(ctx.embedder)
-    ).retrieve(q["query"])
+    fb = ConstraintCheckedRetriever(graph, embedder=ctx.embedder).retrieve(q["query"])
     for i, c in enumerate(fb.plan.constraints):
         ctx.print(f"  tau_{i}: {c.linearize()}")
     rows = [[h.step, h.kind, h.state, "" if h.n_eff is None else f"{h.n_eff:.3f}",

@@ -11,9 +11,11 @@ every BM25 score in ``C`` is 0 the BM25 term is 0. Max-scaling keeps a zero BM25
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-from kgpath.errors import ConfigError
+from kgpath.errors import ConfigError, short
 
 __all__ = ["hybrid_scores", "normalize_bm25"]
 
@@ -29,8 +31,8 @@ def normalize_bm25(bm25: np.ndarray) -> np.ndarray:
 
 def hybrid_scores(cosine: np.ndarray, bm25: np.ndarray, alpha: float = 0.7) -> np.ndarray:
     """``α·cosine + (1−α)·normalize_bm25(bm25)`` over the same candidate order."""
-    if not 0.0 <= alpha <= 1.0:
-        raise ConfigError(f"hybrid alpha must be in [0, 1], got {alpha}")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0.0 <= alpha <= 1.0:
+        raise ConfigError(f"hybrid alpha must be a number in [0, 1], got {short(alpha)}")
     c = np.asarray(cosine, dtype=np.float32)
     b = np.asarray(bm25, dtype=np.float32)
     if c.shape != b.shape:

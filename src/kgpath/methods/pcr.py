@@ -3,22 +3,25 @@
 Reference: J. Oladokun, "Path-Constrained Retrieval: A Structural Approach to Reliable LLM
 Agent Reasoning Through Graph-Spaced Semantic Search", 2025 (shared/papers/pcr-*.txt).
 
-Steps, named after the paper's section 3.3:
+Steps, named after the paper's section 3.3, written once over a graph backend
+(:class:`~kgpath.backends.base.GraphBackend`: the in-memory CSR graph, or a Cypher database
+for :class:`CypherPCR`):
 
-1. :func:`reachable_candidates` - Eq. (1): ``C_reachable = {v : path(a, v) exists}``,
-   optionally with ``length <= d_max``, by BFS on the CSR graph.
-2. query embedding (same embedder as the nodes).
-3. :func:`constrained_search` - Eq. (2): ``argmax_{v in C_reachable, |R|=k} sim(q, v)``,
-   or the hybrid score of section 3.4 (``α·sim + (1−α)·BM25``, α = 0.7).
-4. ranking, with the fallback of section 3.5 (global search when nothing but the anchor is
-   reachable), recorded in the result.
+1. anchor resolution (by id, by name, or the most similar node);
+2. Eq. (1): ``C_reachable = {v : path(a, v) exists}``, optionally with ``length <= d_max``,
+   by the backend's BFS (:func:`reachable_candidates` on the CSR graph);
+3. Eq. (2): ``argmax_{v in C_reachable, |R|=k} sim(q, v)`` (:func:`constrained_search`),
+   or the hybrid score of section 3.4 (``α·sim + (1−α)·BM25``, α = 0.7; in memory only);
+4. hits with their BFS-tree paths, and the fallback of section 3.5 (global search when
+   nothing but the anchor is reachable), recorded in the result.
 
-Complexity: BFS is O(|reached| + |their edges|) with no per-edge Python work; scoring is
-one gather-and-dot over the reachable set (O(|C|·d)); top-k by ``argpartition``.
+Complexity in memory: BFS is O(|reached| + |their edges|) with no per-edge Python work;
+scoring is one gather-and-dot over the reachable set (O(|C|·d)); top-k by ``argpartition``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +30,10 @@ from typing import Any, Literal
 import numpy as np
 
 from kgpath._config import with_overrides
+from kgpath.backends.base import BFSTree, GraphBackend
+from kgpath.backends.cypher import CypherBackend, CypherDriver, CypherSchema
+from kgpath.backends.memory import InMemoryBackend
+from kgpath.embeddings import Embedder
 from kgpath.errors import ConfigError, NodeNotFoundError
 from kgpath.evidence import Evidence, check_output, passages_from_sources, rank_items
 from kgpath.graph import BFSResult, Direction, Edge, KnowledgeGraph, Node
@@ -38,6 +45,7 @@ __all__ = [
     "PCRHit",
     "PCRResult",
     "PathConstrainedRetriever",
+    "CypherPCR",
     "reachable_candidates",
     "constrained_search",
     "format_path",
@@ -150,6 +158,8 @@ class PCRResult:
     config: PCRConfig
     trace: dict[str, Any] = field(default_factory=dict)
     graph: KnowledgeGraph | None = field(default=None, repr=False, compare=False)
+    """Resolves names and passages: the graph itself in memory; from a database backend, a
+    small graph of the result's nodes, path edges and cited passages."""
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.hits)
@@ -230,12 +240,15 @@ def constrained_search(
 
 
 class PathConstrainedRetriever:
-    """Retrieve the top-k nodes reachable from an anchor (PCR).
+    """Retrieve the top-k nodes reachable from an anchor (PCR), on any graph backend.
 
     Parameters
     ----------
     index
-        A :class:`GraphIndex`, or a :class:`KnowledgeGraph` (wrapped with ``embedder``).
+        A :class:`GraphIndex`, a :class:`KnowledgeGraph` (wrapped with ``embedder``), or a
+        :class:`~kgpath.backends.base.GraphBackend` (e.g. a
+        :class:`~kgpath.backends.cypher.CypherBackend`; :class:`~kgpath.stores.CypherPCR`
+        builds one for you).
     embedder
         Used only when ``index`` is a bare graph.
     config
@@ -253,22 +266,48 @@ class PathConstrainedRetriever:
 
     def __init__(
         self,
-        index: GraphIndex | KnowledgeGraph,
+        index: GraphIndex | KnowledgeGraph | GraphBackend[Any, Any],
         *,
         embedder: Any = None,
         config: PCRConfig | None = None,
     ) -> None:
-        self.index = index if isinstance(index, GraphIndex) else GraphIndex(index, embedder)
+        if isinstance(index, (GraphIndex, KnowledgeGraph)):
+            self.backend: GraphBackend[Any, Any] = InMemoryBackend(index, embedder=embedder)
+        elif isinstance(index, GraphBackend):
+            self.backend = index
+        else:
+            raise ConfigError(
+                "PCR needs a GraphIndex, a KnowledgeGraph or a kgpath.backends.GraphBackend, "
+                f"got {type(index).__name__!r}"
+            )
         self.config = config or PCRConfig()
+        self._check_mode(self.config)
+
+    @property
+    def index(self) -> GraphIndex:
+        """The :class:`GraphIndex` of the in-memory backend."""
+        if not isinstance(self.backend, InMemoryBackend):
+            raise AttributeError(f"the {self.backend.name} backend has no in-memory GraphIndex")
+        return self.backend.index
 
     @property
     def graph(self) -> KnowledgeGraph:
-        """The underlying graph."""
+        """The underlying graph (in-memory backend)."""
         return self.index.graph
 
     def _config(self, overrides: dict[str, Any]) -> PCRConfig:
         # None means "not given", except max_depth where None explicitly means unlimited
-        return with_overrides(self.config, overrides, label="PCR", none_is_value={"max_depth"})
+        cfg = with_overrides(self.config, overrides, label="PCR", none_is_value={"max_depth"})
+        self._check_mode(cfg)
+        return cfg
+
+    def _check_mode(self, cfg: PCRConfig) -> None:
+        if cfg.mode not in self.backend.modes:
+            raise ConfigError(
+                f"{type(self).__name__} on the {self.backend.name} backend supports mode in "
+                f"{self.backend.modes} only, got mode={cfg.mode!r}: BM25 and hybrid scores "
+                "need corpus-wide term statistics; use the in-memory PathConstrainedRetriever"
+            )
 
     # ------------------------------------------------------------------ anchor
     def resolve_anchor(
@@ -278,35 +317,33 @@ class PathConstrainedRetriever:
         anchor: str | None,
         anchor_name: str | None,
         config: PCRConfig,
-    ) -> tuple[int, str]:
-        """Return ``(anchor index, how it was resolved)``.
+        backend: GraphBackend[Any, Any] | None = None,
+    ) -> tuple[Any, str]:
+        """Return ``(anchor key, how it was resolved)`` (in memory the key is the node index).
 
-        By id, by name (ties between equal names broken by similarity to the query), or,
-        when neither is given, the node most similar to the query.
+        By id, by name (ties between equal names broken by similarity to the query, then
+        node order), or, when neither is given, the node most similar to the query.
         """
-        g = self.graph
+        b = backend or self.backend
         if anchor is not None:
-            if anchor in g:
-                return g.index_of(anchor), "id"
+            key = b.node_by_id(anchor)
+            if key is not None:
+                return key, "id"
             if config.unknown_anchor == "error":
                 raise NodeNotFoundError(f"unknown anchor id {anchor!r}", key=anchor)
-            return self._most_similar(query_vec), f"similarity (unknown id {anchor!r})"
+            return b.most_similar(query_vec), f"similarity (unknown id {anchor!r})"
         if anchor_name is not None:
-            matches = g.find_by_name(anchor_name)
+            matches = b.nodes_by_name(anchor_name)
             if len(matches) == 1:
                 return matches[0], "name"
-            if matches:
-                cand = np.asarray(matches, dtype=np.int64)
-                best = cand[int(np.argmax(self.index.vector_index.scores(query_vec, cand)))]
-                return int(best), f"name ({len(matches)} matches, most similar chosen)"
+            if len(matches):
+                sc = b.score("", query_vec, matches, mode="vector", alpha=1.0)
+                best = matches[int(np.argmax(sc))]
+                return best, f"name ({len(matches)} matches, most similar chosen)"
             if config.unknown_anchor == "error":
                 raise NodeNotFoundError(f"no node named {anchor_name!r}", key=anchor_name)
-            return self._most_similar(query_vec), f"similarity (unknown name {anchor_name!r})"
-        return self._most_similar(query_vec), "similarity"
-
-    def _most_similar(self, query_vec: np.ndarray) -> int:
-        idx, _ = self.index.vector_index.search(query_vec, 1)
-        return int(idx[0])
+            return b.most_similar(query_vec), f"similarity (unknown name {anchor_name!r})"
+        return b.most_similar(query_vec), "similarity"
 
     # ------------------------------------------------------------------ retrieval
     def retrieve(
@@ -323,7 +360,7 @@ class PathConstrainedRetriever:
         """
         q = check_query(query)
         cfg = self._config(overrides)
-        qv = self.index.embed_query(q)
+        qv = self.backend.embed_query(q)
         return self._retrieve(q, qv, anchor, anchor_name, cfg)
 
     def retrieve_by_vector(
@@ -343,14 +380,7 @@ class PathConstrainedRetriever:
         cfg = self._config(overrides)
         if cfg.mode != "vector":
             query = check_query(query)
-        qv = np.asarray(query_vec, dtype=np.float32).reshape(-1)
-        if qv.shape[0] != self.index.vector_index.dim:
-            from kgpath.errors import EmbeddingError
-
-            raise EmbeddingError(
-                f"query vector has dimension {qv.shape[0]}, index has "
-                f"{self.index.vector_index.dim}"
-            )
+        qv = self.backend.check_query_vector(query_vec)
         return self._retrieve(query, qv, anchor, anchor_name, cfg)
 
     async def aretrieve(
@@ -361,10 +391,16 @@ class PathConstrainedRetriever:
         anchor_name: str | None = None,
         **overrides: Any,
     ) -> PCRResult:
-        """Async :meth:`retrieve` (query embedding awaited on the embedder's async API)."""
+        """Async :meth:`retrieve`.
+
+        The query embedding is awaited on the embedder's async API; a blocking backend (a
+        database) runs in a worker thread.
+        """
         q = check_query(query)
         cfg = self._config(overrides)
-        qv = await self.index.aembed_query(q)
+        qv = await self.backend.aembed_query(q)
+        if self.backend.blocking:
+            return await asyncio.to_thread(self._retrieve, q, qv, anchor, anchor_name, cfg)
         return self._retrieve(q, qv, anchor, anchor_name, cfg)
 
     def _retrieve(
@@ -375,66 +411,163 @@ class PathConstrainedRetriever:
         anchor_name: str | None,
         cfg: PCRConfig,
     ) -> PCRResult:
-        g = self.graph
-        a, how = self.resolve_anchor(qv, anchor=anchor, anchor_name=anchor_name, config=cfg)
-        bfs = reachable_candidates(g, a, max_depth=cfg.max_depth, direction=cfg.direction)
-        reach = bfs.nodes if cfg.include_anchor else bfs.nodes[1:]
-        fallback = bfs.nodes.size <= 1 and cfg.fallback == "global"
-        cand = np.arange(len(g), dtype=np.int32) if fallback else reach
+        """Section 3.3: anchor, Eq. (1) reachable set, Eq. (2) search, hits with paths."""
+        b = self.backend.bind()
+        a, how = self.resolve_anchor(
+            qv, anchor=anchor, anchor_name=anchor_name, config=cfg, backend=b
+        )
+        tree = b.reachable(a, max_depth=cfg.max_depth, direction=cfg.direction)
+        fallback = len(tree.nodes) <= 1 and cfg.fallback == "global"
+        anchor_node = b.node(a)
         if fallback:
             logger.warning(
                 "PCR: nothing reachable from anchor %r; global fallback search (section 3.5)",
-                g.node_at(a).id,
+                anchor_node.id,
             )
-        if fallback and not cfg.include_anchor:
-            cand = cand[cand != a]
-        pos, scores = constrained_search(
-            self.index, query, qv, cand, cfg.k, mode=cfg.mode, alpha=cfg.alpha
-        )
-        # candidate positions equal BFS positions (offset by one without the anchor)
-        offset = 0 if fallback or cfg.include_anchor else 1
-        logger.debug("PCR anchor=%r (%s) reachable=%d scored=%d", g.node_at(a).id, how,
-                     bfs.nodes.size, cand.size)
-        hits = [
-            self._hit(bfs, int(cand[p]), int(p) + offset, float(sc))
-            for p, sc in zip(pos, scores)
-        ]
+            picked, scored = _global_fallback(b, tree, a, query, qv, cfg)
+        else:
+            picked, scored = _search_reachable(b, tree, query, qv, cfg)
+        logger.debug("PCR anchor=%r (%s) reachable=%d scored=%d", anchor_node.id, how,
+                     len(tree.nodes), scored)
+        hits = [_hit(b, tree, key, pos, score) for key, pos, score in picked]
+        graph = b.evidence_graph(tree, anchor_node, hits)
         return PCRResult(
             query=query,
-            anchor=g.node_at(a),
+            anchor=anchor_node,
             anchor_resolution=how,
             hits=tuple(hits),
-            reachable_count=int(bfs.nodes.size),
+            reachable_count=len(tree.nodes),
             fallback_used=bool(fallback),
             config=cfg,
-            graph=g,
+            graph=graph,
             trace={
-                "anchor_id": g.node_at(a).id,
+                "anchor_id": anchor_node.id,
                 "anchor_resolution": how,
-                "reachable_count": int(bfs.nodes.size),
-                "max_reached_depth": int(bfs.dist.max()) if bfs.dist.size else 0,
-                "candidates_scored": int(cand.size),
+                "reachable_count": len(tree.nodes),
+                "max_reached_depth": int(tree.dist.max()) if tree.dist.size else 0,
+                "candidates_scored": scored,
                 "mode": cfg.mode,
                 "direction": cfg.direction,
                 "max_depth": cfg.max_depth,
                 "fallback": "global" if fallback else None,
+                **b.call_trace(),
             },
         )
 
-    def _hit(self, bfs: BFSResult, node_idx: int, bfs_pos: int, score: float) -> PCRHit:
-        """Build a hit, walking BFS parent pointers back to the anchor for its path."""
-        g = self.graph
-        if bfs_pos >= bfs.nodes.size or int(bfs.nodes[bfs_pos]) != node_idx:
-            bfs_pos = bfs.position_of(node_idx)  # global fallback: candidates are all nodes
-        if bfs_pos < 0:
-            return PCRHit(node=g.node_at(node_idx), score=score, hops=None, path=())
-        steps = bfs.path_positions(bfs_pos)
-        return PCRHit(
-            node=g.node_at(node_idx),
-            score=score,
-            hops=int(bfs.dist[steps[-1]]),
-            path=tuple(g.node_at(int(bfs.nodes[i])).id for i in steps),
-            edges=tuple(g.edge_at(int(bfs.parent_edge[i])) for i in steps[1:]),
+
+def _search_reachable(
+    b: GraphBackend[Any, Any], tree: BFSTree[Any], query: str, qv: np.ndarray, cfg: PCRConfig
+) -> tuple[list[tuple[Any, int, float]], int]:
+    """Eq. (2) over ``C_reachable``: ``([(key, tree position, score)], number scored)``.
+
+    Candidates are in BFS order (the anchor first, when included), so ties go to the node
+    reached first.
+    """
+    offset = 0 if cfg.include_anchor else 1
+    cand = tree.nodes[1:] if offset else tree.nodes
+    if not len(cand):
+        return [], 0
+    scores = b.score(query, qv, cand, mode=cfg.mode, alpha=cfg.alpha)
+    pos = top_k(scores, min(cfg.k, len(cand)))
+    return [(cand[p], int(p) + offset, float(scores[p])) for p in pos], len(cand)
+
+
+def _global_fallback(
+    b: GraphBackend[Any, Any], tree: BFSTree[Any], anchor: Any, query: str, qv: np.ndarray,
+    cfg: PCRConfig,
+) -> tuple[list[tuple[Any, int, float]], int]:
+    """Section 3.5: top-k of all nodes (recorded in the result as a fallback)."""
+    keys, scores, scored = b.global_top(
+        query, qv, cfg.k, mode=cfg.mode, alpha=cfg.alpha,
+        exclude=None if cfg.include_anchor else anchor,
+    )
+    return [(key, tree.position_of(key), float(s)) for key, s in zip(keys, scores)], scored
+
+
+def _hit(b: GraphBackend[Any, Any], tree: BFSTree[Any], key: Any, pos: int, score: float) -> PCRHit:
+    """A hit with its shortest path (BFS parent pointers back to the anchor)."""
+    if pos < 0:
+        return PCRHit(node=b.node(key), score=score, hops=None, path=())
+    ids, edges = b.path(tree, pos)
+    return PCRHit(node=b.node(key), score=score, hops=int(tree.dist[pos]), path=ids,
+                  edges=edges)
+
+
+class CypherPCR(PathConstrainedRetriever):
+    """Path-Constrained Retrieval inside a Cypher database.
+
+    PCR over a :class:`~kgpath.backends.cypher.CypherBackend`: same configuration, pipeline
+    and result types as :class:`PathConstrainedRetriever`. On a database written by
+    :func:`~kgpath.backends.cypher.load_graph` from graph ``G`` the result equals the
+    in-memory result on ``G`` (same hits, scores, hops, paths and evidence; see
+    :mod:`kgpath.backends.cypher.queries` for the tie rule). The trace adds
+    ``backend``, ``queries`` (round trips) and ``seconds``.
+
+    Parameters
+    ----------
+    driver
+        Anything :func:`~kgpath.backends.cypher.as_cypher_driver` accepts.
+    embedder
+        Embeds queries, and nodes that have no stored embedding (cached by id).
+    schema
+        Where fields live (:class:`~kgpath.backends.cypher.CypherSchema`).
+    config
+        :class:`PCRConfig`. ``mode`` must be ``"vector"``: BM25 and hybrid scores need
+        corpus-wide statistics the database does not keep.
+    page_size, max_cached_embeddings
+        See :class:`~kgpath.backends.cypher.CypherBackend`.
+
+    Examples
+    --------
+    >>> from kgpath import KnowledgeGraph, HashingEmbedder
+    >>> from kgpath.stores import EmbeddedCypherDriver, load_graph
+    >>> g = KnowledgeGraph.from_triples([("a", "to", "b"), ("b", "to", "c"), ("x", "to", "y")])
+    >>> import tempfile, os
+    >>> drv = EmbeddedCypherDriver.open(os.path.join(tempfile.mkdtemp(), "db"))
+    >>> schema = load_graph(drv, g)
+    >>> pcr = CypherPCR(drv, embedder=HashingEmbedder(), schema=schema)
+    >>> sorted(pcr.retrieve("c", anchor="a").ids)
+    ['a', 'b', 'c']
+    >>> drv.close()
+    """
+
+    backend: CypherBackend
+
+    def __init__(
+        self,
+        driver: Any,
+        *,
+        embedder: Embedder | None = None,
+        schema: CypherSchema | None = None,
+        config: PCRConfig | None = None,
+        page_size: int = 20_000,
+        max_cached_embeddings: int = 200_000,
+    ) -> None:
+        backend = CypherBackend(
+            driver, embedder=embedder, schema=schema, page_size=page_size,
+            max_cached_embeddings=max_cached_embeddings,
+        )
+        super().__init__(backend, config=config)
+
+    @property
+    def driver(self) -> CypherDriver:
+        """The database driver."""
+        return self.backend.driver
+
+    @property
+    def schema(self) -> CypherSchema:
+        """Where fields live in the database."""
+        return self.backend.schema
+
+    @property
+    def embedder(self) -> Embedder:
+        """The query (and fallback node) embedder."""
+        return self.backend.embedder
+
+    def __repr__(self) -> str:
+        return (
+            f"CypherPCR(driver={self.driver!r}, node_label={self.schema.node_label!r}, "
+            f"k={self.config.k}, max_depth={self.config.max_depth})"
         )
 
 

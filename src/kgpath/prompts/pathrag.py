@@ -11,6 +11,10 @@ LlamaIndex ``PromptTemplate`` and LangChain f-string ``ChatPromptTemplate`` temp
   last thing the model reads. Nothing but the paths follows the question.
 * :data:`PATHRAG_PATH_BLOCK` (variables ``{number}``, ``{text}``): one textual path (Eq. 5)
   inside ``{paths}``.
+* :data:`PATHRAG_RELATION_BLOCK` (variables ``{number}``, ``{text}``): one relation retrieved
+  for the high-level keywords. These blocks open ``{paths}``, right after the query
+  (section 5.1.3: "retrieved edges that correspond to global keywords of LightRAG are
+  placed after the query"), so the most reliable path still comes last.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ __all__ = [
     "PATHRAG_QA_PROMPT",
     "PATHRAG_PATH_BLOCK",
     "PATHRAG_FLAT_BLOCK",
+    "PATHRAG_RELATION_BLOCK",
 ]
 
 PATHRAG_KEYWORD_PROMPT = """\
@@ -47,3 +52,5 @@ Relational paths:
 PATHRAG_PATH_BLOCK = "Path {number}: {text}"
 
 PATHRAG_FLAT_BLOCK = "- {text}"
+
+PATHRAG_RELATION_BLOCK = "Relation {number}: {text}"

@@ -1,9 +1,11 @@
 """Graph stores: run kgpath methods inside graph databases instead of in memory.
 
-:mod:`kgpath.stores.cypher` pushes PCR's reachability (Eq. 1) and one-hop neighbourhood
-expansion into any Cypher engine behind a small driver protocol (an embedded Ladybug/Kùzu
-database, a Neo4j server). The database engines are optional: ``pip install 'kgpath[graphdb]'``
-(or ``kgpath[neo4j]``); they are imported only when a database is opened.
+A compatibility layer: the Cypher machinery lives in :mod:`kgpath.backends.cypher`
+(identifiers, dialects, drivers, schema, loading, queries, the backend) and
+:class:`CypherPCR` is PCR (:mod:`kgpath.methods.pcr`) over a
+:class:`~kgpath.backends.cypher.CypherBackend`. The database engines are optional:
+``pip install 'kgpath[graphdb]'`` (or ``kgpath[neo4j]``); they are imported only when a
+database is opened.
 """
 
 from kgpath.stores.cypher import (

@@ -26,6 +26,7 @@ __all__ = [
     "ground_constraint",
     "induced_entities",
     "merge_bindings",
+    "per_entity_groundings",
 ]
 
 
@@ -63,7 +64,16 @@ class BindingState:
     induced: dict[str, list[tuple[int, tuple[str, ...]]]] = field(default_factory=dict)
 
     def record(self, hop: HopTrace) -> None:
-        """Add ``E_i(v)`` of ``hop`` when it is resolved and solves a placeholder."""
+        """Add ``E_i(v)`` of ``hop`` when it is resolved and solves a placeholder.
+
+        A constraint run as one hop per bound entity (Eq. 15, ``propagation="per_entity"``)
+        adds one set per resolved hop, as the authors' code appends one set per hop to
+        ``var_to_induced_sets`` (``pipelines/pipeline1.py``), so Eq. 14 intersects them.
+        """
+        if hop.branches:
+            for b in hop.branches:
+                self.record(b)
+            return
         if hop.state == "resolved" and hop.variable is not None:
             entry = (hop.constraint_index or 0, hop.induced)
             self.induced.setdefault(hop.variable, []).append(entry)
@@ -87,6 +97,8 @@ class Grounding:
     """The bound end's entities, as anchors (``via="binding ?var"``)."""
     linearized: str
     """``Lin(τ)`` with the bound end's names substituted."""
+    bound: str = ""
+    """The bound placeholder the anchors come from."""
 
 
 def ground_constraint(
@@ -102,4 +114,24 @@ def ground_constraint(
         Anchor(nid, graph.node(nid).name, None, f"binding {a_var}") for nid in bound[a_var]
     )
     lin = c.linearize({a_var: [a.name for a in anchors]}, plan.placeholders)
-    return Grounding(var, anchors, lin)
+    return Grounding(var, anchors, lin, a_var)
+
+
+def per_entity_groundings(
+    g: Grounding, c: Constraint, plan: Plan, limit: int
+) -> tuple[Grounding, ...]:
+    """Eq. 15 as the authors run it: one grounding per bound entity, the first ``limit``.
+
+    Each is anchored on one entity of ``E_b`` and linearised with its name alone. The
+    authors' ``process_item_stage1`` (``pipelines/pipeline1.py``, second pass) loops
+    ``for hb in h_bind[: max(1, int(args.top_n))]`` with ``top_n`` = ``K_s`` and calls
+    ``run_constraint_retrieval_for_triple`` with ``_instantiate_qt(head_val=name)``;
+    ``limit`` is ``K_s`` here. Their binding ids are sorted by node id; here they keep
+    their rank order (Eq. 13-14). Their alias expansion of each entity
+    (``map_surface_to_entity_ids``) is not reproduced: the anchor is the bound node.
+    """
+    out = []
+    for a in g.anchors[:limit]:
+        lin = c.linearize({g.bound: [a.name]}, plan.placeholders)
+        out.append(Grounding(g.variable, (a,), lin, g.bound))
+    return tuple(out)

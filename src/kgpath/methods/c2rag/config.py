@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
 from typing import Literal
 
-from kgpath.errors import ConfigError
+from kgpath.errors import ConfigError, short
 
 __all__ = [
     "BindingMode",
     "C2RAGConfig",
     "InvalidPlanPolicy",
     "RecoveryScope",
+    "Propagation",
     "RerankInput",
+    "SCORER_DEFAULTS",
+    "Scorer",
     "State",
 ]
 
@@ -23,6 +27,19 @@ BindingMode = Literal["pool", "dominant"]
 RecoveryScope = Literal["all", "anchor"]
 InvalidPlanPolicy = Literal["fallback", "error"]
 RerankInput = Literal["query_and_constraint", "constraint"]
+Scorer = Literal["auto", "reranker", "relation"]
+Propagation = Literal["per_entity", "pooled"]
+
+SCORER_DEFAULTS: dict[str, dict[str, float]] = {
+    "reranker": {"gamma": 1.5, "epsilon": 0.01},
+    "relation": {"gamma": 2.0, "epsilon": 0.01},
+}
+"""γ and ε used when :class:`C2RAGConfig` leaves them ``None``, per scorer.
+
+``"reranker"``: the paper's γ = 1.5 (section 4.4, Figure 4a) and the ε = 0.01 kgpath has
+always used (the paper gives none). ``"relation"``: calibrated on the demo KG's tuning
+half (``benchmarks/bench_c2rag_gamma.py``), see :class:`C2RAGConfig`.
+"""
 
 
 # ====================================================================== config
@@ -41,17 +58,36 @@ class C2RAGConfig:
         ``R``: candidates kept by relation alignment, Eq. 5 (paper: 8).
     k_s
         ``K_s``: candidates kept after contextual rerank, Eq. 6 (paper: 3).
+    scorer
+        The score ``z`` that Eq. 7-9 turn into ``N_eff``. ``"reranker"``: the Eq. 6
+        contextual rerank score, as in the paper. ``"relation"``: ``z = S_rel`` (Eq. 5),
+        the paper's "w/o Rerank (Con)" ablation (Appendix D, Table 6: "selects structural
+        candidates using only dense similarity scores"). ``"auto"`` (default): the
+        reranker when one is given to the retriever, else ``"relation"``. See *Offline
+        scorer* below.
     gamma
-        ``γ``: Resolved iff ``N_eff <= γ``, Eq. 9 (paper: 1.5). Must be > 0; values below 1
-        are accepted with a warning because ``N_eff >= 1`` (Lemma A.1) makes them resolve
-        nothing.
+        ``γ``: Resolved iff ``N_eff <= γ``, Eq. 9. ``None`` (default): the scorer's value in
+        :data:`SCORER_DEFAULTS` (1.5 for a reranker, the paper's; 2.0 for ``S_rel``).
+        Must be > 0; values below 1 are accepted with a warning because ``N_eff >= 1``
+        (Lemma A.1) makes them resolve nothing.
     epsilon
-        ``ε > 0`` of Eq. 7. The paper gives no value; 0.01 suits cosine-scale scores (see
-        the module notes).
+        ``ε > 0`` of Eq. 7. ``None`` (default): the scorer's value in
+        :data:`SCORER_DEFAULTS`. The paper gives no value (see the module notes).
     k_t_pool
         ``K'_t``: passages retrieved by ``S_txt`` for textual recovery, Eq. 11 (paper: 8).
     k_t
         ``K_t``: passages kept after reranking, Eq. 12 (paper: 3). Must be <= ``k_t_pool``.
+    propagation
+        How Eq. 15 grounds a two-placeholder constraint on a bound placeholder.
+        ``"per_entity"`` (default): one hop per bound entity (the first ``K_s`` of the
+        binding, in rank order), each anchored on that entity alone and linearised with its
+        name, as the authors' code does (``pipelines/pipeline1.py``,
+        ``process_item_stage1``, second pass: ``for hb in h_bind[:top_n]`` runs
+        ``run_constraint_retrieval_for_triple`` per entity). The constraint is Resolved
+        when any of its hops is; each resolved hop's ``E_i(v)`` enters Eq. 14 as its own
+        set (the authors append one set per hop to ``var_to_induced_sets``). Textual
+        recovery runs once for the constraint when none resolves. ``"pooled"``: all bound
+        entities anchor a single hop (kgpath before issue 12).
     binding
         ``"pool"``: Eq. 13 (every entity of ``C_top``); ``"dominant"``: only the top
         candidate's entity, as in Figure 5.
@@ -70,17 +106,39 @@ class C2RAGConfig:
         ``"query_and_constraint"``: the reranker query is ``q ‖ Lin(τ)`` (Eq. 6, Eq. 12);
         ``"constraint"``: ``Lin(τ)`` alone, a deviation that helps bi-encoders, whose single
         query vector is otherwise dominated by the whole question (see
-        ``benchmarks/c2rag_gamma_sweep.py``).
+        ``benchmarks/c2rag_gamma_sweep.py``). Only used by the ``"reranker"`` scorer
+        and textual recovery.
+
+    Offline scorer (a deviation, with evidence)
+        The paper scores ``C_init`` with a cross-encoder (bge-reranker-v2-m3) whose logits
+        separate candidates by several units, so Eq. 7 concentrates on the winner. No
+        cross-encoder runs offline here (weights cannot be downloaded), and the bundled
+        bi-encoder's cosines of ``q ‖ Lin(τ)`` to the top-3 ``Lin(c)`` sit within
+        0.01-0.04 of each other: ``N_eff`` is about 2.4 and 0 of the demo KG's 30 hops
+        resolve at γ = 1.5 (issue 12). Without a reranker, ``scorer="auto"`` therefore uses
+        ``z = S_rel``, the paper's own "w/o Rerank (Con)" variant, which still keeps the
+        check's intent (Prop. A.3: resolve only when one candidate dominates); it is the
+        relation alignment that separates a matching relation (cosine ~0.9-1.0) from a
+        spurious one. Its ``N_eff`` has a different spread than a cross-encoder's, so γ is
+        calibrated for it separately (:data:`SCORER_DEFAULTS`; resolved share and
+        precision per γ on both halves of the demo KG: ``benchmarks/bench_c2rag_gamma.py``).
+        ε stays 0.01 because ``S_rel`` is a cosine, the unit the 0.01 was chosen for (see
+        the module notes). Candidates sharing a relation string tie under ``S_rel`` and
+        stay ambiguous, which is the intended outcome (the relation cannot tell them
+        apart). Give a reranker, or ``scorer="reranker"``, for the paper's path; it is
+        unchanged.
     """
 
     m: int = 3
     top_e: int = 3
     top_r: int = 8
     k_s: int = 3
-    gamma: float = 1.5
-    epsilon: float = 0.01
+    scorer: Scorer = "auto"
+    gamma: float | None = None
+    epsilon: float | None = None
     k_t_pool: int = 8
     k_t: int = 3
+    propagation: Propagation = "per_entity"
     binding: BindingMode = "pool"
     recovery_scope: RecoveryScope = "all"
     on_invalid_plan: InvalidPlanPolicy = "fallback"
@@ -90,8 +148,10 @@ class C2RAGConfig:
     def __post_init__(self) -> None:
         for name in ("m", "top_e", "top_r", "k_s", "k_t_pool", "k_t"):
             v = getattr(self, name)
+            if v is None:
+                continue
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise ConfigError(f"{name} must be a positive int, got {v!r}")
+                raise ConfigError(f"{name} must be a positive int, got {short(v)}")
         if self.k_t > self.k_t_pool:
             raise ConfigError(
                 f"k_t ({self.k_t}) must be <= k_t_pool ({self.k_t_pool}): Eq. 12 reranks "
@@ -99,34 +159,72 @@ class C2RAGConfig:
             )
         for name in ("gamma", "epsilon"):
             v = getattr(self, name)
+            if v is None:
+                continue
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ConfigError(f"{name} must be a finite number, got {v!r}")
+                raise ConfigError(f"{name} must be a finite number, got {short(v)}")
             if v <= 0:
-                raise ConfigError(f"{name} must be > 0, got {v!r}")
-        if self.gamma < 1:
+                raise ConfigError(f"{name} must be > 0, got {short(v)}")
+        if self.gamma is not None and self.gamma < 1:
             warnings.warn(
                 f"gamma={self.gamma} < 1: N_eff >= 1 for every distribution (Lemma A.1), so "
                 "no constraint will ever be Resolved; every hop uses textual recovery",
                 UserWarning,
                 stacklevel=3,
             )
+        if self.scorer not in ("auto", "reranker", "relation"):
+            raise ConfigError(
+                f"scorer must be 'auto', 'reranker' or 'relation', got {short(self.scorer)}"
+            )
+        if self.propagation not in ("per_entity", "pooled"):
+            raise ConfigError(
+                f"propagation must be 'per_entity' or 'pooled', got {short(self.propagation)}"
+            )
         if self.binding not in ("pool", "dominant"):
-            raise ConfigError(f"binding must be 'pool' or 'dominant', got {self.binding!r}")
+            raise ConfigError(f"binding must be 'pool' or 'dominant', got {short(self.binding)}")
         if self.recovery_scope not in ("all", "anchor"):
             raise ConfigError(
-                f"recovery_scope must be 'all' or 'anchor', got {self.recovery_scope!r}"
+                f"recovery_scope must be 'all' or 'anchor', got {short(self.recovery_scope)}"
             )
         if self.on_invalid_plan not in ("fallback", "error"):
             raise ConfigError(
-                f"on_invalid_plan must be 'fallback' or 'error', got {self.on_invalid_plan!r}"
+                f"on_invalid_plan must be 'fallback' or 'error', got {short(self.on_invalid_plan)}"
             )
         if not isinstance(self.separator, str):
-            raise ConfigError(f"separator must be a string, got {self.separator!r}")
+            raise ConfigError(f"separator must be a string, got {short(self.separator)}")
         if self.rerank_input not in ("query_and_constraint", "constraint"):
             raise ConfigError(
                 "rerank_input must be 'query_and_constraint' or 'constraint', got "
                 f"{self.rerank_input!r}"
             )
+
+    def resolve(self, *, reranker_given: bool) -> C2RAGConfig:
+        """This config with ``scorer``, ``gamma`` and ``epsilon`` made concrete.
+
+        ``scorer="auto"`` becomes ``"reranker"`` when a reranker was given, else
+        ``"relation"``; a ``None`` γ or ε takes the scorer's :data:`SCORER_DEFAULTS`.
+        """
+        scorer = self.scorer
+        if scorer == "auto":
+            scorer = "reranker" if reranker_given else "relation"
+        d = SCORER_DEFAULTS[scorer]
+        gamma = d["gamma"] if self.gamma is None else self.gamma
+        epsilon = d["epsilon"] if self.epsilon is None else self.epsilon
+        if (scorer, gamma, epsilon) == (self.scorer, self.gamma, self.epsilon):
+            return self
+        with warnings.catch_warnings():  # a γ < 1 the user set has warned already
+            warnings.simplefilter("ignore", UserWarning)
+            return dataclasses.replace(self, scorer=scorer, gamma=gamma, epsilon=epsilon)
+
+    @property
+    def gamma_value(self) -> float:
+        """γ, or the paper's 1.5 when unresolved (use :meth:`resolve` first)."""
+        return SCORER_DEFAULTS["reranker"]["gamma"] if self.gamma is None else self.gamma
+
+    @property
+    def epsilon_value(self) -> float:
+        """ε, or 0.01 when unresolved (use :meth:`resolve` first)."""
+        return SCORER_DEFAULTS["reranker"]["epsilon"] if self.epsilon is None else self.epsilon
 
     def rerank_query(self, query: str, lin: str) -> str:
         """Return the reranker's query text: ``q ‖ Lin(τ)`` (Eq. 6/12) or ``Lin(τ)``."""

@@ -29,7 +29,7 @@ from kgpath.methods.c2rag.sufficiency import (
     sufficiency_state,
 )
 
-__all__ = ["HopTrace", "rank_candidates", "sufficiency_step"]
+__all__ = ["HopTrace", "merge_branches", "rank_candidates", "sufficiency_step"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,9 @@ class HopTrace:
     induced: tuple[str, ...] = ()
     """``E_i(v)`` (Eq. 13) for a resolved hop."""
     recovery: TextualRecovery | None = None
+    branches: tuple[HopTrace, ...] = ()
+    """Per-entity hops of an Eq. 15 constraint (``propagation="per_entity"``), one per
+    bound entity, in binding order; empty otherwise (see :func:`merge_branches`)."""
 
     @property
     def probabilities(self) -> tuple[float, ...]:
@@ -94,6 +97,7 @@ class HopTrace:
             "induced": list(self.induced),
             "recovery_used": self.recovery_used,
             "recovery": self.recovery.to_dict() if self.recovery else None,
+            "branches": [b.to_dict() for b in self.branches],
         }
 
 
@@ -106,10 +110,12 @@ def rank_candidates(
     cfg: C2RAGConfig,
     rel_cache: MutableMapping[str, np.ndarray],
 ) -> Generator[Req, Any, tuple[list[Candidate], np.ndarray]]:
-    """Eq. 5-6: keep the top-``R`` of ``pool`` by relation alignment, then rerank them.
+    """Eq. 5-6: keep the top-``R`` of ``pool`` by relation alignment, then score them.
 
-    Returns ``C_init`` (with ``s_rel`` and ``z`` set) and the reranker scores ``z`` in the
-    same order.
+    Returns ``C_init`` (with ``s_rel`` and ``z`` set) and the scores ``z`` in the same
+    order. ``z`` is the Eq. 6 reranker score with ``cfg.scorer="reranker"``, and ``S_rel``
+    itself with ``"relation"`` (the paper's "w/o Rerank (Con)" variant, Appendix D; no
+    reranker call). ``cfg`` must be resolved (:meth:`C2RAGConfig.resolve`).
     """
     rel_set = c.relation_set(cfg.m)
     yield from embed_relations(rel_cache, [x.relation for x in pool] + list(rel_set))
@@ -119,8 +125,10 @@ def rank_candidates(
     )
     init_pos = top_k(s_rel, cfg.top_r)
     initial = [dataclasses.replace(pool[int(k)], s_rel=float(s_rel[k])) for k in init_pos]
-    # Eq. 6: contextual rerank on q ‖ Lin(τ) ‖ Lin(c).
-    z = yield from score(cfg.rerank_query(query, lin), [x.text for x in initial])
+    if cfg.scorer == "relation":
+        z = np.asarray([x.s_rel for x in initial], dtype=np.float64)
+    else:  # Eq. 6: contextual rerank on q ‖ Lin(τ) ‖ Lin(c).
+        z = yield from score(cfg.rerank_query(query, lin), [x.text for x in initial])
     initial = [dataclasses.replace(x, z=float(s)) for x, s in zip(initial, z, strict=True)]
     return initial, np.asarray(z, dtype=np.float64)
 
@@ -133,19 +141,53 @@ def sufficiency_step(
     ``binding="dominant"`` induces only the top candidate's entity (Figure 5).
     """
     top_pos = top_k(z, cfg.k_s)
-    p = normalize_scores(z[top_pos], cfg.epsilon)
+    p = normalize_scores(z[top_pos], cfg.epsilon_value)
     top = tuple(
         dataclasses.replace(initial[int(k)], p=float(pk))
         for k, pk in zip(top_pos, p, strict=True)
     )
     n_eff = effective_candidates(p)
-    state = sufficiency_state(n_eff, cfg.gamma)
+    gamma = cfg.gamma_value
+    state = sufficiency_state(n_eff, gamma)
     hop = dataclasses.replace(
         hop, pool_size=pool_size, initial=tuple(initial), top=top, n_eff=n_eff, state=state
     )
     if state != "resolved":
-        return dataclasses.replace(hop, reason=f"N_eff {n_eff:.3f} > gamma {cfg.gamma}")
+        return dataclasses.replace(hop, reason=f"N_eff {n_eff:.3f} > gamma {gamma}")
     chosen = top[:1] if cfg.binding == "dominant" else top
     return dataclasses.replace(
-        hop, induced=induced_entities(chosen), reason=f"N_eff {n_eff:.3f} <= gamma {cfg.gamma}"
+        hop, induced=induced_entities(chosen), reason=f"N_eff {n_eff:.3f} <= gamma {gamma}"
+    )
+
+
+def merge_branches(base: HopTrace, branches: tuple[HopTrace, ...]) -> HopTrace:
+    """One constraint's trace from its per-entity hops (Eq. 15, ``"per_entity"``).
+
+    As in the authors' code (``pipelines/pipeline1.py``, second pass: ``record["status"] =
+    "resolved"`` as soon as one entity's hop resolves), the constraint is Resolved when
+    any branch is. Its ``N_eff`` and ``C_top`` come from the resolved branches in binding
+    order (the bound entities' rank in the hop that induced them), so ``top[0]`` is the
+    dominant candidate of the best-ranked entity whose hop resolved; when none resolved,
+    from all branches, lowest ``N_eff`` first. ``induced`` is the
+    union of the resolved branches' ``E_i(v)`` (Eq. 14 sees them one by one, see
+    :meth:`~kgpath.methods.c2rag.bindings.BindingState.record`).
+    """
+    resolved = [b for b in branches if b.state == "resolved"]
+    chosen = resolved or sorted(
+        (b for b in branches if b.n_eff is not None), key=lambda b: b.n_eff or 0.0
+    )
+    reason = f"{len(resolved)} of {len(branches)} per-entity hops resolved"
+    if chosen:
+        reason += f" (first: N_eff {chosen[0].n_eff:.3f}, gamma {base.gamma})"
+    return dataclasses.replace(
+        base,
+        anchors=tuple(a for b in branches for a in b.anchors),
+        pool_size=sum(b.pool_size for b in branches),
+        initial=tuple(c for b in branches for c in b.initial),
+        top=tuple(c for b in chosen for c in b.top),
+        n_eff=chosen[0].n_eff if chosen else None,
+        state="resolved" if resolved else "unresolved",
+        reason=reason,
+        induced=tuple(dict.fromkeys(e for b in resolved for e in b.induced)),
+        branches=branches,
     )

@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from kgpath.embeddings import Embedder
 from kgpath.graph import KnowledgeGraph
+from kgpath.index.passage_vectors import passage_cache
 from kgpath.index.vector import VectorIndex, top_k
 from kgpath.methods.c2rag.alignment import Anchor, candidate_pool
 from kgpath.methods.c2rag.config import C2RAGConfig
@@ -79,16 +81,42 @@ class PassageIndex:
     index: VectorIndex
 
 
-def build_passage_index(graph: KnowledgeGraph) -> Generator[Req, Any, PassageIndex | None]:
-    """Embed every passage of ``graph`` (``None`` when it has none)."""
-    ps = list(graph.passages.values())
-    if not ps:
+def build_passage_index(
+    graph: KnowledgeGraph, embedder: Embedder | None = None
+) -> Generator[Req, Any, PassageIndex | None]:
+    """The passages of ``graph`` embedded for Eq. 11 (``None`` when it has none).
+
+    With an ``embedder``, the vectors come from the cache shared by every retriever on
+    ``(graph, embedder)`` (:func:`kgpath.index.passage_vectors.passage_cache`): each
+    passage is embedded once, not once per retriever, and the index built from them is
+    shared too. Without one, every passage is embedded (the request is served by the
+    caller's embedder).
+    """
+    if embedder is None:
+        ps = list(graph.passages.values())
+        if not ps:
+            return None
+        vecs = yield Req("embed_passages", ([p.text for p in ps],))
+        return _index(graph.version, [p.id for p in ps], [p.text for p in ps], vecs)
+    cache = passage_cache(graph, embedder)
+    missing = cache.missing(graph)
+    if missing:
+        vecs = yield Req("embed_passages", ([p.text for p in missing],))
+        cache.add(missing, vecs)
+    pv = cache.vectors(graph)
+    if pv is None:
         return None
-    texts = [p.text for p in ps]
-    vecs = yield Req("embed_passages", (texts,))
+    built = pv.derived.get("c2rag")
+    if not isinstance(built, PassageIndex):
+        built = _index(pv.version, list(pv.ids), list(pv.texts), pv.matrix)
+        pv.derived["c2rag"] = built
+    return built
+
+
+def _index(version: int, ids: list[str], texts: list[str], vecs: Any) -> PassageIndex:
     return PassageIndex(
-        version=graph.version,
-        ids=[p.id for p in ps],
+        version=version,
+        ids=ids,
         texts=texts,
         tokens=[set(tokens(t)) for t in texts],
         index=VectorIndex(np.asarray(vecs, dtype=np.float32)),

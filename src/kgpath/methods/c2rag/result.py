@@ -125,7 +125,7 @@ class C2RAGResult:
         out = [float(e.score) for e in block.evidence]
         if textual:
             p = normalize_scores([block.evidence[i].score for i in textual],
-                                 self.config.epsilon)
+                                 self.config.epsilon_value)
             for i, pi in zip(textual, p, strict=True):
                 out[i] = float(pi)
         return out

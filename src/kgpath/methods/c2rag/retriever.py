@@ -19,18 +19,28 @@ from typing import Any
 import numpy as np
 
 from kgpath._config import with_overrides
-from kgpath.embeddings import Embedder, default_embedder
+from kgpath.embeddings import Embedder, as_embedder, default_embedder
 from kgpath.errors import BackendError, ConfigError, ParseError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
 from kgpath.llm import LLM
 from kgpath.methods.c2rag.alignment import Anchor, candidate_pool, match_anchors
-from kgpath.methods.c2rag.bindings import BindingState, ground_constraint
+from kgpath.methods.c2rag.bindings import (
+    BindingState,
+    Grounding,
+    ground_constraint,
+    per_entity_groundings,
+)
 from kgpath.methods.c2rag.blocks import build_block
 from kgpath.methods.c2rag.config import C2RAGConfig
 from kgpath.methods.c2rag.drive import Req, adrive, drive
 from kgpath.methods.c2rag.fallback import fallback_plan
-from kgpath.methods.c2rag.hops import HopTrace, rank_candidates, sufficiency_step
+from kgpath.methods.c2rag.hops import (
+    HopTrace,
+    merge_branches,
+    rank_candidates,
+    sufficiency_step,
+)
 from kgpath.methods.c2rag.plan import PLAN_SCHEMA, Constraint, Plan, parse_plan, tokens
 from kgpath.methods.c2rag.recovery import (
     PassageIndex,
@@ -80,6 +90,19 @@ class _HopSpec:
     lin: str
     step: int
     no_anchor_reason: str = ""
+    exclude: frozenset[int] = frozenset()
+    """Edge indices left out of the Eq. 4 pool (see :meth:`_per_entity_hop`)."""
+
+
+def _binding_edges(run: _Run, var: str) -> frozenset[int]:
+    """Edge indices of ``C_top`` of every resolved hop that induced ``var`` (Eq. 13)."""
+    return frozenset(
+        c.edge_index
+        for h in run.order
+        for b in (h.branches or (h,))
+        if b.state == "resolved" and b.variable == var
+        for c in b.top
+    )
 
 
 class ConstraintCheckedRetriever:
@@ -138,11 +161,14 @@ class ConstraintCheckedRetriever:
             raise ConfigError(
                 f"graph must be a KnowledgeGraph or GraphIndex, got {type(graph).__name__}"
             )
-        self.embedder: Embedder = embedder if embedder is not None else default_embedder()
+        self.embedder: Embedder = (
+            as_embedder(embedder) if embedder is not None else default_embedder()
+        )
         self.llm = llm
         self.reranker: Reranker = (
             reranker if reranker is not None else EmbeddingReranker(self.embedder)
         )
+        self._reranker_given = reranker is not None
         if not callable(getattr(self.reranker, "score", None)):
             raise ConfigError(
                 f"reranker must implement score(query, texts), got {type(reranker).__name__}"
@@ -208,7 +234,8 @@ class ConstraintCheckedRetriever:
         )
 
     def _config(self, overrides: Mapping[str, Any]) -> C2RAGConfig:
-        return with_overrides(self.config, overrides, label="C2RAG")
+        cfg = with_overrides(self.config, overrides, label="C2RAG")
+        return cfg.resolve(reranker_given=self._reranker_given)
 
     # ------------------------------------------------------------------ drivers
     def _serve(self, req: Req) -> Any:
@@ -279,7 +306,7 @@ class ConstraintCheckedRetriever:
             run.order.append(
                 HopTrace(
                     step=1, constraint_index=None, constraint=None, kind="query",
-                    linearized=query, variable=None, gamma=cfg.gamma,
+                    linearized=query, variable=None, gamma=cfg.gamma_value,
                     reason="empty plan: textual recovery over the query", recovery=rec,
                 )
             )
@@ -322,8 +349,44 @@ class ConstraintCheckedRetriever:
                 progress = True
                 spec = _HopSpec(i, c, "P2", g.anchors, g.variable, g.linearized,
                                 run.next_step)
-                run.record((yield from self._hop(query, spec, cfg)))
+                if cfg.propagation == "per_entity" and len(g.anchors) > 1:
+                    parts = per_entity_groundings(g, c, plan, cfg.k_s)
+                    spec = dataclasses.replace(spec, exclude=_binding_edges(run, g.bound))
+                    run.record((yield from self._per_entity_hop(query, spec, parts, cfg)))
+                else:
+                    run.record((yield from self._hop(query, spec, cfg)))
         return pending
+
+    def _per_entity_hop(
+        self, query: str, spec: _HopSpec, parts: Sequence[Grounding], cfg: C2RAGConfig
+    ) -> Generator[Req, Any, HopTrace]:
+        """Eq. 15, one hop per bound entity (:func:`per_entity_groundings`), merged by
+        :func:`~kgpath.methods.c2rag.hops.merge_branches`; textual recovery (Eq. 11-12)
+        runs once, for the whole constraint, when no branch resolves.
+
+        ``spec.exclude`` holds the edges that bound the placeholder (the ``C_top`` of the
+        hops that induced it), a kgpath deviation: anchored on a weak bound entity alone,
+        the pool is often just the edge back to the previous anchor (e.g. "On the Origin
+        of Species published by John Murray" for ``?author buried in ?place``), a pool of
+        one that Eq. 7-9 resolve with ``N_eff = 1`` whatever its score (the authors'
+        ``neff_from_logits`` does the same). On the demo KG this made 4 of the tuning
+        half's 16 hops resolved-and-wrong at γ = 2 (``benchmarks/bench_c2rag_gamma.py``).
+        An edge that grounded one constraint is evidence for it, not a candidate for
+        the next.
+        """
+        branches = []
+        for g in parts:
+            sub = dataclasses.replace(spec, anchors=g.anchors, lin=g.linearized)
+            branches.append((yield from self._hop(query, sub, cfg, recover=False)))
+        base = HopTrace(
+            step=spec.step, constraint_index=spec.ci, constraint=spec.constraint,
+            kind=spec.kind, linearized=spec.lin, variable=spec.var, gamma=cfg.gamma_value,
+        )
+        hop = merge_branches(base, tuple(branches))
+        if hop.state == "resolved":
+            return hop
+        rec = yield from self._recover(query, spec.lin, hop.anchors, cfg)
+        return dataclasses.replace(hop, recovery=rec)
 
     def _run_ungrounded(
         self, query: str, plan: Plan, cfg: C2RAGConfig, run: _Run, pending: Sequence[int]
@@ -336,7 +399,7 @@ class ConstraintCheckedRetriever:
             run.record(
                 HopTrace(
                     step=run.next_step, constraint_index=i, constraint=c, kind="P2",
-                    linearized=lin, variable=None, gamma=cfg.gamma,
+                    linearized=lin, variable=None, gamma=cfg.gamma_value,
                     reason=f"placeholder never bound: {' and '.join(c.placeholders)}",
                     recovery=rec,
                 )
@@ -375,29 +438,29 @@ class ConstraintCheckedRetriever:
         return match_anchors(surface, g, cfg.top_e, token_index=self._tok_index[1])
 
     def _hop(
-        self, query: str, spec: _HopSpec, cfg: C2RAGConfig
+        self, query: str, spec: _HopSpec, cfg: C2RAGConfig, *, recover: bool = True
     ) -> Generator[Req, Any, HopTrace]:
-        """One constraint through Eq. 4-9 (and Eq. 11-12 when it stays unresolved)."""
+        """One constraint through Eq. 4-9 (and Eq. 11-12 when it stays unresolved and
+        ``recover``)."""
         base = HopTrace(
             step=spec.step, constraint_index=spec.ci, constraint=spec.constraint,
             kind=spec.kind, linearized=spec.lin, variable=spec.var, anchors=spec.anchors,
-            gamma=cfg.gamma,
+            gamma=cfg.gamma_value,
         )
         if not spec.anchors:
-            rec = yield from self._recover(query, spec.lin, (), cfg)
-            return dataclasses.replace(base, reason=spec.no_anchor_reason, recovery=rec)
-        pool = candidate_pool(self.graph, [a.node_id for a in spec.anchors])
-        if not pool:
-            rec = yield from self._recover(query, spec.lin, spec.anchors, cfg)
+            hop = dataclasses.replace(base, reason=spec.no_anchor_reason)
+        elif not (pool := [
+            x for x in candidate_pool(self.graph, [a.node_id for a in spec.anchors])
+            if x.edge_index not in spec.exclude
+        ]):
             names = ", ".join(repr(a.name) for a in spec.anchors)
-            return dataclasses.replace(
-                base, reason=f"empty neighbourhood around {names}", recovery=rec
+            hop = dataclasses.replace(base, reason=f"empty neighbourhood around {names}")
+        else:
+            initial, z = yield from rank_candidates(
+                pool, spec.constraint, query, spec.lin, cfg, self._rel_cache
             )
-        initial, z = yield from rank_candidates(
-            pool, spec.constraint, query, spec.lin, cfg, self._rel_cache
-        )
-        hop = sufficiency_step(base, len(pool), initial, z, cfg)
-        if hop.state == "resolved":
+            hop = sufficiency_step(base, len(pool), initial, z, cfg)
+        if hop.state == "resolved" or not recover:
             return hop
         rec = yield from self._recover(query, spec.lin, spec.anchors, cfg)
         return dataclasses.replace(hop, recovery=rec)
@@ -406,7 +469,7 @@ class ConstraintCheckedRetriever:
     def _passage_index(self) -> Generator[Req, Any, PassageIndex | None]:
         if self._passages is not None and self._passages.version == self.graph.version:
             return self._passages
-        pidx = yield from build_passage_index(self.graph)
+        pidx = yield from build_passage_index(self.graph, self.embedder)
         if pidx is not None:
             self._passages = pidx
         return pidx

@@ -8,42 +8,49 @@ Steps, named after the paper's sections:
 
 1. **Node retrieval (4.1).** :func:`extract_keywords` asks an LLM for keywords ``K_q`` (JSON;
    repaired with :func:`~kgpath.llm.parse_json_response`, else the offline extractor
-   :func:`offline_keywords` is used and the fallback recorded). :func:`retrieve_nodes`
-   embeds the keywords and the node identifiers (names) and iterates over the keywords,
-   taking each keyword's next most similar node in turn, until ``N`` distinct nodes form
-   ``V_q``.
-2. **Path retrieval (4.2).** For each retrieved start node, :func:`propagate_resources`
-   runs the resource flow of Eq. (2) (``S(v_start) = 1``; a node passes
-   ``α·S(v)/|N(v,·)|`` to each of its distinct out-neighbours) with the early stop of
-   Eq. (3) (a node whose per-neighbour share ``S(v)/|N(v,·)|`` is below ``θ`` does not
-   propagate) and updates every node's resource at most once. The edges the resource
-   actually flowed along form a layered DAG; every start-to-end path in it is a candidate,
-   scored by the reliability of Eq. (4), :func:`path_reliability`.
-   :func:`prune_paths` keeps the ``paths_per_pair`` most reliable paths per ordered pair
-   and the global top ``K``.
+   :func:`offline_keywords` is used and the fallback recorded). By default the entity
+   (low-level) keywords retrieve nodes and the high-level ones retrieve relations
+   (:func:`retrieve_relations`), the LightRAG split the authors' ``kg_query`` inherits.
+   :func:`retrieve_nodes` embeds the keywords and the node identifiers (names) and
+   iterates over the keywords, taking each keyword's next most similar node in turn, until
+   ``N`` distinct nodes form ``V_q``, skipping matches below the similarity floor.
+2. **Path retrieval (4.2).** By default as the authors' released code computes it
+   (``BUPT-GAMMA/PathRAG``, ``PathRAG/operate.py``; :mod:`~kgpath.methods.pathrag.edgeflow`):
+   every simple path of at most ``max_hops = 3`` hops between each ordered pair of ``V_q``
+   on the undirected graph (:func:`bounded_simple_paths`); within each pair's own path
+   subgraph the start sends ``1/deg`` along each edge, a node whose incoming edge carries
+   more than ``flow_threshold = 0.3`` forwards ``α · flow / deg`` (Eqs. 2-3 as coded; the
+   start is never stopped), and a path's reliability is the mean flow over its edges
+   (:func:`edge_flow_reliability`). :func:`edge_flow_pool` sorts all pairs' paths, drops
+   paths whose node set was already taken, and keeps the top ``K``. Retrieval warns when
+   ``N ≥ |V|``.
+
+   The literal reading (``reliability="literal_eq4"``, :meth:`PathRAGConfig.literal_eq4`)
+   is kept: :func:`propagate_resources` runs the resource flow of Eq. (2) over the whole
+   graph with the early stop of Eq. (3) and updates every node's resource at most once;
+   the edges the resource flowed along form a layered DAG whose start-to-end paths are
+   scored by Eq. (4) over node resources, :func:`path_reliability`; :func:`prune_paths`
+   keeps the ``paths_per_pair`` most reliable paths per ordered pair and the global top
+   ``K``. It ranks by hop count (every 1-hop path scores ``1 + α/deg ≥ 1``, no longer path
+   more than about 1.2); ``benchmarks/bench_pathrag_oracle.py`` measures both.
 3. **Answer generation (4.3).** :func:`textual_path` concatenates node and edge texts along
-   a path (Eq. 5); :func:`build_prompt` puts the query first and the paths after it in the
+   a path (Eq. 5); :func:`build_prompt` puts the query first, then the relations retrieved
+   for the high-level keywords (LightRAG's split, section 5.1.3), then the paths in the
    order chosen by a :class:`PathOrdering` policy, by default ascending reliability so the
    most reliable path is last (Eq. 6). Ablation policies of section 5.4 / Appendix D:
    descending, random, hop-first, and the flat node/edge format.
 
-How "updated at most once" is read. Propagation is level-synchronous (breadth first): a
-node's resource is set once, in the step in which the flow first reaches it, to the sum
-of Eq. (2) over the emitting nodes of the previous step that point to it. Flow arriving
-later (by a longer route or around a cycle) is ignored. Consequently every candidate path
-between a pair has the same hop count, the BFS distance through emitting nodes, and the
-most reliable ones are found exactly by dynamic programming over the DAG instead of
-enumerating paths (:func:`best_paths_from`).
+How "updated at most once" is read (literal reading). Propagation is level-synchronous
+(breadth first): a node's resource is set once, in the step in which the flow first reaches
+it, to the sum of Eq. (2) over the emitting nodes of the previous step that point to it.
+Flow arriving later is ignored, so every candidate path between a pair has the same hop
+count and the most reliable ones are found exactly by dynamic programming over the DAG
+(:func:`best_paths_from`). ``|N(v,·)|`` counts *distinct* neighbours in both readings;
+ties are broken deterministically (node-index order).
 
-Other reading choices, each documented where it is implemented: ``|N(v,·)|`` counts
-*distinct* neighbours (parallel edges with different relations count once, and the
-textual path lists all of them); Eq. (3) is applied to every node including the start
-(a start node with more than ``1/θ`` neighbours emits nothing); ties are broken by the
-lexicographic order of the node-index sequence, so results are deterministic.
-
-Complexity (section 4.4): at most ``1/((1-α)·θ)`` nodes emit per start node, so path
-retrieval is ``O(N² / ((1-α)·θ))`` plus the out-edges of emitting nodes, independent of
-``|V|``; each step is a handful of numpy operations on the CSR arrays.
+Complexity (section 4.4): the literal reading emits from at most ``1/((1-α)·θ)`` nodes per
+start; the edge-flow default enumerates bounded simple paths, pruned to branches that can
+still reach a retrieved node within ``max_hops``.
 
 Modules, in the paper's order: :mod:`~kgpath.methods.pathrag.config` (:class:`PathRAGConfig`),
 :mod:`~kgpath.methods.pathrag.keywords` and :mod:`~kgpath.methods.pathrag.nodes` (4.1),
@@ -55,7 +62,12 @@ Modules, in the paper's order: :mod:`~kgpath.methods.pathrag.config` (:class:`Pa
 
 from __future__ import annotations
 
-from kgpath.methods.pathrag.config import PATHRAG_LT, PathRAGConfig
+from kgpath.methods.pathrag.config import DEFAULT_MIN_SIMILARITY_Z, PATHRAG_LT, PathRAGConfig
+from kgpath.methods.pathrag.edgeflow import (
+    bounded_simple_paths,
+    edge_flow_pool,
+    edge_flow_reliability,
+)
 from kgpath.methods.pathrag.flow import (
     FlowAdjacency,
     Propagation,
@@ -67,9 +79,15 @@ from kgpath.methods.pathrag.keywords import (
     aextract_keywords,
     extract_keywords,
     offline_keywords,
+    parse_keyword_split,
     parse_keywords,
 )
-from kgpath.methods.pathrag.nodes import RetrievedNode, retrieve_nodes
+from kgpath.methods.pathrag.nodes import (
+    RetrievedNode,
+    RetrievedRelation,
+    retrieve_nodes,
+    retrieve_relations,
+)
 from kgpath.methods.pathrag.paths import (
     CandidatePool,
     PathCandidate,
@@ -89,6 +107,7 @@ from kgpath.methods.pathrag.prompt import (
     build_prompt,
     get_ordering,
     materialize_path,
+    relation_text,
     textual_path,
 )
 from kgpath.methods.pathrag.result import PathRAGResult
@@ -97,6 +116,7 @@ from kgpath.methods.pathrag.retriever import PathRAGRetriever
 __all__ = [
     "PathRAGConfig",
     "PATHRAG_LT",
+    "DEFAULT_MIN_SIMILARITY_Z",
     "PathOrdering",
     "AscendingReliability",
     "DescendingReliability",
@@ -108,10 +128,16 @@ __all__ = [
     "KeywordExtraction",
     "offline_keywords",
     "parse_keywords",
+    "parse_keyword_split",
     "extract_keywords",
     "aextract_keywords",
     "RetrievedNode",
     "retrieve_nodes",
+    "RetrievedRelation",
+    "retrieve_relations",
+    "bounded_simple_paths",
+    "edge_flow_reliability",
+    "edge_flow_pool",
     "FlowAdjacency",
     "flow_adjacency",
     "Propagation",
@@ -124,6 +150,7 @@ __all__ = [
     "PathRAGPath",
     "materialize_path",
     "textual_path",
+    "relation_text",
     "build_prompt",
     "PathRAGResult",
     "PathRAGRetriever",

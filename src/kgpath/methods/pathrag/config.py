@@ -1,7 +1,11 @@
 """PathRAG configuration: :class:`PathRAGConfig` (paper defaults) and the ``PathRAG-lt`` preset.
 
 Defaults follow section 5.1 and Figure 3 of the paper (``N = 40``, ``K = 15``, ``α = 0.8``,
-``θ = 0.05``); :data:`PATHRAG_LT` is the lightweight preset of section 5.5.
+``θ = 0.05``) and, where the paper is ambiguous, the authors' released code
+(``BUPT-GAMMA/PathRAG``, ``PathRAG/operate.py``): edge-flow reliability, simple paths of at
+most 3 hops, an undirected graph, no Eq. (3) test at the start node, the LightRAG keyword
+split. :meth:`PathRAGConfig.literal_eq4` restores the literal reading of Eqs. (2)-(4);
+:data:`PATHRAG_LT` is the lightweight preset of section 5.5.
 """
 
 from __future__ import annotations
@@ -12,42 +16,102 @@ from typing import Any, Literal
 
 import numpy as np
 
-from kgpath.errors import ConfigError
+from kgpath.errors import ConfigError, short
 from kgpath.methods.pathrag.prompt import PathOrdering, get_ordering
 
-__all__ = ["PATHRAG_LT", "NodeMatch", "PathDirection", "PathRAGConfig"]
+__all__ = [
+    "DEFAULT_MIN_SIMILARITY_Z",
+    "PATHRAG_LT",
+    "NodeMatch",
+    "PathDirection",
+    "PathRAGConfig",
+    "Reliability",
+]
 
 PathDirection = Literal["directed", "undirected"]
 NodeMatch = Literal["name", "text"]
+Reliability = Literal["edge_flow", "literal_eq4"]
 _DIRECTIONS = ("directed", "undirected")
+_RELIABILITIES = ("edge_flow", "literal_eq4")
+
+#: Default standardised similarity floor of section 4.1 node retrieval (``min_similarity_z``),
+#: chosen on the even-numbered half of the PathRAG-6 questions
+#: (``benchmarks/bench_pathrag_oracle.py --floor``); see :class:`PathRAGConfig`.
+DEFAULT_MIN_SIMILARITY_Z = 1.5
 
 
 @dataclass(frozen=True, kw_only=True)
 class PathRAGConfig:
-    """PathRAG hyperparameters; defaults follow the paper (section 5.1, Figure 3).
+    """PathRAG hyperparameters; paper defaults (section 5.1, Figure 3), else the authors' code.
 
     Attributes
     ----------
     num_nodes
-        ``N``, nodes retrieved in section 4.1 (paper: 40). Must be at least 2.
+        ``N``, nodes retrieved in section 4.1 (paper: 40). Must be at least 2. When
+        ``N ≥ |V|`` every node is retrieved and the question no longer selects anything: the
+        retriever warns (``warnings.warn``) and sets ``trace["num_nodes_covers_graph"]``.
     top_k
         ``K``, paths kept for the prompt (paper: 15). When fewer candidate paths exist,
         all of them are returned (``trace["pool_size"] < K``); this is not an error.
+    reliability
+        How Eq. (4) scores a path. ``"edge_flow"`` (default) is the authors' code
+        (``bfs_weighted_paths`` in ``PathRAG/operate.py``): the mean resource flowing
+        through the path's *edges* inside the pair's own path subgraph; see
+        :mod:`kgpath.methods.pathrag.edgeflow`. ``"literal_eq4"`` is the paper's formula
+        read literally, ``S(P) = Σ_{v ∈ P} S(v) / |E_P|`` over the node resources of one
+        whole-graph flow (Eqs. 2-3). Note: that reading gives every 1-hop path
+        ``1 + α/deg ≥ 1`` and no longer path more than about 1.2, so it ranks by hop count
+        (the hop-first ablation of Table 2); on Barabási–Albert graphs it returns fewer than
+        ``K`` paths, mostly 1-hop (``benchmarks/bench_pathrag_oracle.py``).
     alpha
-        ``α``, decay rate of Eq. (2), in ``(0, 1]`` (paper: 0.8; 1.0 disables the decay).
+        ``α``, decay rate of Eq. (2), in ``(0, 1]`` (paper and code: 0.8).
     theta
-        ``θ``, early-stopping threshold of Eq. (3), ``> 0`` (paper: 0.05).
+        ``θ``, early-stopping threshold of Eq. (3) on ``S(v)/|N(v,·)|``, ``> 0`` (paper:
+        0.05). Used by ``reliability="literal_eq4"``.
+    flow_threshold
+        The code's form of Eq. (3) for ``"edge_flow"``: a node forwards only if the flow on
+        the edge that reached it exceeds this (``threshold = 0.3`` in
+        ``_find_most_related_edges_from_entities3``; the code compares a different quantity
+        than the paper's ``θ``, so the paper's 0.05 does not carry over). ``≥ 0``.
+    eq3_at_start
+        Apply Eq. (3) to the start node too (``"literal_eq4"`` only). The authors' code never
+        does (the start always sends ``1/deg`` along each edge); the literal reading did, so a
+        start with more than ``1/θ = 20`` neighbours emitted nothing. Default ``False``.
     paths_per_pair
-        How many of the most reliable paths of each ordered pair enter the candidate pool
-        (section 4.2 keeps "the most reliable relational paths"; default 1).
+        ``"literal_eq4"`` only: how many of the most reliable flow paths of each ordered pair
+        enter the pool (section 4.2 keeps "the most reliable relational paths"; default 1).
+        ``"edge_flow"`` keeps every path of every pair, as the code does.
     direction
-        ``"directed"`` follows edges forward, as the paper's notation ``N(v,·)`` does;
-        ``"undirected"`` lets resource flow both ways (the authors' released code builds an
-        undirected graph). In undirected mode a path and its exact reverse are one
-        candidate: only the more reliable orientation is kept.
+        ``"undirected"`` (default; the code builds an ``nx.Graph``) or ``"directed"``
+        (follow edges forward, as the paper's notation ``N(v,·)`` suggests). In undirected
+        ``"literal_eq4"`` mode a path and its exact reverse are one candidate; in
+        ``"edge_flow"`` mode paths with the same node set are one candidate, as in the code.
     max_hops
-        Optional hard cap on path length. ``None`` (paper) relies on Eq. (3) alone; the
-        authors' code enumerates paths of at most 3 hops.
+        Longest path, in hops (default 3: the code's ``if depth > 3: return``). Required
+        (an int) for ``"edge_flow"``; ``None`` is allowed for ``"literal_eq4"`` and relies
+        on Eq. (3) alone, as the paper does.
+    min_similarity
+        Section 4.1 absolute cosine floor: a keyword's match below it is not retrieved (the
+        code's vector store keeps only matches above ``cosine_better_than_threshold = 0.2``,
+        a value for OpenAI embeddings). Default ``None``: cosine scales differ too much
+        between embedders (the bundled e5 model puts every pair above 0.8).
+    min_similarity_z
+        Section 4.1 floor in units of each keyword's own spread: a match counts only if its
+        cosine is at least ``mean + z · std`` of that keyword's cosines to all nodes (a
+        kgpath extension standing in for the code's absolute floor). ``None`` disables it.
+        Default :data:`DEFAULT_MIN_SIMILARITY_Z`, chosen on the even-numbered half of the
+        PathRAG-6 questions and reported on the other half
+        (``benchmarks/bench_pathrag_oracle.py --floor``). Both floors also apply to the
+        relations of the keyword split.
+    keyword_split
+        The LightRAG split PathRAG's code inherits (``kg_query``): low-level (entity)
+        keywords retrieve nodes; high-level keywords retrieve relations, placed right after
+        the query (section 5.1.3: "retrieved edges that correspond to global keywords of
+        LightRAG are placed after the query"). ``False`` matches all keywords to nodes as
+        section 4.1 reads. Offline keywords are all low-level (no high-level themes).
+    num_relations
+        Relations retrieved for the high-level keywords (the code's ``top_k = 40``); 0
+        disables them.
     ordering
         Prompt policy: ``"ascending"`` (Eq. 6, default), ``"descending"``, ``"random"``,
         ``"hop_first"``, ``"flat"`` (section 5.4, Appendix D), or a
@@ -67,11 +131,18 @@ class PathRAGConfig:
 
     num_nodes: int = 40
     top_k: int = 15
+    reliability: Reliability = "edge_flow"
     alpha: float = 0.8
     theta: float = 0.05
+    flow_threshold: float = 0.3
+    eq3_at_start: bool = False
     paths_per_pair: int = 1
-    direction: PathDirection = "directed"
-    max_hops: int | None = None
+    direction: PathDirection = "undirected"
+    max_hops: int | None = 3
+    min_similarity: float | None = None
+    min_similarity_z: float | None = DEFAULT_MIN_SIMILARITY_Z
+    keyword_split: bool = True
+    num_relations: int = 40
     ordering: str | PathOrdering = "ascending"
     seed: int = 0
     token_budget: int | None = None
@@ -82,36 +153,55 @@ class PathRAGConfig:
         _check_int(self.num_nodes, "num_nodes", 2)
         _check_int(self.top_k, "top_k", 1)
         _check_int(self.paths_per_pair, "paths_per_pair", 1)
+        _check_int(self.num_relations, "num_relations", 0)
+        if self.reliability not in _RELIABILITIES:
+            raise ConfigError(
+                f"reliability must be one of {_RELIABILITIES}, got {short(self.reliability)}"
+            )
         if (
             isinstance(self.alpha, bool)
             or not isinstance(self.alpha, (int, float))
             or not (0.0 < float(self.alpha) <= 1.0)
         ):
             raise ConfigError(
-                f"alpha (decay rate α of Eq. 2) must be in (0, 1], got {self.alpha!r}"
+                f"alpha (decay rate α of Eq. 2) must be in (0, 1], got {short(self.alpha)}"
             )
-        if (
-            isinstance(self.theta, bool)
-            or not isinstance(self.theta, (int, float))
-            or not math.isfinite(float(self.theta))
-            or float(self.theta) <= 0.0
-        ):
+        if not _finite(self.theta) or float(self.theta) <= 0.0:
             raise ConfigError(
                 f"theta (pruning threshold θ of Eq. 3) must be a finite number > 0, "
-                f"got {self.theta!r}"
+                f"got {short(self.theta)}"
             )
+        if not _finite(self.flow_threshold) or float(self.flow_threshold) < 0.0:
+            raise ConfigError(
+                f"flow_threshold must be a finite number >= 0, got {short(self.flow_threshold)}"
+            )
+        for name in ("min_similarity", "min_similarity_z"):
+            value = getattr(self, name)
+            if value is not None and not _finite(value):
+                raise ConfigError(f"{name} must be a finite number or None, got {short(value)}")
+        for flag in ("eq3_at_start", "keyword_split"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
+        self._check_rest()
+
+    def _check_rest(self) -> None:
         if self.direction not in _DIRECTIONS:
-            raise ConfigError(f"direction must be one of {_DIRECTIONS}, got {self.direction!r}")
+            raise ConfigError(f"direction must be one of {_DIRECTIONS}, got {short(self.direction)}")
         if self.max_hops is not None:
             _check_int(self.max_hops, "max_hops", 1)
+        elif self.reliability == "edge_flow":
+            raise ConfigError(
+                "max_hops=None needs reliability='literal_eq4'; edge_flow enumerates "
+                "bounded simple paths (the authors' code: 3 hops)"
+            )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise ConfigError(f"seed must be an int, got {self.seed!r}")
+            raise ConfigError(f"seed must be an int, got {short(self.seed)}")
         if self.token_budget is not None:
             _check_int(self.token_budget, "token_budget", 1)
         if not isinstance(self.encoding, str) or not self.encoding:
-            raise ConfigError(f"encoding must be a tiktoken encoding name, got {self.encoding!r}")
+            raise ConfigError(f"encoding must be a tiktoken encoding name, got {short(self.encoding)}")
         if self.node_match not in ("name", "text"):
-            raise ConfigError(f"node_match must be 'name' or 'text', got {self.node_match!r}")
+            raise ConfigError(f"node_match must be 'name' or 'text', got {short(self.node_match)}")
         get_ordering(self.ordering)  # validates the name
 
     @classmethod
@@ -119,10 +209,37 @@ class PathRAGConfig:
         """Return the ``PathRAG-lt`` preset of section 5.5: ``N = 20``, ``K = 5``."""
         return cls(**{"num_nodes": 20, "top_k": 5, **overrides})
 
+    @classmethod
+    def literal_eq4(cls, **overrides: Any) -> PathRAGConfig:
+        """Return the literal reading of sections 4.1-4.2 (kgpath's default before issue 12).
+
+        Eq. (4) over node resources (``reliability="literal_eq4"``), directed edges, no hop
+        cap, Eq. (3) applied to the start node too, no similarity floor, all keywords matched
+        to nodes. See ``reliability`` for why this ranks by hop count.
+        """
+        base: dict[str, Any] = {
+            "reliability": "literal_eq4",
+            "direction": "directed",
+            "max_hops": None,
+            "eq3_at_start": True,
+            "min_similarity": None,
+            "min_similarity_z": None,
+            "keyword_split": False,
+        }
+        return cls(**{**base, **overrides})
+
+
+def _finite(value: object) -> bool:
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, (int, float))
+        and math.isfinite(float(value))
+    )
+
 
 def _check_int(value: object, name: str, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ConfigError(f"{name} must be an int >= {minimum}, got {value!r}")
+        raise ConfigError(f"{name} must be an int >= {minimum}, got {short(value)}")
 
 
 #: The lightweight preset of section 5.5 (``N = 20``, ``K = 5``).

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kgpath.errors import ConfigError, NodeNotFoundError
+from kgpath.errors import ConfigError, NodeNotFoundError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.methods.pathrag.config import _DIRECTIONS, PathDirection
 
@@ -48,7 +48,7 @@ class FlowAdjacency:
     ) -> FlowAdjacency:
         """Build from parallel arrays of edge endpoints (node indices)."""
         if direction not in _DIRECTIONS:
-            raise ConfigError(f"direction must be one of {_DIRECTIONS}, got {direction!r}")
+            raise ConfigError(f"direction must be one of {_DIRECTIONS}, got {short(direction)}")
         s = np.asarray(src, dtype=np.int64)
         d = np.asarray(dst, dtype=np.int64)
         if direction == "undirected":
@@ -70,7 +70,7 @@ _ADJ_CACHE: weakref.WeakKeyDictionary[KnowledgeGraph, dict[str, FlowAdjacency]] 
 def flow_adjacency(graph: KnowledgeGraph, direction: PathDirection = "directed") -> FlowAdjacency:
     """Return the :class:`FlowAdjacency` of ``graph`` (cached until the graph changes)."""
     if direction not in _DIRECTIONS:
-        raise ConfigError(f"direction must be one of {_DIRECTIONS}, got {direction!r}")
+        raise ConfigError(f"direction must be one of {_DIRECTIONS}, got {short(direction)}")
     per = _ADJ_CACHE.setdefault(graph, {})
     adj = per.get(direction)
     if adj is not None and adj.graph_version == graph.version:
@@ -134,6 +134,12 @@ class Propagation:
         return set(self.nodes[(self.slot == slot) & self.emitted].tolist())
 
 
+MAX_FLOW_STATES = 20_000_000
+"""Bound on ``starts × |V|``, the (start, node) resource states one propagation may hold
+(about 40 bytes each across the level logs). Beyond it the configuration is rejected up
+front rather than exhausting memory; lower ``num_nodes`` or use a smaller graph."""
+
+
 def propagate_resources(
     adj: FlowAdjacency,
     start: int | Sequence[int],
@@ -141,6 +147,7 @@ def propagate_resources(
     alpha: float = 0.8,
     theta: float = 0.05,
     max_hops: int | None = None,
+    eq3_at_start: bool = True,
 ) -> Propagation:
     """Eq. (2) resource flow from ``start`` (or from each of several starts) with Eq. (3).
 
@@ -148,7 +155,8 @@ def propagate_resources(
     sends ``α · S(v_j) / |N(v_j,·)|`` to each distinct neighbour; a node reached for the
     first time sums what it receives in that step (Eq. 2) and is never updated again.
     A node with ``S(v)/|N(v,·)| < θ`` (Eq. 3) keeps its resource but sends nothing;
-    neither does a node without neighbours or at ``max_hops``.
+    neither does a node without neighbours or at ``max_hops``. With
+    ``eq3_at_start=False`` the start always emits (the authors' code never tests it).
 
     Several starts are propagated side by side, each with its own resources, so one pass
     of about twenty numpy calls per level serves all ``N`` start nodes of a query.
@@ -158,6 +166,11 @@ def propagate_resources(
     n = adj.num_nodes
     starts = _check_starts(start, n)
     k = len(starts)
+    if k * n > MAX_FLOW_STATES:
+        raise ConfigError(
+            f"PathRAG propagation from {k} start node(s) over {n} nodes needs up to {k * n} "
+            f"resource states (> MAX_FLOW_STATES = {MAX_FLOW_STATES}); lower num_nodes"
+        )
     front = _Frontier(
         slot=np.arange(k, dtype=np.int64),
         node=np.asarray(starts, dtype=np.int64),
@@ -169,7 +182,7 @@ def propagate_resources(
     depth = 0
     while True:
         at_cap = max_hops is not None and depth >= max_hops
-        share, emit, stopped = _emission(adj, front, theta, at_cap)
+        share, emit, stopped = _emission(adj, front, theta, at_cap, eq3_at_start or depth > 0)
         log.emits.append(emit)
         log.stops.append(stopped)
         if not emit.any():
@@ -191,7 +204,7 @@ def _check_starts(start: int | Sequence[int], n: int) -> list[int]:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < n:
             raise NodeNotFoundError(f"start node index {s!r} out of range [0, {n})", key=str(s))
     if len(set(starts)) != len(starts):
-        raise ConfigError(f"start nodes must be distinct, got {starts!r}")
+        raise ConfigError(f"start nodes must be distinct, got {short(starts)}")
     return starts
 
 
@@ -206,17 +219,18 @@ class _Frontier:
 
 
 def _emission(
-    adj: FlowAdjacency, front: _Frontier, theta: float, at_cap: bool
+    adj: FlowAdjacency, front: _Frontier, theta: float, at_cap: bool, test: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Eq. (3) on one level: ``(share, emit, stopped)`` per frontier state.
 
     ``share`` is ``S(v)/|N(v,·)|``; a node is stopped when it has neighbours and its share
-    is below ``θ``. Sinks (no neighbours) never emit, and nothing emits at ``max_hops``.
+    is below ``θ`` (only if ``test``: level 0 skips it unless Eq. 3 applies to the start).
+    Sinks (no neighbours) never emit, and nothing emits at ``max_hops``.
     """
     deg = adj.degree[front.node]
     share = front.res / np.maximum(deg, 1)  # S(v)/|N(v,·)|; sinks (degree 0) never emit
     has_nb = deg > 0
-    stopped = has_nb & (share < theta)  # Eq. (3)
+    stopped = has_nb & (share < theta) & test  # Eq. (3)
     emit = has_nb & ~stopped
     if at_cap:
         emit = np.zeros_like(emit)

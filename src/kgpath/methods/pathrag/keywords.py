@@ -19,6 +19,7 @@ __all__ = [
     "aextract_keywords",
     "extract_keywords",
     "offline_keywords",
+    "parse_keyword_split",
     "parse_keywords",
 ]
 
@@ -35,6 +36,16 @@ class KeywordExtraction:
     raw_reply: str | None = None
     error: str | None = None
     """Why the LLM reply was not used (for ``"offline-fallback"``)."""
+    high_level: tuple[str, ...] = ()
+    """The high-level (global) keywords among :attr:`keywords`: the reply's ``"concepts"``
+    or ``"high_level_keywords"`` (LightRAG's split, which PathRAG's ``kg_query`` inherits).
+    Offline extraction has none."""
+
+    @property
+    def low_level(self) -> tuple[str, ...]:
+        """The low-level (entity) keywords: :attr:`keywords` minus :attr:`high_level`."""
+        high = set(self.high_level)
+        return tuple(k for k in self.keywords if k not in high)
 
 
 _STOPWORDS = frozenset(
@@ -65,10 +76,12 @@ def offline_keywords(query: str, *, max_keywords: int = 12) -> list[str]:
     """
     q = check_query(query)
     out: dict[str, None] = {}
+    seen: set[str] = set()  # casefolded keywords so far: one set, linear in the query
 
     def add(kw: str) -> None:
         kw = kw.strip(" \t\n.,;:!?'\"“”’")
-        if kw and kw.casefold() not in {k.casefold() for k in out}:
+        if kw and kw.casefold() not in seen:
+            seen.add(kw.casefold())
             out[kw] = None
 
     for m in _QUOTED.finditer(q):
@@ -97,6 +110,8 @@ def offline_keywords(query: str, *, max_keywords: int = 12) -> list[str]:
         (w, i) for i, (w, _) in enumerate(words) if w.casefold() not in _STOPWORDS and len(w) > 2
     ]
     for j, (w, i) in enumerate(content):
+        if len(out) >= max_keywords:
+            break  # later keywords are cut anyway: bounded work on any query length
         add(w.lower() if not w[:1].isupper() else w)
         if j + 1 < len(content) and content[j + 1][1] == i + 1:
             add(f"{w} {content[j + 1][0]}")
@@ -105,6 +120,7 @@ def offline_keywords(query: str, *, max_keywords: int = 12) -> list[str]:
 
 
 _KEYWORD_KEYS = ("entities", "low_level_keywords", "keywords", "concepts", "high_level_keywords")
+_HIGH_KEYS = frozenset({"concepts", "high_level_keywords"})
 
 
 def parse_keywords(reply: str) -> list[str]:
@@ -116,26 +132,35 @@ def parse_keywords(reply: str) -> list[str]:
     :func:`~kgpath.llm.parse_json_response`. Raises :class:`ParseError` if nothing usable
     is found.
     """
+    return parse_keyword_split(reply)[0]
+
+
+def parse_keyword_split(reply: str) -> tuple[list[str], list[str]]:
+    """``(all keywords, the high-level ones)`` from a reply, as :func:`parse_keywords` reads it.
+
+    High-level keywords are those under ``"concepts"`` or ``"high_level_keywords"`` (and not
+    already listed as entities); they keep their place in the first list.
+    """
     data = parse_json_response(reply)
-    lists: list[Any] = []
+    lists: list[tuple[bool, Any]] = []
     if isinstance(data, dict):
         keys = [k for k in _KEYWORD_KEYS if k in data] + [k for k in data if k not in _KEYWORD_KEYS]
         for k in keys:
             v = data[k]
-            lists.append(v if isinstance(v, list) else [v])
+            lists.append((k in _HIGH_KEYS, v if isinstance(v, list) else [v]))
     else:
-        lists.append(data)
-    out: dict[str, None] = {}
-    for lst in lists:
+        lists.append((False, data))
+    out: dict[str, bool] = {}
+    for high, lst in lists:
         for item in lst:
             if isinstance(item, str) and item.strip():
                 kw = " ".join(item.split())
                 if kw.casefold() not in {k.casefold() for k in out}:
-                    out[kw] = None
+                    out[kw] = high
     if not out:
         snippet = reply if len(reply) < 200 else reply[:200] + "..."
         raise ParseError(f"LLM reply contains no keyword strings: {snippet!r}")
-    return list(out)
+    return list(out), [k for k, high in out.items() if high]
 
 
 KeywordPrompt = str | Callable[[str], str]
@@ -147,7 +172,7 @@ def _keyword_prompt_text(prompt: KeywordPrompt, query: str) -> str:
 
 def _from_reply(query: str, reply: Any) -> KeywordExtraction:
     try:
-        kws = parse_keywords(reply)
+        kws, high = parse_keyword_split(reply)
     except ParseError as exc:
         logger.warning("PathRAG keyword reply unusable, offline keywords used: %s", exc)
         return KeywordExtraction(
@@ -156,7 +181,7 @@ def _from_reply(query: str, reply: Any) -> KeywordExtraction:
             raw_reply=reply if isinstance(reply, str) else repr(reply),
             error=str(exc),
         )
-    return KeywordExtraction(tuple(kws), "llm", raw_reply=reply)
+    return KeywordExtraction(tuple(kws), "llm", raw_reply=reply, high_level=tuple(high))
 
 
 def extract_keywords(

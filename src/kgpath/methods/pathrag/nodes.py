@@ -1,4 +1,9 @@
-"""Section 4.1, second half: the retrieved node set ``V_q`` (keywords take turns)."""
+"""Section 4.1, second half: the retrieved node set ``V_q`` (keywords take turns).
+
+Also the global half of the LightRAG keyword split PathRAG's code inherits
+(``_get_edge_data`` in ``PathRAG/operate.py``): relations retrieved for the high-level
+keywords, :func:`retrieve_relations`.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kgpath.graph import Node
+from kgpath.graph import Edge, Node
 
-__all__ = ["RetrievedNode", "retrieve_nodes"]
+__all__ = ["RetrievedNode", "RetrievedRelation", "retrieve_nodes", "retrieve_relations"]
 
 
 @dataclass(frozen=True)
@@ -26,15 +31,36 @@ class RetrievedNode:
         return self.node.id
 
 
+@dataclass(frozen=True)
+class RetrievedRelation:
+    """An edge retrieved for the high-level keywords, with its cosine similarity."""
+
+    edge: Edge
+    index: int
+    similarity: float
+    text: str
+
+
 def retrieve_nodes(
-    keyword_vectors: np.ndarray, node_vectors: np.ndarray, n: int
+    keyword_vectors: np.ndarray,
+    node_vectors: np.ndarray,
+    n: int,
+    min_similarity: float | None = None,
+    min_z: float | None = None,
 ) -> list[tuple[int, int, float]]:
     """Section 4.1: iterate over the keywords, collecting similar nodes until ``n`` are found.
 
     Each keyword ranks all nodes by cosine similarity (rows are unit vectors). Keywords
     take turns, each contributing its best node not yet collected, until ``n`` distinct
-    nodes (or all nodes) are collected. Returns ``(node index, keyword position,
-    similarity)`` in collection order. Ties rank the lower node index first.
+    nodes (or all nodes) are collected. A match below ``min_similarity`` ends that
+    keyword's turns (the authors' vector store keeps only matches above its
+    ``cosine_better_than_threshold``), so fewer than ``n`` nodes may come back. ``min_z``
+    is the same floor in units of the keyword's own spread: a match counts only if its
+    similarity is at least ``mean + min_z · std`` of that keyword's similarities to all
+    nodes (a kgpath choice: cosine scales differ by embedder, e5 models put every pair
+    above 0.8, hashing embedders near 0). Returns
+    ``(node index, keyword position, similarity)`` in collection order. Ties rank the lower
+    node index first.
     """
     kv = np.atleast_2d(np.asarray(keyword_vectors, dtype=np.float32))
     nv = np.asarray(node_vectors, dtype=np.float32)
@@ -52,12 +78,46 @@ def retrieve_nodes(
     ranked = np.take_along_axis(part, np.lexsort((part, -psims), axis=-1), axis=1)
     seen: set[int] = set()
     out: list[tuple[int, int, float]] = []
+    floor = np.full(kv.shape[0], -np.inf if min_similarity is None else float(min_similarity))
+    if min_z is not None:
+        floor = np.maximum(floor, sims.mean(axis=1) + float(min_z) * sims.std(axis=1))
     for r in range(depth):
         for k in range(kv.shape[0]):
             node = int(ranked[k, r])
+            if sims[k, node] < floor[k]:
+                continue  # this keyword has no match above the floor left
             if node not in seen:
                 seen.add(node)
                 out.append((node, k, float(sims[k, node])))
                 if len(out) == n:
                     return out
     return out
+
+
+def retrieve_relations(
+    keyword_vector: np.ndarray,
+    edge_vectors: np.ndarray,
+    edge_degree: np.ndarray,
+    n: int,
+    min_similarity: float | None = None,
+    min_z: float | None = None,
+) -> list[tuple[int, float]]:
+    """Relations for the high-level keywords (``_get_edge_data`` in the authors' code).
+
+    ``keyword_vector`` embeds the high-level keywords joined by ``", "`` (as ``kg_query``
+    does). The ``n`` most similar edges at or above ``min_similarity`` (and at or above
+    ``mean + min_z · std`` of all edges' similarities, see :func:`retrieve_nodes`) are kept, then
+    ordered as the code orders them: by edge degree (the degrees of both endpoints added),
+    highest first; ties by similarity, then edge index. Returns ``(edge index, similarity)``.
+    """
+    ev = np.asarray(edge_vectors, dtype=np.float32)
+    if n <= 0 or ev.shape[0] == 0:
+        return []
+    sims = ev @ np.asarray(keyword_vector, dtype=np.float32).reshape(-1)
+    order = np.lexsort((np.arange(sims.size), -sims))[:n]
+    if min_similarity is not None:
+        order = order[sims[order] >= float(min_similarity)]
+    if min_z is not None:
+        order = order[sims[order] >= sims.mean() + float(min_z) * sims.std()]
+    keep = sorted(order.tolist(), key=lambda e: (-int(edge_degree[e]), -float(sims[e]), e))
+    return [(e, float(sims[e])) for e in keep]

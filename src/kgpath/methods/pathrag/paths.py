@@ -1,4 +1,8 @@
-"""Section 4.2, path pruning: Eq. (4) reliability, best flow paths per pair, the top-K pool."""
+"""Section 4.2, path pruning, literal reading: Eq. (4) over node resources, the top-K pool.
+
+This is ``reliability="literal_eq4"``; see :mod:`kgpath.methods.pathrag.edgeflow` for the
+default, the authors' edge-flow computation, and why the literal reading ranks by hop count.
+"""
 
 from __future__ import annotations
 
@@ -172,6 +176,7 @@ def prune_paths(
     theta: float = 0.05,
     paths_per_pair: int = 1,
     max_hops: int | None = None,
+    eq3_at_start: bool = True,
 ) -> CandidatePool:
     """Section 4.2 for all ordered pairs of ``nodes``: the ranked candidate pool.
 
@@ -179,12 +184,16 @@ def prune_paths(
     its end nodes; each ordered pair contributes its ``paths_per_pair`` most reliable flow
     paths (Eq. 4). In undirected mode a path whose exact reverse is also a candidate is
     kept once, in its more reliable orientation. The pool is sorted by reliability
-    (descending), ties by the node-index sequence.
+    (descending), ties by the node-index sequence. ``eq3_at_start`` is passed to
+    :func:`propagate_resources`. This is ``reliability="literal_eq4"``; the default
+    ``"edge_flow"`` is :func:`kgpath.methods.pathrag.edgeflow.edge_flow_pool`.
     """
     starts = list(dict.fromkeys(int(x) for x in nodes))
     if not starts:
         return CandidatePool([], _pool_stats(0, 0, 0, 0, []))
-    prop = propagate_resources(adj, starts, alpha=alpha, theta=theta, max_hops=max_hops)
+    prop = propagate_resources(
+        adj, starts, alpha=alpha, theta=theta, max_hops=max_hops, eq3_at_start=eq3_at_start
+    )
     is_target = np.zeros(adj.num_nodes, dtype=bool)
     is_target[starts] = True
     cands = best_paths_from(prop, is_target, paths_per_pair)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from kgpath.errors import ConfigError, KgpathError
+from kgpath.errors import ConfigError, KgpathError, short
 from kgpath.graph import Edge, KnowledgeGraph, Node
 from kgpath.prompts.pathrag import PATHRAG_FLAT_BLOCK, PATHRAG_PATH_BLOCK, PATHRAG_QA_PROMPT
 
@@ -35,6 +35,7 @@ __all__ = [
     "build_prompt",
     "get_ordering",
     "materialize_path",
+    "relation_text",
     "textual_path",
 ]
 
@@ -162,7 +163,7 @@ def get_ordering(ordering: str | PathOrdering) -> PathOrdering:
     if isinstance(ordering, str) and ordering in ORDERINGS:
         return ORDERINGS[ordering]()
     raise ConfigError(
-        f"ordering must be one of {sorted(ORDERINGS)} or a PathOrdering, got {ordering!r}"
+        f"ordering must be one of {sorted(ORDERINGS)} or a PathOrdering, got {short(ordering)}"
     )
 
 
@@ -173,9 +174,11 @@ class PathRAGPath:
     ``edges[i]`` is the graph edge used for hop ``i`` (``nodes[i] -> nodes[i+1]``; in
     undirected mode it may point backwards, see ``reversed_hops``); ``hop_edges[i]``
     lists every edge between the two nodes (parallel relations), all of which appear in
-    the textual path. ``resources[i]`` is ``S(nodes[i])`` from the start node's
-    propagation (Eq. 2) and ``reliability`` is Eq. (4). ``rank`` 1 is ``P_1``, the most
-    reliable path.
+    the textual path. With ``reliability="literal_eq4"``, ``resources[i]`` is
+    ``S(nodes[i])`` from the start node's propagation (Eq. 2) and ``reliability`` is
+    Eq. (4) over them; with ``"edge_flow"``, ``resources = (1.0, f_1, ..., f_h)`` (the unit
+    at the start, then the flow each edge carried) and ``reliability`` is the mean of
+    ``f_1..f_h``. ``rank`` 1 is ``P_1``, the most reliable path.
     """
 
     nodes: tuple[Node, ...]
@@ -264,6 +267,20 @@ def _edge_text(edge: Edge, a: Node, b: Node) -> str:
     if edge.relation:
         return f"{src.name} {edge.relation} {dst.name}"
     return f"{src.name} is linked to {dst.name}"
+
+
+def relation_text(graph: KnowledgeGraph, edge: Edge) -> str:
+    """One retrieved relation as text: ``"<source> <relation> <target>: <edge text>"``.
+
+    The authors' relation store embeds keywords, both endpoints and the description
+    (``extract_entities`` in ``PathRAG/operate.py``); this is the same information.
+    """
+    src, dst = graph.node(edge.source), graph.node(edge.target)
+    head = f"{src.name} {edge.relation} {dst.name}" if edge.relation else (
+        f"{src.name} is linked to {dst.name}"
+    )
+    body = " ".join(edge.text.split())
+    return f"{head}: {body}" if body and body != head else head
 
 
 def textual_path(

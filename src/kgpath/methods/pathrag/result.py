@@ -8,7 +8,7 @@ from typing import Any
 from kgpath.evidence import Evidence, check_output, passages_from_sources, rank_items
 from kgpath.graph import KnowledgeGraph
 from kgpath.methods.pathrag.config import PathRAGConfig
-from kgpath.methods.pathrag.nodes import RetrievedNode
+from kgpath.methods.pathrag.nodes import RetrievedNode, RetrievedRelation
 from kgpath.methods.pathrag.paths import CandidatePool
 from kgpath.methods.pathrag.prompt import PathRAGPath, materialize_path
 
@@ -24,8 +24,8 @@ class PathRAGResult:
     after any token-budget drops. ``empty_reason`` is ``None`` or one of
     ``"fewer_than_two_nodes"`` (fewer than 2 nodes retrieved) and ``"no_path"`` (no flow
     path between any ordered pair); then ``paths`` is empty and the prompt carries the
-    query only. :meth:`evidence` gives the paths (or their source passages) as the
-    evidence contract of :mod:`kgpath.evidence`.
+    query only (plus any :attr:`relations`). :meth:`evidence` gives the paths (or their
+    source passages) as the evidence contract of :mod:`kgpath.evidence`.
     """
 
     query: str
@@ -41,6 +41,10 @@ class PathRAGResult:
     trace: dict[str, Any] = field(default_factory=dict)
     pool: CandidatePool | None = field(default=None, repr=False, compare=False)
     graph: KnowledgeGraph | None = field(default=None, repr=False, compare=False)
+    relations: tuple[RetrievedRelation, ...] = ()
+    """Relations retrieved for the high-level keywords (the keyword split), in prompt order;
+    they open the prompt's context, right after the query (section 5.1.3). They are not
+    evidence items."""
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.paths)
@@ -94,7 +98,7 @@ class PathRAGResult:
         >>> res = PathRAGRetriever(g, embedder=HashingEmbedder()).retrieve_from_nodes(
         ...     "a?", ["a", "b"])
         >>> [(e.kind, e.id, e.text, e.score) for e in res.evidence()]
-        [('passage', 'p', 'a goes to b', 1.8)]
+        [('passage', 'p', 'a goes to b', 1.0)]
         >>> [(e.kind, e.text) for e in res.evidence("native")]
         [('path', 'a | a to b | b')]
         """

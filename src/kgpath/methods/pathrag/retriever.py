@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
 from kgpath.llm import LLM
 from kgpath.methods.pathrag.config import PathRAGConfig
+from kgpath.methods.pathrag.edgeflow import edge_flow_pool
 from kgpath.methods.pathrag.flow import flow_adjacency
 from kgpath.methods.pathrag.keywords import (
     KeywordExtraction,
@@ -21,7 +23,12 @@ from kgpath.methods.pathrag.keywords import (
     aextract_keywords,
     extract_keywords,
 )
-from kgpath.methods.pathrag.nodes import RetrievedNode, retrieve_nodes
+from kgpath.methods.pathrag.nodes import (
+    RetrievedNode,
+    RetrievedRelation,
+    retrieve_nodes,
+    retrieve_relations,
+)
 from kgpath.methods.pathrag.paths import CandidatePool, prune_paths
 from kgpath.methods.pathrag.prompt import (
     PathOrdering,
@@ -30,9 +37,14 @@ from kgpath.methods.pathrag.prompt import (
     build_prompt,
     get_ordering,
     materialize_path,
+    relation_text,
 )
 from kgpath.methods.pathrag.result import PathRAGResult
-from kgpath.prompts.pathrag import PATHRAG_KEYWORD_PROMPT, PATHRAG_QA_PROMPT
+from kgpath.prompts.pathrag import (
+    PATHRAG_KEYWORD_PROMPT,
+    PATHRAG_QA_PROMPT,
+    PATHRAG_RELATION_BLOCK,
+)
 
 __all__ = ["PathRAGRetriever"]
 
@@ -82,6 +94,7 @@ class PathRAGRetriever:
         self.keyword_prompt = keyword_prompt
         self.qa_prompt = qa_prompt
         self._names: tuple[int, np.ndarray] | None = None
+        self._edge_vecs: tuple[int, np.ndarray] | None = None
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -109,9 +122,41 @@ class PathRAGRetriever:
         self, kws: KeywordExtraction, kv: np.ndarray, cfg: PathRAGConfig
     ) -> list[RetrievedNode]:
         mat = self._node_matrix(cfg)
-        hits = retrieve_nodes(kv, mat, cfg.num_nodes)
+        hits = retrieve_nodes(kv, mat, cfg.num_nodes, cfg.min_similarity, cfg.min_similarity_z)
         g = self.graph
-        return [RetrievedNode(g.node_at(i), i, kws.keywords[k], s) for i, k, s in hits]
+        words = _node_keywords(kws, cfg)
+        return [RetrievedNode(g.node_at(i), i, words[k], s) for i, k, s in hits]
+
+    def _relations_for(
+        self, hv: np.ndarray | None, cfg: PathRAGConfig
+    ) -> list[RetrievedRelation]:
+        """The global half of the keyword split: edges for the high-level keywords."""
+        g = self.graph
+        if hv is None or cfg.num_relations == 0 or g.num_edges == 0:
+            return []
+        if self._edge_vecs is None or self._edge_vecs[0] != g.version:
+            texts = [relation_text(g, e) for e in g.edges]
+            mat = self.index.embedder.embed_passages(texts)
+            self._edge_vecs = (g.version, np.asarray(mat, dtype=np.float32))
+        csr = g.csr()
+        deg = np.diff(csr["out_indptr"]) + np.bincount(csr["out_indices"], minlength=g.num_nodes)
+        ends = [(g.index_of(e.source), g.index_of(e.target)) for e in g.edges]
+        edeg = np.asarray([deg[a] + deg[b] for a, b in ends], dtype=np.int64)
+        hits = retrieve_relations(
+            hv, self._edge_vecs[1], edeg, cfg.num_relations, cfg.min_similarity,
+            cfg.min_similarity_z,
+        )
+        return [
+            RetrievedRelation(g.edge_at(i), i, sim, relation_text(g, g.edge_at(i)))
+            for i, sim in hits
+        ]
+
+    def _embed(
+        self, kws: KeywordExtraction, cfg: PathRAGConfig
+    ) -> tuple[list[str], list[str]]:
+        """The texts to embed: node keywords, and the joined high-level keywords (or none)."""
+        high = [", ".join(kws.high_level)] if cfg.keyword_split and kws.high_level else []
+        return list(_node_keywords(kws, cfg)), high
 
     def nodes_for_query(
         self, query: str, **overrides: Any
@@ -119,7 +164,8 @@ class PathRAGRetriever:
         """Section 4.1 only: keywords and the retrieved node set ``V_q``."""
         cfg = self.resolve_config(**overrides)
         kws = extract_keywords(query, self.llm, prompt=self.keyword_prompt)
-        kv = self.index.embedder.embed_queries(list(kws.keywords))
+        words, _ = self._embed(kws, cfg)
+        kv = self.index.embedder.embed_queries(words)
         return kws, self._nodes_for(kws, kv, cfg)
 
     # ------------------------------------------------------------------ pipeline
@@ -129,16 +175,10 @@ class PathRAGRetriever:
         cfg = self.resolve_config(**overrides)
         t0 = time.perf_counter()
         kws = extract_keywords(q, self.llm, prompt=self.keyword_prompt)
-        kv = self.index.embedder.embed_queries(list(kws.keywords))
+        words, high = self._embed(kws, cfg)
+        kv = self.index.embedder.embed_queries(words + high)
         t1 = time.perf_counter()
-        nodes = self._nodes_for(kws, kv, cfg)
-        return self._finish(
-            q,
-            kws,
-            nodes,
-            cfg,
-            {"keywords_ms": (t1 - t0) * 1e3, "nodes_ms": (time.perf_counter() - t1) * 1e3},
-        )
+        return self._after_embedding(q, kws, kv, len(words), cfg, (t1 - t0) * 1e3)
 
     async def aretrieve(self, query: str, **overrides: Any) -> PathRAGResult:
         """Async :meth:`retrieve` (LLM and keyword embedding awaited)."""
@@ -146,16 +186,28 @@ class PathRAGRetriever:
         cfg = self.resolve_config(**overrides)
         t0 = time.perf_counter()
         kws = await aextract_keywords(q, self.llm, prompt=self.keyword_prompt)
-        kv = await self.index.embedder.aembed_queries(list(kws.keywords))
+        words, high = self._embed(kws, cfg)
+        kv = await self.index.embedder.aembed_queries(words + high)
         t1 = time.perf_counter()
-        nodes = self._nodes_for(kws, kv, cfg)
-        return self._finish(
-            q,
-            kws,
-            nodes,
-            cfg,
-            {"keywords_ms": (t1 - t0) * 1e3, "nodes_ms": (time.perf_counter() - t1) * 1e3},
-        )
+        return self._after_embedding(q, kws, kv, len(words), cfg, (t1 - t0) * 1e3)
+
+    def _after_embedding(
+        self,
+        query: str,
+        kws: KeywordExtraction,
+        kv: np.ndarray,
+        n_words: int,
+        cfg: PathRAGConfig,
+        keywords_ms: float,
+    ) -> PathRAGResult:
+        """Section 4.1 from the keyword vectors (node rows first, then the high-level row)."""
+        t1 = time.perf_counter()
+        kv = np.atleast_2d(np.asarray(kv, dtype=np.float32))
+        nodes = self._nodes_for(kws, kv[:n_words], cfg)
+        relations = self._relations_for(kv[n_words] if kv.shape[0] > n_words else None, cfg)
+        timings = {"keywords_ms": keywords_ms, "nodes_ms": (time.perf_counter() - t1) * 1e3}
+        covers = _check_coverage(cfg, self.graph)
+        return self._finish(query, kws, nodes, cfg, timings, relations, covers)
 
     def retrieve_from_nodes(
         self, query: str, node_ids: Sequence[str], **overrides: Any
@@ -180,10 +232,15 @@ class PathRAGRetriever:
         nodes: list[RetrievedNode],
         cfg: PathRAGConfig,
         timings: dict[str, float],
+        relations: list[RetrievedRelation] | None = None,
+        covers: bool = False,
     ) -> PathRAGResult:
         """Sections 4.2-4.3 from the retrieved nodes: paths, ordering, prompt, result."""
         ordering = get_ordering(cfg.ordering)
+        relations = relations or []
         trace = _base_trace(kws, nodes, cfg, ordering)
+        trace["num_nodes_covers_graph"] = covers
+        trace["relation_ids"] = [r.index for r in relations]
         t0 = time.perf_counter()
         pool, top, empty = self._paths(nodes, cfg, trace)
         timings["paths_ms"] = (time.perf_counter() - t0) * 1e3
@@ -191,7 +248,13 @@ class PathRAGRetriever:
         trace["k_shortfall"] = max(0, cfg.top_k - len(top))
         rng = random.Random(cfg.seed)
         arranged = self._arrange(pool, top, ordering, rng, cfg)
-        prompt_paths, context, prompt, budget = self._fit(query, arranged, ordering, rng, cfg)
+        head = [
+            PATHRAG_RELATION_BLOCK.format(number=i, text=r.text)
+            for i, r in enumerate(relations, 1)
+        ]
+        prompt_paths, context, prompt, budget = self._fit(
+            query, arranged, ordering, rng, cfg, head
+        )
         trace["budget"] = budget
         trace["timings_ms"] = timings
         return PathRAGResult(
@@ -208,6 +271,7 @@ class PathRAGRetriever:
             trace=trace,
             pool=pool,
             graph=self.graph,
+            relations=tuple(relations),
         )
 
     def _paths(
@@ -222,14 +286,25 @@ class PathRAGRetriever:
             return None, [], "fewer_than_two_nodes"
         g = self.graph
         adj = flow_adjacency(g, cfg.direction)
-        pool = prune_paths(
-            adj,
-            [n.index for n in nodes],
-            alpha=float(cfg.alpha),
-            theta=float(cfg.theta),
-            paths_per_pair=cfg.paths_per_pair,
-            max_hops=cfg.max_hops,
-        )
+        if cfg.reliability == "edge_flow":
+            assert cfg.max_hops is not None  # validated by PathRAGConfig
+            pool = edge_flow_pool(
+                adj,
+                [n.index for n in nodes],
+                alpha=float(cfg.alpha),
+                threshold=float(cfg.flow_threshold),
+                max_hops=cfg.max_hops,
+            )
+        else:
+            pool = prune_paths(
+                adj,
+                [n.index for n in nodes],
+                alpha=float(cfg.alpha),
+                theta=float(cfg.theta),
+                paths_per_pair=cfg.paths_per_pair,
+                max_hops=cfg.max_hops,
+                eq3_at_start=cfg.eq3_at_start,
+            )
         trace.update(pool.stats)
         top = [materialize_path(g, c, i) for i, c in enumerate(pool.top(cfg.top_k), 1)]
         return pool, top, (None if len(pool) else "no_path")
@@ -258,13 +333,17 @@ class PathRAGRetriever:
         ordering: PathOrdering,
         rng: random.Random,
         cfg: PathRAGConfig,
+        head: Sequence[str] = (),
     ) -> tuple[list[PathRAGPath], str, str, dict[str, Any]]:
-        """Render the prompt; with a token budget, drop the least reliable paths until it fits."""
+        """Render the prompt; with a token budget, drop the least reliable paths until it fits.
+
+        ``head`` (the relation blocks) comes first, right after the query (section 5.1.3).
+        """
         state = rng.getstate()
 
         def render(paths: list[PathRAGPath]) -> tuple[str, str]:
             rng.setstate(state)  # the same shuffle for every attempt
-            blocks = ordering.render(paths, rng)
+            blocks = [*head, *ordering.render(paths, rng)]
             return "\n".join(blocks), build_prompt(query, blocks, self.qa_prompt)
 
         kept = list(arranged)
@@ -302,9 +381,35 @@ def _base_trace(
         "keyword_source": kws.source,
         "keyword_error": kws.error,
         "retrieved_node_ids": [n.id for n in nodes],
+        "node_keywords": list(_node_keywords(kws, cfg)),
+        "high_level_keywords": list(kws.high_level) if cfg.keyword_split else [],
+        "reliability": cfg.reliability,
         "direction": cfg.direction,
+        "max_hops": cfg.max_hops,
         "alpha": cfg.alpha,
         "theta": cfg.theta,
+        "flow_threshold": cfg.flow_threshold,
         "top_k": cfg.top_k,
         "ordering": ordering.name or type(ordering).__name__,
     }
+
+
+def _node_keywords(kws: KeywordExtraction, cfg: PathRAGConfig) -> tuple[str, ...]:
+    """Keywords matched to nodes: the low-level ones under the split (all if none is low)."""
+    if cfg.keyword_split and kws.low_level:
+        return kws.low_level
+    return kws.keywords
+
+
+def _check_coverage(cfg: PathRAGConfig, graph: KnowledgeGraph) -> bool:
+    """Warn when ``N ≥ |V|``: every node is retrieved, so the question selects nothing."""
+    covers = cfg.num_nodes >= graph.num_nodes
+    if covers:
+        warnings.warn(
+            f"PathRAG num_nodes={cfg.num_nodes} >= {graph.num_nodes} graph nodes: every node "
+            "above the similarity floor is retrieved, so the question barely selects "
+            "the paths (none at all without a floor); lower num_nodes",
+            UserWarning,
+            stacklevel=5,
+        )
+    return covers

@@ -21,7 +21,6 @@ from kgpath.methods.schema.decompose import DecompositionPlan, InvolvedTypes
 __all__ = [
     "EvidenceItem",
     "EvidenceKind",
-    "MergedEvidence",
     "SchemaResult",
     "SubQuestionResult",
 ]
@@ -73,27 +72,6 @@ class SubQuestionResult:
     trace: dict[str, Any] = field(default_factory=dict)
 
 
-class MergedEvidence(tuple):  # type: ignore[type-arg]
-    """The merged :class:`EvidenceItem` s (nodes, triples, passages), callable as the contract.
-
-    Iterating or indexing gives the items as before (``for it in result.evidence``);
-    calling it, ``result.evidence(output="passages", k=None)``, returns the ranked
-    :class:`~kgpath.evidence.Evidence` list described on :attr:`SchemaResult.evidence`.
-    """
-
-    _result: SchemaResult
-
-    def __new__(cls, result: SchemaResult) -> MergedEvidence:
-        """The items of ``result`` (nodes, triples, passages), bound to ``result``."""
-        self = super().__new__(cls, result.nodes + result.triples + result.passages)
-        self._result = result
-        return self
-
-    def __call__(self, output: str = "passages", k: int | None = None) -> list[Evidence]:
-        """Ranked evidence; see :attr:`SchemaResult.evidence` for the rule."""
-        return self._result.ranked_evidence(output, k)
-
-
 @dataclass(frozen=True)
 class SchemaResult:
     """Merged evidence of all sub-questions plus the plan and per-sub-question traces."""
@@ -113,9 +91,8 @@ class SchemaResult:
         """Merged items: nodes, then triples, then passages."""
         return self.nodes + self.triples + self.passages
 
-    @property
-    def evidence(self) -> MergedEvidence:
-        """The evidence contract: ``result.evidence(output="passages", k=None)``.
+    def evidence(self, output: str = "passages", k: int | None = None) -> list[Evidence]:
+        """The evidence contract: ranked :class:`~kgpath.evidence.Evidence`.
 
         ``output="native"``
             The merged items as the result holds them: nodes, then triples, then passages
@@ -135,14 +112,9 @@ class SchemaResult:
             or triple citing no passage the graph holds stays in its native kind.
 
         Ranks are 1-based, the list is cut at ``k``. Without the graph (a hand-built result),
-        the scored passages are followed by the nodes and triples themselves. Iterating
-        ``result.evidence`` without calling it yields the merged :class:`EvidenceItem` s, as
-        :attr:`items` does.
+        the scored passages are followed by the nodes and triples themselves. The merged
+        :class:`EvidenceItem` s themselves are :attr:`items`.
         """
-        return MergedEvidence(self)
-
-    def ranked_evidence(self, output: str = "passages", k: int | None = None) -> list[Evidence]:
-        """Implementation of ``result.evidence(output, k)`` (see :attr:`evidence`)."""
         mode = check_output(output)
         if mode == "native":
             return rank_items((self._native(it) for it in self.items), k)

@@ -1,25 +1,26 @@
 """LlamaIndex retrievers for kgpath graph-constrained retrieval.
 
-Each retriever delegates to the framework-free ``kgpath`` core and returns ``NodeWithScore``
-objects whose metadata carries the method's trace (see ``_convert.py``).
-
-To add an adapter: one import line below and one ``__all__`` entry (keep both sorted).
+Every retriever is a :class:`KgpathRetriever` over the framework-free core
+(:class:`kgpath.facade.EvidenceRetriever`) and returns ``NodeWithScore`` objects whose text
+is the evidence (source passages by default) and whose metadata is
+:meth:`kgpath.evidence.Evidence.metadata`, the same keys as the LangChain adapter.
 """
 
-from llama_index.retrievers.kgpath._convert import KgpathQueryBundle
-from llama_index.retrievers.kgpath.base import PathConstrainedRetriever
-from llama_index.retrievers.kgpath.c2rag import (
+from llama_index.retrievers.kgpath._base import (
+    KgpathQueryBundle,
+    KgpathRetriever,
+    evidence_to_node,
+)
+from llama_index.retrievers.kgpath.postprocessors import (
+    PathOrderPostprocessor,
+    SufficiencyPostprocessor,
+    pathrag_query_engine,
+)
+from llama_index.retrievers.kgpath.prompts import (
     C2RAG_EVIDENCE_PROMPT,
     C2RAG_PLANNER_PROMPT,
-    C2RAGRetriever,
-    SufficiencyPostprocessor,
-)
-from llama_index.retrievers.kgpath.pathrag import (
     PATHRAG_KEYWORD_TEMPLATE,
     PATHRAG_QA_TEMPLATE,
-    PathOrderPostprocessor,
-    PathRAGRetriever,
-    pathrag_query_engine,
 )
 from llama_index.retrievers.kgpath.property_graph import (
     PathRAGSubRetriever,
@@ -27,14 +28,19 @@ from llama_index.retrievers.kgpath.property_graph import (
     knowledge_graph_from_property_graph_store,
     knowledge_graph_to_property_graph_store,
 )
+from llama_index.retrievers.kgpath.retrievers import (
+    C2RAGRetriever,
+    KGTraversalRetriever,
+    PathConstrainedRetriever,
+    PathRAGRetriever,
+    SchemaGuidedRetriever,
+)
 from llama_index.retrievers.kgpath.schema import (
     SchemaDecomposeQueryTransform,
-    SchemaGuidedRetriever,
     SchemaSubQuestionRetriever,
     graph_from_schema_llm_output,
     schema_to_llamaindex_kwargs,
 )
-from llama_index.retrievers.kgpath.traversal import KGTraversalRetriever
 
 __all__ = [
     "C2RAG_EVIDENCE_PROMPT",
@@ -42,6 +48,7 @@ __all__ = [
     "C2RAGRetriever",
     "KGTraversalRetriever",
     "KgpathQueryBundle",
+    "KgpathRetriever",
     "PATHRAG_KEYWORD_TEMPLATE",
     "PATHRAG_QA_TEMPLATE",
     "PCRSubRetriever",
@@ -53,6 +60,7 @@ __all__ = [
     "SchemaGuidedRetriever",
     "SchemaSubQuestionRetriever",
     "SufficiencyPostprocessor",
+    "evidence_to_node",
     "graph_from_schema_llm_output",
     "knowledge_graph_from_property_graph_store",
     "knowledge_graph_to_property_graph_store",

@@ -2,11 +2,9 @@
 
 Reference: N. Balic, "Schema-Guided Graph Retrieval for Multi-Hop Reasoning", 2026.
 
-Three ways in, all delegating every decision to the framework-free core:
+The retriever itself is :class:`~.retrievers.SchemaGuidedRetriever`. This module holds the
+other ways in, all delegating every decision to the framework-free core:
 
-* :class:`SchemaGuidedRetriever` - a ``BaseRetriever`` over a kgpath graph: schema-aware
-  decomposition, typed (filter/boost) retrieval of each sub-question, concurrent, merged and
-  de-duplicated evidence (nodes, triples, passages) with the sub-questions each item answers.
 * :class:`SchemaDecomposeQueryTransform` - a ``BaseQueryTransform`` that decomposes a query
   with the schema. As a plain transform it can only hand *one* bundle on, so it returns the
   original query with the sub-questions as ``custom_embedding_strs`` (embedding retrievers
@@ -18,16 +16,14 @@ Three ways in, all delegating every decision to the framework-free core:
   goes the other way, configuring ``SchemaLLMPathExtractor`` from a kgpath schema, so one schema
   drives extraction in LlamaIndex and retrieval in kgpath.
 
-Prompts are exposed through ``get_prompts``/``update_prompts`` under ``"decompose_prompt"``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
-import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks.base import CallbackManager
 from llama_index.core.graph_stores.types import (
@@ -39,52 +35,27 @@ from llama_index.core.graph_stores.types import (
 from llama_index.core.indices.query.query_transform.base import BaseQueryTransform
 from llama_index.core.prompts import BasePromptTemplate, PromptTemplate
 from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
-from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
-from llama_index.retrievers.kgpath._convert import to_kgpath_embedder as _to_embedder
-from llama_index.retrievers.kgpath._convert import to_kgpath_llm as _to_llm
+from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle
+from llama_index.retrievers.kgpath._base import to_kgpath_llm as _to_llm
 
 from kgpath.build.extract import ExtractionResult, TypedEntity, TypedTriple, assemble_graph
-from kgpath.build.hierarchy import Hierarchy
 from kgpath.build.schema import EntityType, RelationType, Schema, type_key
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
-from kgpath.index.graph_index import GraphIndex
 from kgpath.methods.schema import (
     DecompositionPlan,
-    EvidenceItem,
     SchemaDecomposer,
-    SchemaResult,
-    SchemaRetrieverConfig,
     aparallel_map,
     parallel_map,
 )
-from kgpath.methods.schema import SchemaGuidedRetriever as CoreSchemaGuidedRetriever
 from kgpath.prompts.schema import SCHEMA_DECOMPOSE_PROMPT
 
 __all__ = [
     "SchemaDecomposeQueryTransform",
-    "SchemaGuidedRetriever",
     "SchemaSubQuestionRetriever",
-    "evidence_to_node_with_score",
     "graph_from_schema_llm_output",
     "schema_to_llamaindex_kwargs",
 ]
-
-EvidenceKind = Literal["node", "triple", "passage"]
-_KINDS: tuple[EvidenceKind, ...] = ("node", "triple", "passage")
-#: Metadata keys the answer LLM sees: what the item is and which sub-question(s) it answers.
-LLM_VISIBLE = ("evidence_kind", "schema_type", "sub_question_texts")
-
-
-# ---------------------------------------------------------------------- small conversions
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, Mapping):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple, set, frozenset)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
 
 
 def _template(prompt: BasePromptTemplate | str) -> str:
@@ -92,171 +63,6 @@ def _template(prompt: BasePromptTemplate | str) -> str:
     if "{question}" not in text:
         raise ConfigError("a decompose prompt must contain the {question} variable")
     return text
-
-
-def evidence_to_node_with_score(
-    item: EvidenceItem, result: SchemaResult, *, rank: int
-) -> NodeWithScore:
-    """One merged evidence item as a ``NodeWithScore`` (id, text, float score, trace).
-
-    Ids: the kgpath node id for nodes, ``"triple:<source>|<relation>|<target>"`` for triples,
-    ``"passage:<id>"`` for passages. Metadata (the trace): ``kgpath_method="schema"``,
-    ``evidence_kind``, ``schema_type``, ``sub_questions`` (0-based indices),
-    ``sub_question_texts``, ``score``, ``base_score``, ``type_affinity``, ``rank``,
-    ``plan_source``, ``provenance`` and, for nodes, ``name``/``type``. Trace keys are hidden
-    from embeddings; only ``evidence_kind``, ``schema_type`` and ``sub_question_texts`` reach
-    the LLM.
-    """
-    subs = [result.plan.sub_questions[i].text for i in item.sub_questions]
-    trace: dict[str, Any] = {
-        "kgpath_method": "schema",
-        "evidence_kind": item.kind,
-        "schema_type": item.schema_type,
-        "sub_questions": list(item.sub_questions),
-        "sub_question_texts": subs,
-        "score": float(item.score),
-        "base_score": float(item.base_score),
-        "type_affinity": item.type_affinity,
-        "rank": rank,
-        "plan_source": result.plan.source,
-    }
-    meta: dict[str, Any] = {}
-    if item.node is not None:
-        meta = dict(item.node.metadata)
-        trace.update(kgpath_node_id=item.node.id, name=item.node.name, type=item.node.type,
-                     provenance=list(item.node.provenance))
-        node_id = item.node.id
-    elif item.edge is not None:
-        e = item.edge
-        trace.update(source=e.source, relation=e.relation, target=e.target,
-                     provenance=list(e.provenance))
-        node_id = f"triple:{item.key}"
-    else:
-        node_id = f"passage:{item.key}"
-        if item.passage is not None:
-            meta = dict(item.passage.metadata)
-        trace["passage_id"] = item.key
-    meta.update(_jsonable(trace))
-    hidden_llm = [k for k in trace if k not in LLM_VISIBLE or trace[k] in (None, "", [])]
-    node = TextNode(id_=node_id, text=item.text, metadata=_jsonable(meta),
-                    excluded_embed_metadata_keys=list(trace),
-                    excluded_llm_metadata_keys=hidden_llm)
-    return NodeWithScore(node=node, score=float(item.score))
-
-
-# ---------------------------------------------------------------------- the retriever
-class SchemaGuidedRetriever(BaseRetriever):
-    """LlamaIndex retriever running kgpath's schema-guided retrieval.
-
-    Parameters
-    ----------
-    retriever
-        A core :class:`kgpath.methods.schema.SchemaGuidedRetriever`; use :meth:`from_graph`
-        to start from a graph and a schema.
-    similarity_top_k
-        Cap on returned items after merging (all kinds ranked by score); ``None`` = all.
-    include
-        Evidence kinds to return, any of ``"node"``, ``"triple"``, ``"passage"`` (default all).
-    config_overrides
-        :class:`~kgpath.methods.schema.SchemaRetrieverConfig` fields applied on every call.
-
-    The last :class:`~kgpath.methods.schema.SchemaResult` (plan, per-sub-question traces) is
-    kept in :attr:`last_result`.
-    """
-
-    def __init__(
-        self,
-        retriever: CoreSchemaGuidedRetriever,
-        *,
-        similarity_top_k: int | None = None,
-        include: Sequence[EvidenceKind] = _KINDS,
-        config_overrides: Mapping[str, Any] | None = None,
-        callback_manager: CallbackManager | None = None,
-        verbose: bool = False,
-    ) -> None:
-        if not isinstance(retriever, CoreSchemaGuidedRetriever):
-            raise ConfigError(
-                "retriever must be a kgpath.methods.schema.SchemaGuidedRetriever, got "
-                f"{type(retriever).__name__}; use SchemaGuidedRetriever.from_graph(...)"
-            )
-        if similarity_top_k is not None and (
-            isinstance(similarity_top_k, bool) or not isinstance(similarity_top_k, int)
-            or similarity_top_k < 1
-        ):
-            raise ConfigError(
-                f"similarity_top_k must be None or an int >= 1, got {similarity_top_k!r}"
-            )
-        bad = [k for k in include if k not in _KINDS]
-        if bad or not include:
-            raise ConfigError(f"include must be a non-empty subset of {_KINDS}, got {include!r}")
-        self._core = retriever
-        self._top_k = similarity_top_k
-        self._include = tuple(include)
-        self._overrides = dict(config_overrides or {})
-        retriever._config(self._overrides)  # validate once, early
-        self.last_result: SchemaResult | None = None
-        super().__init__(callback_manager=callback_manager, verbose=verbose)
-
-    @classmethod
-    def from_graph(
-        cls,
-        graph: KnowledgeGraph | GraphIndex,
-        schema: Schema,
-        *,
-        llm: Any = None,
-        embed_model: Any = None,
-        config: SchemaRetrieverConfig | None = None,
-        hierarchy: Hierarchy | None = None,
-        decompose_prompt: BasePromptTemplate | str | None = None,
-        **kwargs: Any,
-    ) -> SchemaGuidedRetriever:
-        """Build from a graph and schema; ``llm``/``embed_model`` may be LlamaIndex objects.
-
-        Without ``llm`` the LLM-free heuristic decomposer is used (documented as weaker).
-        """
-        kg_llm = _to_llm(llm)
-        index = graph if isinstance(graph, GraphIndex) else GraphIndex(
-            graph, _to_embedder(embed_model))
-        cfg = config or SchemaRetrieverConfig()
-        decomposer = SchemaDecomposer(
-            schema, kg_llm, graph=index.graph, max_sub_questions=cfg.max_sub_questions,
-            prompt=_template(decompose_prompt) if decompose_prompt else SCHEMA_DECOMPOSE_PROMPT,
-        )
-        core = CoreSchemaGuidedRetriever(index, schema, config=cfg, decomposer=decomposer,
-                                         hierarchy=hierarchy)
-        return cls(core, **kwargs)
-
-    @property
-    def core(self) -> CoreSchemaGuidedRetriever:
-        """The wrapped kgpath retriever."""
-        return self._core
-
-    # ------------------------------------------------------------------ prompts
-    def _get_prompts(self) -> PromptDictType:
-        return {"decompose_prompt": PromptTemplate(self._core.decomposer.prompt)}
-
-    def _get_prompt_modules(self) -> PromptMixinType:
-        return {}
-
-    def _update_prompts(self, prompts: PromptDictType) -> None:
-        if "decompose_prompt" in prompts:
-            self._core.decomposer.prompt = _template(prompts["decompose_prompt"])
-
-    # ------------------------------------------------------------------ retrieval
-    def _to_nodes(self, res: SchemaResult) -> list[NodeWithScore]:
-        self.last_result = res
-        items = [it for it in res.evidence if it.kind in self._include]
-        items.sort(key=lambda it: -it.score)  # stable: nodes, triples, passages on ties
-        if self._top_k is not None:
-            items = items[: self._top_k]
-        return [evidence_to_node_with_score(it, res, rank=i + 1) for i, it in enumerate(items)]
-
-    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return self._to_nodes(self._core.retrieve(query_bundle.query_str, **self._overrides))
-
-    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        res = await self._core.aretrieve(query_bundle.query_str, **self._overrides)
-        return self._to_nodes(res)
 
 
 # ---------------------------------------------------------------------- transform form
@@ -486,49 +292,59 @@ def graph_from_schema_llm_output(
     for tn in nodes:
         if not isinstance(tn, BaseNode):
             raise ConfigError(f"expected LlamaIndex nodes, got {type(tn).__name__}")
-        pid = tn.node_id
-        chunk_meta = {k: v for k, v in tn.metadata.items()
-                      if k not in (KG_NODES_KEY, KG_RELATIONS_KEY)}
-        passages.append((pid, tn.get_content(metadata_mode=MetadataMode.NONE)))
-        by_id: dict[str, EntityNode] = {}
-        for en in tn.metadata.get(KG_NODES_KEY, []) or []:
-            if not isinstance(en, EntityNode):
-                continue  # ChunkNode or other labelled nodes carry no entity
-            by_id[en.id] = en
-            attrs = {k: v for k, v in en.properties.items()
-                     if not (k in chunk_meta and chunk_meta[k] == v)}
-            entities.append(TypedEntity(name=en.name, type=en.label, attributes=attrs,
-                                        source=pid))
-        for rel in tn.metadata.get(KG_RELATIONS_KEY, []) or []:
-            if not isinstance(rel, Relation):
-                continue
-            h, t = by_id.get(rel.source_id), by_id.get(rel.target_id)
-            props = {k: v for k, v in rel.properties.items()
-                     if not (k in chunk_meta and chunk_meta[k] == v)}
-            triples.append(TypedTriple(
-                head=h.name if h else rel.source_id, head_type=h.label if h else "",
-                relation=rel.label, tail=t.name if t else rel.target_id,
-                tail_type=t.label if t else "", source=pid, properties=props,
-            ))
+        passages.append((tn.node_id, tn.get_content(metadata_mode=MetadataMode.NONE)))
+        _read_extracted(tn, entities, triples)
     if schema is None:
-        labels: dict[str, str] = {}
-        for lab in [e.type for e in entities] + [x for tr in triples
-                                                for x in (tr.head_type, tr.tail_type)]:
-            if lab:
-                labels.setdefault(type_key(lab), lab)
-        rels: dict[str, str] = {}
-        for tr in triples:
-            rels.setdefault(type_key(tr.relation), tr.relation)
-        if not labels:
-            raise ConfigError("no typed entities found in the nodes' metadata "
-                              f"({KG_NODES_KEY!r}); pass schema= or run the extractor first")
-        schema = Schema(
-            name="from-llamaindex",
-            entities=tuple(EntityType(name=x) for x in labels.values()),
-            relations=tuple(RelationType(name=x) for x in rels.values()),
-        )
+        schema = _permissive_schema(entities, triples)
     res = assemble_graph(schema, entities, triples, passages=passages, graph=graph,
                          strict=strict)
     trace = dict(res.trace)
     trace.update(extractor="llama_index.SchemaLLMPathExtractor", passages=len(passages))
     return dataclasses.replace(res, trace=trace)
+
+
+def _read_extracted(tn: BaseNode, entities: list[TypedEntity],
+                    triples: list[TypedTriple]) -> None:
+    """Append one text node's extracted entities and relations (provenance: the node)."""
+    pid = tn.node_id
+    chunk_meta = {k: v for k, v in tn.metadata.items()
+                  if k not in (KG_NODES_KEY, KG_RELATIONS_KEY)}
+
+    def own(props: dict[str, Any]) -> dict[str, Any]:  # drop copies of the chunk metadata
+        return {k: v for k, v in props.items() if not (k in chunk_meta and chunk_meta[k] == v)}
+
+    by_id: dict[str, EntityNode] = {}
+    for en in tn.metadata.get(KG_NODES_KEY, []) or []:
+        if isinstance(en, EntityNode):  # ChunkNode or other labelled nodes carry no entity
+            by_id[en.id] = en
+            entities.append(TypedEntity(name=en.name, type=en.label,
+                                        attributes=own(en.properties), source=pid))
+    for rel in tn.metadata.get(KG_RELATIONS_KEY, []) or []:
+        if not isinstance(rel, Relation):
+            continue
+        h, t = by_id.get(rel.source_id), by_id.get(rel.target_id)
+        triples.append(TypedTriple(
+            head=h.name if h else rel.source_id, head_type=h.label if h else "",
+            relation=rel.label, tail=t.name if t else rel.target_id,
+            tail_type=t.label if t else "", source=pid, properties=own(rel.properties),
+        ))
+
+
+def _permissive_schema(entities: list[TypedEntity], triples: list[TypedTriple]) -> Schema:
+    """Every label seen, unrestricted relations (conversion without bounding)."""
+    labels: dict[str, str] = {}
+    for lab in [e.type for e in entities] + [x for tr in triples
+                                            for x in (tr.head_type, tr.tail_type)]:
+        if lab:
+            labels.setdefault(type_key(lab), lab)
+    rels: dict[str, str] = {}
+    for tr in triples:
+        rels.setdefault(type_key(tr.relation), tr.relation)
+    if not labels:
+        raise ConfigError("no typed entities found in the nodes' metadata "
+                          f"({KG_NODES_KEY!r}); pass schema= or run the extractor first")
+    return Schema(
+        name="from-llamaindex",
+        entities=tuple(EntityType(name=x) for x in labels.values()),
+        relations=tuple(RelationType(name=x) for x in rels.values()),
+    )

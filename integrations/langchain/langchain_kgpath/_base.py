@@ -1,0 +1,213 @@
+"""One LangChain base for every kgpath method, and the one evidence -> Document converter.
+
+:class:`KgpathRetriever` owns ``_get_relevant_documents`` / ``_aget_relevant_documents``
+and delegates to :class:`kgpath.facade.EvidenceRetriever`, which checks every option and
+per-call argument once for both framework adapters. A method subclass only names its
+method. Every document is :func:`evidence_to_document` of one
+:class:`~kgpath.evidence.Evidence`: ``page_content`` is the evidence text (source passages
+by default), ``metadata`` is :meth:`Evidence.metadata` (the same keys and values as the
+LlamaIndex adapter's nodes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseLanguageModel
+from langchain_core.retrievers import BaseRetriever
+from pydantic import Field, PrivateAttr
+
+from kgpath.embeddings import Embedder, LangChainEmbedder
+from kgpath.errors import ConfigError
+from kgpath.evidence import Evidence
+from kgpath.facade import EvidenceRetriever, method_spec
+from kgpath.graph import KnowledgeGraph
+from kgpath.index.graph_index import GraphIndex
+from kgpath.llm import LLM, LangChainLLM
+
+__all__ = ["KgpathRetriever", "as_kgpath_embedder", "as_kgpath_llm", "evidence_to_document"]
+
+#: Keyword arguments LangChain itself may forward to ``_get_relevant_documents``.
+_LANGCHAIN_CALL_KWARGS = frozenset({"verbose"})
+
+
+def evidence_to_document(e: Evidence) -> Document:
+    """One evidence item as a LangChain document (text, id, the contract's metadata)."""
+    return Document(page_content=e.text, id=e.id, metadata=e.metadata())
+
+
+def as_kgpath_embedder(embedding: Any) -> Embedder | None:
+    """A kgpath embedder for a LangChain ``Embeddings`` or a kgpath embedder (``None`` stays).
+
+    Raises
+    ------
+    ConfigError
+        If ``embedding`` is neither.
+    """
+    if embedding is None or isinstance(embedding, Embedder):
+        return embedding
+    if isinstance(embedding, Embeddings):
+        return LangChainEmbedder(embedding)
+    raise ConfigError(
+        "embedding must be a kgpath Embedder or a LangChain Embeddings, got "
+        f"{type(embedding).__name__}: {embedding!r}"
+    )
+
+
+def as_kgpath_llm(llm: Any) -> LLM | None:
+    """A kgpath LLM for a LangChain chat model/LLM/runnable or a kgpath LLM (``None`` stays).
+
+    Raises
+    ------
+    ConfigError
+        If ``llm`` is none of these.
+    """
+    if llm is None or (isinstance(llm, LLM) and not isinstance(llm, BaseLanguageModel)):
+        return llm
+    if isinstance(llm, BaseLanguageModel) or (hasattr(llm, "invoke") and hasattr(llm, "ainvoke")):
+        return LangChainLLM(llm)
+    raise ConfigError(
+        f"llm must be None, a kgpath LLM or a LangChain chat model/runnable, "
+        f"got {type(llm).__name__}"
+    )
+
+
+class KgpathRetriever(BaseRetriever):
+    """A kgpath method as a LangChain retriever; subclasses set :attr:`method` only.
+
+    Parameters (keyword arguments; ``from_graph(graph, **kwargs)`` is the same)
+    ----------
+    graph
+        A :class:`~kgpath.KnowledgeGraph`, a :class:`~kgpath.GraphIndex`, or an already
+        built core retriever of the method.
+    embedding
+        LangChain ``Embeddings`` or a kgpath embedder; ``None``: the bundled offline one.
+    llm
+        LangChain chat model/LLM/runnable or a kgpath LLM (the methods that use one).
+    k
+        Number of documents (``None``: every evidence item the method returns).
+    output
+        ``"passages"`` (source passages with their text) or ``"native"`` (the method's own
+        unit: nodes, paths, evidence, sentences); see :mod:`kgpath.evidence`.
+    **options
+        The method's config fields and constructor options (e.g. PCR ``anchor``,
+        ``max_depth``); anything else raises :class:`~kgpath.ConfigError` naming it and the
+        accepted ones. Per-call keyword arguments of ``invoke``/``ainvoke``/``batch``
+        (``k``, ``output``, config fields, per-call options) are checked the same way.
+    """
+
+    method: ClassVar[str] = ""
+    #: Per-call options that replace each other's construction defaults as a group.
+    exclusive_call_args: ClassVar[tuple[frozenset[str], ...]] = ()
+
+    graph: Any = None
+    embedding: Any = None
+    llm: Any = None
+    k: int | None = None
+    output: str = "passages"
+    options: dict[str, Any] = Field(default_factory=dict)
+    """The method options given at construction (config fields, per-call defaults)."""
+
+    _retriever: EvidenceRetriever = PrivateAttr()
+    _defaults: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def __init__(self, **data: Any) -> None:
+        fields = set(type(self).model_fields)
+        options = {**(data.pop("options", None) or {}),
+                   **{n: data.pop(n) for n in list(data) if n not in fields}}
+        retriever, defaults = self._build(data, options)
+        super().__init__(**{**data, "options": options})
+        self._retriever, self._defaults = retriever, defaults
+        self._check_defaults()
+
+    @classmethod
+    def _build(cls, data: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[Any, dict]:
+        spec = method_spec(cls.method)
+        graph, emb, llm = data.get("graph"), data.get("embedding"), data.get("llm")
+        prebuilt = not isinstance(graph, (KnowledgeGraph, GraphIndex)) and hasattr(
+            graph, "aretrieve")
+        # per-call options given at construction become call defaults (a built retriever
+        # takes no constructor options, so then every per-call option does)
+        defaults = {n: v for n, v in options.items()
+                    if n in spec.call_args and (prebuilt or n not in spec.init_args)}
+        build = {n: v for n, v in options.items() if n not in defaults}
+        if emb is not None and (prebuilt or isinstance(graph, GraphIndex)):
+            raise ConfigError("pass embedding=None with a GraphIndex or a built retriever "
+                              "(it has its own embedder)")
+        if llm is not None and prebuilt:
+            raise ConfigError("pass llm=None with a built retriever (it has its own)")
+        retriever = EvidenceRetriever(
+            cls.method, graph, embedder=as_kgpath_embedder(emb), llm=as_kgpath_llm(llm),
+            k=data.get("k"), output=data.get("output", "passages"), **build,
+        )
+        return retriever, defaults
+
+    def _check_defaults(self) -> None:
+        """Hook: check per-call defaults against the graph at construction (no-op)."""
+
+    @classmethod
+    def from_graph(cls, graph: Any, **kwargs: Any) -> KgpathRetriever:
+        """Build the retriever over ``graph`` (see the class docstring for ``kwargs``)."""
+        return cls(graph=graph, **kwargs)
+
+    @classmethod
+    def from_documents(cls, documents: Any, *, embedding: Any = None, llm: Any = None,
+                       extractor: Any = None, chunking: Any = None,
+                       **kwargs: Any) -> KgpathRetriever:
+        """Build a knowledge graph from raw documents, then the retriever over it.
+
+        ``documents``: LangChain ``Document`` objects, strings or ``(id, text)`` pairs. The
+        graph comes from :meth:`kgpath.KnowledgeGraph.from_documents`: offline spaCy
+        extraction by default, ``llm`` extracts entities and triples when given (and is
+        the method's LLM too), ``extractor`` overrides both. ``kwargs`` as the class.
+        """
+        graph = KnowledgeGraph.from_documents(documents, extractor=extractor,
+                                              llm=as_kgpath_llm(llm), chunking=chunking)
+        return cls(graph=graph, embedding=embedding, llm=llm, **kwargs)
+
+    @classmethod
+    def from_texts(cls, texts: Any, **kwargs: Any) -> KgpathRetriever:
+        """:meth:`from_documents` for plain strings."""
+        return cls.from_documents(list(texts), **kwargs)
+
+    @property
+    def core(self) -> Any:
+        """The core kgpath retriever this adapter delegates to."""
+        return self._retriever.core
+
+    def _call_kwargs(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        kw = {n: v for n, v in kwargs.items() if n not in _LANGCHAIN_CALL_KWARGS}
+        defaults = dict(self._defaults)
+        for group in self.exclusive_call_args:
+            if group & kw.keys():
+                defaults = {n: v for n, v in defaults.items() if n not in group}
+        return {**defaults, **kw}
+
+    def result(self, query: str, **kwargs: Any) -> Any:
+        """The method's full native result (plan, paths, hops, ...) for ``query``."""
+        return self._retriever.result(query, **self._call_kwargs(kwargs))
+
+    async def aresult(self, query: str, **kwargs: Any) -> Any:
+        """Async :meth:`result`."""
+        return await self._retriever.aresult(query, **self._call_kwargs(kwargs))
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        """Ranked evidence as documents; ``kwargs`` are per-call options."""
+        found = self._retriever.retrieve(query, **self._call_kwargs(kwargs))
+        return [evidence_to_document(e) for e in found]
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        """Async twin of :meth:`_get_relevant_documents` (the core's native async path)."""
+        found = await self._retriever.aretrieve(query, **self._call_kwargs(kwargs))
+        return [evidence_to_document(e) for e in found]

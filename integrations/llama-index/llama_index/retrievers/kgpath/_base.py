@@ -1,0 +1,356 @@
+"""The one LlamaIndex base retriever and the one evidence -> ``NodeWithScore`` converter.
+
+Every kgpath retriever for LlamaIndex is a :class:`KgpathRetriever` that names its method;
+the base owns ``_retrieve``/``_aretrieve`` and delegates to the framework-free
+:class:`kgpath.facade.EvidenceRetriever`, which checks every option and returns ranked
+:class:`kgpath.evidence.Evidence`. :func:`evidence_to_node` turns one item into a
+``NodeWithScore`` whose metadata is exactly :meth:`Evidence.metadata` (the same keys and
+values a LangChain ``Document`` gets). Modelled on LlamaIndex's ``BasePGRetriever``: a
+template base whose subclasses fill in one hook (here, the method name).
+
+Models
+------
+``embed_model`` is a LlamaIndex ``BaseEmbedding`` or a kgpath ``Embedder``; when ``None``,
+LlamaIndex's ``Settings.embed_model`` is used if the user set one, else kgpath's bundled
+offline embedder (an unset ``Settings`` never triggers LlamaIndex's OpenAI default).
+``llm`` likewise falls back to a user-set ``Settings.llm``, else ``None`` (the method's
+LLM-free path).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.base.llms.base import BaseLLM
+from llama_index.core.callbacks.base import CallbackManager
+from llama_index.core.prompts import BasePromptTemplate, PromptTemplate
+from llama_index.core.prompts.mixin import PromptDictType
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.core.utils import print_text
+
+from kgpath.embeddings import Embedder, LlamaIndexEmbedder
+from kgpath.errors import ConfigError
+from kgpath.evidence import METADATA_PREFIX, Evidence
+from kgpath.facade import EvidenceRetriever, method_spec
+from kgpath.llm import LLM, LlamaIndexLLM
+
+__all__ = [
+    "KgpathQueryBundle",
+    "KgpathRetriever",
+    "evidence_to_node",
+    "make_evidence_retriever",
+    "query_call_args",
+    "to_kgpath_embedder",
+    "to_kgpath_llm",
+]
+
+
+def to_kgpath_embedder(embed_model: Any) -> Embedder | None:
+    """A kgpath embedder for ``embed_model`` (``None``: a user-set ``Settings.embed_model``).
+
+    Returns ``None`` when neither is set (the core then loads its offline default).
+    """
+    if embed_model is None:
+        from llama_index.core import Settings
+
+        embed_model = Settings._embed_model  # the private slot: None unless the user set it
+        if embed_model is None:
+            return None
+    if isinstance(embed_model, BaseEmbedding):
+        return LlamaIndexEmbedder(embed_model)
+    if isinstance(embed_model, Embedder):
+        return embed_model
+    raise ConfigError(
+        "embed_model must be None, a kgpath Embedder or a LlamaIndex BaseEmbedding, "
+        f"got {type(embed_model).__name__}"
+    )
+
+
+def to_kgpath_llm(llm: Any) -> LLM | None:
+    """A kgpath LLM for ``llm`` (``None``: a user-set ``Settings.llm``, else ``None``).
+
+    A LlamaIndex LLM is checked first (it has ``complete`` too, returning response objects).
+    """
+    if llm is None:
+        from llama_index.core import Settings
+
+        llm = Settings._llm
+        if llm is None:
+            return None
+    if isinstance(llm, BaseLLM):
+        return LlamaIndexLLM(llm)
+    if isinstance(llm, LLM):
+        return llm
+    raise ConfigError(
+        f"llm must be None, a kgpath LLM or a LlamaIndex LLM, got {type(llm).__name__}"
+    )
+
+
+def evidence_to_node(e: Evidence, llm_metadata_keys: Sequence[str] = ()) -> NodeWithScore:
+    """One evidence item as a ``NodeWithScore`` (id, text, ``e.metadata()``, float score).
+
+    The ``kgpath_`` keys are hidden from the embedding text and, except those named in
+    ``llm_metadata_keys`` (e.g. ``("kgpath_path",)``), from the LLM prompt; the source
+    passage's own metadata stays visible, as LlamaIndex does by default.
+    """
+    meta = e.metadata()
+    trace = [k for k in meta if k.startswith(METADATA_PREFIX)]
+    shown = set(llm_metadata_keys)
+    node = TextNode(
+        id_=e.id, text=e.text, metadata=meta,
+        excluded_embed_metadata_keys=trace,
+        excluded_llm_metadata_keys=[k for k in trace if k not in shown],
+    )
+    return NodeWithScore(node=node, score=float(e.score))
+
+
+@dataclass
+class KgpathQueryBundle(QueryBundle):
+    """A ``QueryBundle`` with per-call kgpath options (it passes through query engines).
+
+    ``anchor``/``anchor_name`` (PCR), ``k`` and ``options`` (any per-call argument of the
+    method, e.g. ``{"max_depth": 2}`` or ``{"output": "native"}``); ``None`` means the
+    retriever's default. Unknown options raise :class:`kgpath.ConfigError`.
+    """
+
+    anchor: str | None = None
+    anchor_name: str | None = None
+    k: int | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def query_call_args(
+    query_bundle: QueryBundle, defaults: Mapping[str, Any] | None = None
+) -> tuple[str, dict[str, Any]]:
+    """Split a (possibly :class:`KgpathQueryBundle`) query into ``(query_str, kwargs)``.
+
+    ``defaults`` are the retriever's per-call defaults; a call naming ``anchor`` or
+    ``anchor_name`` replaces both default anchor arguments.
+    """
+    call: dict[str, Any] = {}
+    if isinstance(query_bundle, KgpathQueryBundle):
+        call.update(query_bundle.options)
+        for name in ("anchor", "anchor_name", "k"):
+            if getattr(query_bundle, name) is not None:
+                call[name] = getattr(query_bundle, name)
+    kwargs = dict(defaults or {})
+    if "anchor" in call or "anchor_name" in call:  # a per-call anchor replaces both defaults
+        kwargs.pop("anchor", None)
+        kwargs.pop("anchor_name", None)
+    kwargs.update(call)
+    return query_bundle.query_str, kwargs
+
+
+def _with_config(core: Any, spec: Any, k: int | None, options: dict[str, Any]) -> Any:
+    """A built core retriever with config fields from ``options`` applied (popped).
+
+    A shallow copy shares the core's index (embeddings, FAISS, BM25) but not its config,
+    so the caller's retriever is left untouched.
+    """
+    bad = sorted(set(options) - spec.config_fields)
+    if bad:
+        raise ConfigError(f"unknown {spec.name} argument(s) {bad} for a built retriever; "
+                          f"accepted: {sorted(spec.config_fields | spec.call_args)}")
+    fields = {n: options.pop(n) for n in list(options)}
+    if spec.k_field and k is not None:
+        fields.setdefault(spec.k_field, k)
+    if not fields:
+        return core
+    core = copy.copy(core)
+    core.config = dataclasses.replace(core.config, **fields)
+    return core
+
+
+def _is_built(graph: Any) -> bool:
+    return hasattr(graph, "retrieve") and hasattr(graph, "aretrieve")
+
+
+def make_evidence_retriever(spec: Any, graph: Any, *, embedder: Any, llm: Any, k: int | None,
+                            output: str, options: dict[str, Any]) -> EvidenceRetriever:
+    """The facade over ``graph`` (or a built core retriever, its config fields applied).
+
+    A config field named ``k`` (PCR, schema: native hits) would collide with the facade's
+    own ``k`` (evidence items), so it is applied to the built core afterwards.
+    """
+    if _is_built(graph):
+        return EvidenceRetriever(spec.name, _with_config(graph, spec, k, options), k=k,
+                                 output=output)
+    cfg_k = {"k": options.pop("k")} if "k" in options else {}
+    er = EvidenceRetriever(spec.name, graph, embedder=embedder, llm=llm, k=k, output=output,
+                           **options)
+    if cfg_k:
+        er.core = _with_config(er.core, spec, None, cfg_k)
+    return er
+
+
+class KgpathRetriever(BaseRetriever):
+    """Base LlamaIndex retriever over one kgpath method; subclasses set :attr:`method`.
+
+    Parameters
+    ----------
+    graph
+        A :class:`kgpath.KnowledgeGraph`, a :class:`kgpath.GraphIndex`, or a built core
+        retriever of the method (then ``embed_model``, ``llm`` and build options must not be
+        given).
+    embed_model, llm
+        See the module docstring (``Settings`` fallbacks).
+    similarity_top_k
+        Number of nodes returned (``None``: all the method returns).
+    output
+        ``"passages"`` (default: source passages with their text) or ``"native"`` (the
+        method's own unit: PCR nodes, PathRAG paths, ...); see :mod:`kgpath.evidence`.
+    llm_metadata_keys
+        ``kgpath_`` metadata keys the answer LLM may see (default none).
+    callback_manager, verbose
+        As for any LlamaIndex retriever.
+    **options
+        The method's config fields, constructor extras and per-call defaults (e.g. PCR's
+        ``anchor``); anything else raises :class:`kgpath.ConfigError` naming the accepted
+        ones. Per call, pass a :class:`KgpathQueryBundle`.
+    """
+
+    method: ClassVar[str] = ""
+    #: prompt name -> (core attribute path, {LlamaIndex variable: core variable})
+    prompt_attrs: ClassVar[Mapping[str, tuple[str, Mapping[str, str]]]] = {}
+
+    def __init__(self, graph: Any, *, embed_model: Any = None, llm: Any = None,
+                 similarity_top_k: int | None = None, output: str = "passages",
+                 llm_metadata_keys: Sequence[str] = (),
+                 callback_manager: CallbackManager | None = None, verbose: bool = False,
+                 **options: Any) -> None:
+        spec = method_spec(self.method)
+        built = _is_built(graph)  # then options that are also per-call become defaults
+        self._defaults = {n: options.pop(n) for n in list(options)
+                          if n in spec.call_args and (built or n not in spec.init_args)}
+        if built and (embed_model is not None or llm is not None):
+            raise ConfigError("embed_model/llm are only used when building from a graph; "
+                              "set them on the core retriever instead")
+        self._er = make_evidence_retriever(
+            spec, graph, embedder=None if built else to_kgpath_embedder(embed_model),
+            llm=None if built else to_kgpath_llm(llm), k=similarity_top_k, output=output,
+            options=options)
+        self._er._call(self._defaults)  # validate per-call defaults now
+        self._llm_metadata_keys = tuple(llm_metadata_keys)
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    @classmethod
+    def from_graph(cls, graph: Any, **kwargs: Any) -> KgpathRetriever:
+        """Build from a kgpath graph (or ``GraphIndex``); keyword arguments as the class."""
+        return cls(graph, **kwargs)
+
+    @property
+    def kgpath_retriever(self) -> Any:
+        """The core retriever (call it directly for the method's full native result)."""
+        return self._er.core
+
+    @property
+    def config(self) -> Any:
+        """The core retriever's effective config (before per-call options)."""
+        return self._er.core.config
+
+    @property
+    def graph(self) -> Any:
+        """The kgpath graph being searched."""
+        return self._er.graph
+
+    @property
+    def similarity_top_k(self) -> int | None:
+        """Default number of nodes returned."""
+        return self._er.k
+
+    def _args(self, query_bundle: QueryBundle) -> tuple[str, dict[str, Any]]:
+        return query_call_args(query_bundle, self._defaults)
+
+    def result(self, query: QueryBundle | str, **kwargs: Any) -> Any:
+        """The method's native result for ``query`` (per-call options as keywords)."""
+        q, kw = self._args(query if isinstance(query, QueryBundle) else QueryBundle(query))
+        return self._er.result(q, **{**kw, **kwargs})
+
+    async def aresult(self, query: QueryBundle | str, **kwargs: Any) -> Any:
+        """Async :meth:`result`."""
+        q, kw = self._args(query if isinstance(query, QueryBundle) else QueryBundle(query))
+        return await self._er.aresult(q, **{**kw, **kwargs})
+
+    def _nodes(self, items: Sequence[Evidence]) -> list[NodeWithScore]:
+        if self._verbose:
+            first = items[0].trace if items else {}
+            print_text(f"kgpath {self.method}: {len(items)} items"
+                       + (f", anchor {first['anchor_id']!r}" if "anchor_id" in first else "")
+                       + "\n", color="llama_lavender")
+        return [evidence_to_node(e, self._llm_metadata_keys) for e in items]
+
+    def _by_vector(self, query: str, vector: Sequence[float], kw: dict[str, Any]) -> Any:
+        """Evidence for a precomputed query embedding (methods whose core supports it)."""
+        k, output, opts = self._er._call(kw)
+        res = self._er.core.retrieve_by_vector(vector, query=query, **opts)
+        return res.evidence(output, k)
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        """Run the method and convert its evidence.
+
+        A bundle's own embedding is used when the core can search by vector, as
+        LlamaIndex's ``VectorIndexRetriever`` does.
+        """
+        q, kw = self._args(query_bundle)
+        if query_bundle.embedding is not None and hasattr(self._er.core, "retrieve_by_vector"):
+            return self._nodes(self._by_vector(q, query_bundle.embedding, kw))
+        return self._nodes(self._er.retrieve(q, **kw))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        """Async :meth:`_retrieve` (the core's native async path)."""
+        q, kw = self._args(query_bundle)
+        if query_bundle.embedding is not None and hasattr(self._er.core, "retrieve_by_vector"):
+            await self._er.core.index.abuild()
+            return self._nodes(self._by_vector(q, query_bundle.embedding, kw))
+        return self._nodes(await self._er.aretrieve(q, **kw))
+
+    def retrieve_with(self, query: str, **options: Any) -> list[NodeWithScore]:
+        """``retrieve`` with per-call options (``k``, ``anchor``, config fields, ...).
+
+        Goes through ``BaseRetriever.retrieve`` in a :class:`KgpathQueryBundle`, so
+        callbacks and instrumentation fire.
+        """
+        return self.retrieve(KgpathQueryBundle(query, options=options))
+
+    async def aretrieve_with(self, query: str, **options: Any) -> list[NodeWithScore]:
+        """Async :meth:`retrieve_with`."""
+        return await self.aretrieve(KgpathQueryBundle(query, options=options))
+
+    # ------------------------------------------------------------------ prompts
+    def _prompt_owner(self, path: str) -> tuple[Any, str]:
+        owner, *rest, attr = [self._er.core, *path.split(".")]
+        for name in rest:
+            owner = getattr(owner, name)
+        return owner, attr
+
+    def _get_prompts(self) -> PromptDictType:
+        out: PromptDictType = {}
+        for name, (path, names) in self.prompt_attrs.items():
+            owner, attr = self._prompt_owner(path)
+            value = getattr(owner, attr)
+            if isinstance(value, str):  # LlamaIndex variable names map onto the core's
+                out[name] = PromptTemplate(value, template_var_mappings=dict(names))
+        return out
+
+    def _update_prompts(self, prompts: PromptDictType) -> None:
+        for name, tmpl in prompts.items():
+            if name not in self.prompt_attrs:
+                continue
+            if not isinstance(tmpl, (BasePromptTemplate, str)):
+                raise ConfigError(f"{name} must be a PromptTemplate, got {type(tmpl).__name__}")
+            path, names = self.prompt_attrs[name]
+            text = tmpl if isinstance(tmpl, str) else tmpl.get_template()
+            for li_var, core_var in names.items():
+                text = text.replace("{" + li_var + "}", "{" + core_var + "}")
+            missing = [v for v in names.values() if "{" + v + "}" not in text]
+            if missing:
+                raise ConfigError(f"{name} must use the variables {sorted(names)} "
+                                  f"(or {sorted(names.values())}); missing {missing}")
+            owner, attr = self._prompt_owner(path)
+            setattr(owner, attr, text)

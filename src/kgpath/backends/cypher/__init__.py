@@ -1,0 +1,66 @@
+"""PCR's graph in a Cypher database: identifiers, dialects, drivers, schema, loading, queries.
+
+One module per job:
+
+* :mod:`~kgpath.backends.cypher.identifiers` - the only text spliced into queries
+  (validated, back-quoted identifiers; validated depth bounds);
+* :mod:`~kgpath.backends.cypher.dialects` - :class:`KuzuDialect` (Kùzu/Ladybug),
+  :class:`Neo4jDialect`; a new engine is one subclass of :class:`CypherDialect`;
+* :mod:`~kgpath.backends.cypher.drivers` - :class:`EmbeddedCypherDriver`,
+  :class:`Neo4jDriver`, :func:`as_cypher_driver`, :func:`register_driver`;
+* :mod:`~kgpath.backends.cypher.schema` - :class:`CypherSchema` and row <-> record mapping;
+* :mod:`~kgpath.backends.cypher.loading` - :func:`load_graph`;
+* :mod:`~kgpath.backends.cypher.queries` - parameterised reachability (Eq. 1 of the PCR
+  paper), one-hop expansion and lookups, and the BFS-order rule that makes the result equal
+  the in-memory one;
+* :mod:`~kgpath.backends.cypher.backend` - :class:`CypherBackend`, the
+  :class:`~kgpath.backends.base.GraphBackend` PCR runs on
+  (:class:`kgpath.stores.CypherPCR` = PCR over it).
+
+The database engines are optional (``pip install 'kgpath[graphdb]'`` or ``kgpath[neo4j]``)
+and imported only when a database is opened.
+"""
+
+from kgpath.backends.cypher.backend import CypherBackend, CypherTree, NodeRow
+from kgpath.backends.cypher.dialects import CypherDialect, KuzuDialect, Neo4jDialect
+from kgpath.backends.cypher.drivers import (
+    CypherDriver,
+    EmbeddedCypherDriver,
+    Neo4jDriver,
+    as_cypher_driver,
+    register_driver,
+)
+from kgpath.backends.cypher.identifiers import quote_identifier
+from kgpath.backends.cypher.loading import load_graph
+from kgpath.backends.cypher.queries import (
+    Step,
+    bfs_order,
+    expand_one_hop,
+    fetch_nodes,
+    fetch_passages,
+    reachable_hops,
+)
+from kgpath.backends.cypher.schema import CypherSchema
+
+__all__ = [
+    "CypherBackend",
+    "CypherDialect",
+    "CypherDriver",
+    "CypherSchema",
+    "CypherTree",
+    "EmbeddedCypherDriver",
+    "KuzuDialect",
+    "Neo4jDialect",
+    "Neo4jDriver",
+    "NodeRow",
+    "Step",
+    "as_cypher_driver",
+    "bfs_order",
+    "expand_one_hop",
+    "fetch_nodes",
+    "fetch_passages",
+    "load_graph",
+    "quote_identifier",
+    "reachable_hops",
+    "register_driver",
+]

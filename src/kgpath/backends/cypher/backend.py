@@ -1,0 +1,383 @@
+"""The Cypher :class:`~kgpath.backends.base.GraphBackend`: PCR's graph in a database.
+
+Only what a query touches crosses the wire:
+
+1. **Reachability (Eq. 1)** is one variable-length shortest-path match with a depth bound,
+   run by the database (:func:`~kgpath.backends.cypher.queries.reachable_hops`); the region's
+   edges come from one one-hop expansion, and :func:`~kgpath.backends.cypher.queries.bfs_order`
+   rebuilds the in-memory BFS tree from them (same order, same parents).
+2. The reachable nodes' rows (name, text, stored embedding) are fetched by id; their
+   scores (**Eq. 2**) are the same float32 dot product as in memory. Nodes without a stored
+   embedding are embedded from their text (cached by id, bounded).
+3. A global scan (no anchor, or the section 3.5 fallback) pages through the nodes in node
+   order, keeping only the running top-k.
+
+Node keys are :class:`NodeRow` objects (the row travels with the key; equal by id). The
+database holds the graph; the process holds only one anchor's reachable region. BM25 and
+hybrid scores need corpus-wide statistics the database does not keep, so only
+``mode="vector"`` is offered.
+
+Evidence: a :class:`~kgpath.methods.pcr.PCRResult` needs a graph to resolve names and
+passage text. :meth:`CypherBackend.evidence_graph` builds a small
+:class:`~kgpath.graph.KnowledgeGraph` from the records of the result (hits, anchor, path
+nodes and edges) plus the passages they cite, fetched from ``schema.passage_label`` nodes
+(written by :func:`~kgpath.backends.cypher.load_graph`). Without a passage label, or with
+passages missing from the database, ``evidence("passages")`` keeps the nodes themselves.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kgpath.backends.base import Keys, PathRecord, parent_chain
+from kgpath.backends.cypher.drivers import CypherDriver, as_cypher_driver
+from kgpath.backends.cypher.queries import (
+    Step,
+    bfs_order,
+    expand_one_hop,
+    fetch_nodes,
+    fetch_passages,
+    node_page,
+    node_row,
+    reachable_hops,
+    rows_by_name,
+)
+from kgpath.backends.cypher.schema import CypherSchema, node_from_row, passage_from_row
+from kgpath.embeddings import Embedder, default_embedder
+from kgpath.errors import BackendError, ConfigError, EmbeddingError, EmptyGraphError
+from kgpath.graph import Direction, Edge, KnowledgeGraph, Node
+from kgpath.index.graph_index import check_query
+from kgpath.index.vector import top_k
+
+__all__ = ["CypherBackend", "CypherTree", "NodeRow"]
+
+logger = logging.getLogger(__name__)
+
+
+class NodeRow:
+    """A node key of the Cypher backend: the node's id with its database row.
+
+    Equal (and hashed) by id; :attr:`node` is the :class:`~kgpath.graph.Node` record.
+    """
+
+    __slots__ = ("id", "row", "_node")
+
+    def __init__(self, row: Mapping[str, Any]) -> None:
+        self.id: str = row["id"]
+        self.row = row
+        self._node: Node | None = None
+
+    @property
+    def node(self) -> Node:
+        """The node record (built on first access)."""
+        if self._node is None:
+            self._node = node_from_row(self.row)
+        return self._node
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NodeRow) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    def __repr__(self) -> str:
+        return f"NodeRow({self.id!r})"
+
+
+@dataclass(frozen=True)
+class CypherTree:
+    """The BFS tree of one anchor, rebuilt from the database.
+
+    A :class:`~kgpath.backends.base.BFSTree` whose keys are :class:`NodeRow` objects.
+    """
+
+    nodes: list[NodeRow]
+    dist: np.ndarray
+    parent_pos: np.ndarray
+    steps: list[Step | None]
+    """The edge from each node's parent (``None`` for the anchor)."""
+    place: dict[str, int]
+
+    def position_of(self, node: NodeRow) -> int:
+        """Position of ``node`` (``-1`` if not reached)."""
+        return self.place.get(node.id, -1)
+
+
+class _Counting:
+    """Driver view that counts the queries of one retrieval (for its trace)."""
+
+    def __init__(self, driver: CypherDriver) -> None:
+        self._driver = driver
+        self.dialect = driver.dialect
+        self.count = 0
+
+    def run(self, query: str, parameters: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        self.count += 1
+        return self._driver.run(query, parameters or {})
+
+
+class CypherBackend:
+    """:class:`~kgpath.backends.base.GraphBackend` over a Cypher database (keys: :class:`NodeRow`).
+
+    Parameters
+    ----------
+    driver
+        Anything :func:`~kgpath.backends.cypher.as_cypher_driver` accepts.
+    embedder
+        Embeds queries, and nodes that have no stored embedding (cached by id).
+    schema
+        Where fields live (:class:`CypherSchema`); the default matches ``load_graph``.
+    page_size
+        Rows per page when a global scan is needed (no anchor, or ``fallback="global"``).
+    max_cached_embeddings
+        Bound on the cache of embeddings computed for nodes without a stored one.
+    """
+
+    modes: tuple[str, ...] = ("vector",)
+    blocking: bool = True
+
+    def __init__(
+        self,
+        driver: Any,
+        *,
+        embedder: Embedder | None = None,
+        schema: CypherSchema | None = None,
+        page_size: int = 20_000,
+        max_cached_embeddings: int = 200_000,
+    ) -> None:
+        self.driver = as_cypher_driver(driver)
+        self.embedder = embedder if embedder is not None else default_embedder()
+        self.schema = schema or CypherSchema()
+        if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size <= 0:
+            raise ConfigError(f"page_size must be a positive int, got {page_size!r}")
+        self.page_size = page_size
+        self.max_cached_embeddings = max_cached_embeddings
+        self._emb_cache: dict[str, np.ndarray] = {}
+        self._labels: dict[str, bool] = {}  # shared with bound views
+        self._run: CypherDriver | _Counting = self.driver
+        self._t0 = 0.0
+
+    @property
+    def name(self) -> str:
+        """``cypher/<dialect>``."""
+        return f"cypher/{self.driver.dialect.name}"
+
+    def __repr__(self) -> str:
+        return f"CypherBackend(driver={self.driver!r}, node_label={self.schema.node_label!r})"
+
+    # -- per retrieval
+    def bind(self) -> CypherBackend:
+        """A shallow copy counting its queries (caches shared with this backend)."""
+        view = copy.copy(self)
+        view._run = _Counting(self.driver)
+        view._t0 = time.perf_counter()
+        return view
+
+    def call_trace(self) -> dict[str, Any]:
+        """``backend``, ``queries`` (round trips) and ``seconds`` of the bound retrieval."""
+        count = self._run.count if isinstance(self._run, _Counting) else 0
+        return {"backend": self.name, "queries": count,
+                "seconds": time.perf_counter() - self._t0}
+
+    # -- structure
+    def node_count(self) -> int:
+        """Number of ``node_label`` nodes."""
+        return int(self._run.run(f"MATCH (n:{self.schema.n}) RETURN count(n) AS c", {})[0]["c"])
+
+    def node_by_id(self, node_id: str) -> NodeRow | None:
+        """The node with this id, or ``None``."""
+        row = node_row(self._run, self.schema, node_id)
+        return None if row is None else NodeRow(row)
+
+    def nodes_by_name(self, name: str) -> list[NodeRow]:
+        """Nodes with this normalised name, in node order (then id)."""
+        rows = rows_by_name(self._run, self.schema, name)
+        return [NodeRow(r) for r in sorted(rows, key=self._order_key)]
+
+    def node(self, key: NodeRow) -> Node:
+        """The node record carried by ``key``."""
+        return key.node
+
+    def _order_key(self, r: Mapping[str, Any]) -> tuple[int, int, str]:
+        if self.schema.order_property is not None and r.get("ord") is not None:
+            return (0, int(r["ord"]), r["id"])
+        return (1, 0, r["id"])
+
+    def reachable(
+        self, anchor: NodeRow, *, max_depth: int | None, direction: Direction
+    ) -> CypherTree:
+        """Eq. (1) pushed down, then the in-memory BFS tree rebuilt from the region's edges."""
+        drv, s, aid = self._run, self.schema, anchor.id
+        hops = reachable_hops(drv, s, aid, max_depth=max_depth, direction=direction)
+        region = list(hops)
+        steps = (
+            expand_one_hop(drv, s, region, direction="out", within=region)
+            if len(region) > 1 else []
+        )
+        order, parent = bfs_order(aid, hops, steps, direction=direction)
+        rows = fetch_nodes(drv, s, order[1:])
+        rows[aid] = dict(anchor.row)
+        missing = [i for i in order if i not in rows]
+        if missing:
+            raise BackendError(
+                f"reachable nodes vanished during the query (graph changed?): {missing[:5]}"
+            )
+        place = {nid: i for i, nid in enumerate(order)}
+        return CypherTree(
+            nodes=[anchor] + [NodeRow(rows[i]) for i in order[1:]],
+            dist=np.fromiter((hops[i] for i in order), dtype=np.int32, count=len(order)),
+            parent_pos=np.fromiter(
+                (place[parent[i][0]] if i in parent else -1 for i in order),
+                dtype=np.int32, count=len(order),
+            ),
+            steps=[parent[i][1] if i in parent else None for i in order],
+            place=place,
+        )
+
+    def path(self, tree: CypherTree, pos: int) -> tuple[tuple[str, ...], tuple[Edge, ...]]:
+        """Node ids and edges along the rebuilt parent pointers."""
+        chain = parent_chain(tree.parent_pos, pos)
+        return (
+            tuple(tree.nodes[i].id for i in chain),
+            tuple(tree.steps[i].edge for i in chain[1:]),  # type: ignore[union-attr]
+        )
+
+    def evidence_graph(
+        self, tree: CypherTree, anchor: Node, hits: Sequence[PathRecord]
+    ) -> KnowledgeGraph:
+        """A small graph of one result's records and the passages its hits cite.
+
+        Nodes: the anchor, the hits and their path nodes; edges: the path edges; passages:
+        fetched by id in one query (none when the hits cite none).
+        """
+        g = KnowledgeGraph()
+        cited: dict[str, None] = {}
+        for n in (anchor, *(h.node for h in hits)):
+            _add_node(g, n)
+        for h in hits:
+            cited.update(dict.fromkeys(h.node.provenance))
+            for e in h.edges:
+                for end in (e.source, e.target):
+                    if end not in g:
+                        _add_node(g, tree.nodes[tree.place[end]].node)
+                g.add_edge(e.source, e.target, e.relation, e.text, type=e.type,
+                           weight=e.weight, provenance=e.provenance, metadata=e.metadata)
+        for p in map(passage_from_row, self._passage_rows(list(cited))):
+            g.add_passage(p.id, p.text, p.metadata)
+        return g
+
+    def _passage_rows(self, ids: list[str]) -> list[dict[str, Any]]:
+        label = self.schema.passage_label
+        if not ids or label is None:
+            return []
+        if label not in self._labels:  # a database not written by load_graph may lack it
+            # one-time schema probe, on the raw driver: not one of this retrieval's queries
+            self._labels[label] = self.driver.dialect.has_label(self.driver, label)
+        return fetch_passages(self._run, self.schema, ids) if self._labels[label] else []
+
+    # -- similarity
+    def embed_query(self, query: str) -> np.ndarray:
+        """The embedder's query embedding."""
+        return self.embedder.embed_queries([check_query(query)])[0]
+
+    async def aembed_query(self, query: str) -> np.ndarray:
+        """Native async query embedding."""
+        return (await self.embedder.aembed_queries([check_query(query)]))[0]
+
+    def check_query_vector(self, query_vec: Any) -> np.ndarray:
+        """1-D float32 (its dimension is checked against the node embeddings when scoring)."""
+        return np.asarray(query_vec, dtype=np.float32).reshape(-1)
+
+    def score(
+        self, query: str, query_vec: np.ndarray, candidates: Keys[NodeRow], *,
+        mode: str = "vector", alpha: float = 0.7,
+    ) -> np.ndarray:
+        """Eq. (2)'s ``sim(q, v)``: the same float32 dot product as :class:`VectorIndex`."""
+        if mode != "vector":
+            raise ConfigError(f"the Cypher backend scores mode='vector' only, got {mode!r}")
+        if not len(candidates):
+            return np.zeros(0, np.float32)
+        mat = self._vectors([c.row for c in candidates])
+        if mat.shape[1] != query_vec.shape[0]:
+            raise EmbeddingError(
+                f"query embedding has dimension {query_vec.shape[0]}, node embeddings have "
+                f"{mat.shape[1]}"
+            )
+        return mat @ np.asarray(query_vec, dtype=np.float32)
+
+    def _vectors(self, rows: Sequence[Mapping[str, Any]]) -> np.ndarray:
+        """Stored embeddings of ``rows`` (in order); missing ones embedded and cached."""
+        out: list[np.ndarray | None] = []
+        todo: list[int] = []
+        for i, r in enumerate(rows):
+            v = r.get("embedding")
+            if v is not None and len(v):
+                out.append(np.asarray(v, dtype=np.float32))
+            elif r["id"] in self._emb_cache:
+                out.append(self._emb_cache[r["id"]])
+            else:
+                out.append(None)
+                todo.append(i)
+        if todo:
+            texts = [node_from_row(rows[i]).search_text for i in todo]
+            vecs = self.embedder.embed_passages(texts)
+            for i, v in zip(todo, vecs):
+                out[i] = v
+                if len(self._emb_cache) < self.max_cached_embeddings:
+                    self._emb_cache[rows[i]["id"]] = v
+        vecs_ = [v for v in out if v is not None]
+        dims = {v.shape[0] for v in vecs_}
+        if len(dims) > 1:
+            raise EmbeddingError(f"stored node embeddings have mixed dimensions {sorted(dims)}")
+        return np.ascontiguousarray(np.vstack(vecs_).astype(np.float32, copy=False))
+
+    def most_similar(self, query_vec: np.ndarray) -> NodeRow:
+        """Top-1 of a paged global scan."""
+        keys, _, _ = self.global_top("", query_vec, 1, mode="vector", alpha=1.0)
+        if not keys:
+            raise EmptyGraphError(f"the database has no {self.schema.node_label!r} nodes")
+        return keys[0]
+
+    def global_top(
+        self, query: str, query_vec: np.ndarray, k: int, *, mode: str = "vector",
+        alpha: float = 0.7, exclude: NodeRow | None = None,
+    ) -> tuple[list[NodeRow], np.ndarray, int]:
+        """Top-``k`` nodes of the whole database, from a keyset-paged scan in node order.
+
+        Ties go to the earlier node, as in memory.
+        """
+        best: list[tuple[float, int, NodeRow]] = []
+        seen = 0
+        after: Any = None
+        while True:
+            rows = node_page(self._run, self.schema, after, self.page_size)
+            if not rows:
+                break
+            after = rows[-1]["page_key"]
+            full = len(rows) == self.page_size
+            keys = [NodeRow(r) for r in rows if exclude is None or r["id"] != exclude.id]
+            if keys:
+                sc = self.score(query, query_vec, keys, mode=mode, alpha=alpha)
+                for j in top_k(sc, min(k, len(keys))):
+                    best.append((float(sc[j]), seen + int(j), keys[int(j)]))
+                best.sort(key=lambda t: (-t[0], t[1]))
+                del best[k:]
+            seen += len(keys)
+            if not full:
+                break
+        return (
+            [key for _, _, key in best],
+            np.asarray([s for s, _, _ in best], dtype=np.float32),
+            seen,
+        )
+
+
+def _add_node(g: KnowledgeGraph, n: Node) -> None:
+    g.add_node(n.id, n.name, n.text, type=n.type, metadata=n.metadata, provenance=n.provenance)

@@ -1,0 +1,160 @@
+"""Write a :class:`~kgpath.graph.KnowledgeGraph` into a Cypher database.
+
+:func:`load_graph` writes nodes (with their graph index as the ``order_property``), edges
+(their index as the ``edge_order_property``), and the passages the graph holds, so that the
+Cypher backend breaks ties exactly as the in-memory one and resolves passage text by itself.
+Rows travel as parameters (``UNWIND``) or as CSV data files (Kùzu/Ladybug ``COPY``), never
+as query text.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+import numpy as np
+
+from kgpath.backends.cypher.dialects import progress
+from kgpath.backends.cypher.drivers import CypherDriver, as_cypher_driver
+from kgpath.backends.cypher.identifiers import norm_name, quote_identifier
+from kgpath.backends.cypher.schema import CypherSchema, passage_props
+from kgpath.errors import ConfigError, EmptyGraphError
+from kgpath.graph import KnowledgeGraph
+from kgpath.index.graph_index import GraphIndex
+
+__all__ = ["load_graph", "node_rows", "edge_rows", "passage_rows"]
+
+logger = logging.getLogger(__name__)
+
+
+def load_graph(
+    driver: Any,
+    graph: KnowledgeGraph | GraphIndex,
+    *,
+    schema: CypherSchema | None = None,
+    embeddings: bool = True,
+    replace: bool = False,
+    batch_size: int = 5000,
+    show_progress: bool = False,
+) -> CypherSchema:
+    """Write a :class:`KnowledgeGraph` into a Cypher database and return the schema used.
+
+    Node ``idx`` and edge ``rank`` properties record the graph's node and edge indices so
+    that :class:`~kgpath.stores.CypherPCR` breaks ties exactly as the in-memory retriever;
+    the graph's passages go to ``schema.passage_label`` nodes (when it is set).
+
+    Parameters
+    ----------
+    driver
+        Anything :func:`~kgpath.backends.cypher.as_cypher_driver` accepts.
+    graph
+        The graph, or a :class:`GraphIndex` (its node embeddings are computed and stored).
+    embeddings
+        Store node embeddings (when the graph has them for every node).
+    replace
+        Delete existing nodes of ``schema.node_label`` (and passages) first; otherwise a
+        non-empty target raises :class:`ConfigError`.
+    """
+    drv = as_cypher_driver(driver)
+    s = schema or CypherSchema()
+    if isinstance(graph, GraphIndex):
+        graph.build()
+        g = graph.graph
+    else:
+        g = graph
+    if len(g) == 0:
+        raise EmptyGraphError("cannot load an empty graph into the database")
+    t0 = time.perf_counter()
+    drv.dialect.create_schema(drv, s)
+    _make_room(drv, s, replace)
+    use_emb = embeddings and s.embedding_property is not None and not g.missing_embeddings()
+    nodes = node_rows(g, embeddings=g.embeddings if use_emb else None, show_progress=show_progress)
+    edges = edge_rows(g)
+    drv.dialect.bulk_load(
+        drv, s, nodes, edges, batch_size=batch_size, show_progress=show_progress
+    )
+    n_passages = _load_passages(drv, s, passage_rows(g), batch_size, show_progress)
+    logger.info(
+        "loaded %d nodes, %d edges and %d passages into %s in %.2f s",
+        len(nodes), len(edges), n_passages, drv.dialect.name, time.perf_counter() - t0,
+    )
+    return s
+
+
+def _make_room(drv: CypherDriver, s: CypherSchema, replace: bool) -> None:
+    """Refuse a non-empty target, or empty it when ``replace``."""
+    count = drv.run(f"MATCH (n:{s.n}) RETURN count(n) AS c", {})[0]["c"]
+    if not count:
+        return
+    if not replace:
+        raise ConfigError(
+            f"the database already holds {count} {s.node_label!r} nodes; pass replace=True "
+            "or use another node_label"
+        )
+    drv.run(f"MATCH (n:{s.n}) DETACH DELETE n", {})
+    if s.passage_label is not None and drv.dialect.has_label(drv, s.passage_label):
+        drv.run(f"MATCH (p:{quote_identifier(s.passage_label)}) DETACH DELETE p", {})
+
+
+def node_rows(
+    g: KnowledgeGraph, *, embeddings: np.ndarray | None = None, show_progress: bool = False
+) -> list[dict[str, Any]]:
+    """One row per node, keyed as :func:`~kgpath.backends.cypher.schema.node_props` says."""
+    return [
+        {
+            "id": n.id,
+            "name": n.name,
+            "name_key": norm_name(n.name),
+            "text": n.text,
+            "type": n.type,
+            "metadata": json.dumps(dict(n.metadata), sort_keys=True, default=str),
+            "provenance": json.dumps(list(n.provenance)),
+            "embedding": None if embeddings is None else embeddings[i].tolist(),
+            "ord": i,
+        }
+        for i, n in enumerate(progress(g.nodes, show_progress, "prepare nodes"))
+    ]
+
+
+def edge_rows(g: KnowledgeGraph) -> list[dict[str, Any]]:
+    """One row per edge, keyed as :func:`~kgpath.backends.cypher.schema.edge_props` says."""
+    return [
+        {
+            "source": e.source,
+            "target": e.target,
+            "relation": e.relation,
+            "etext": e.text,
+            "etype": e.type,
+            "weight": float(e.weight),
+            "eprov": json.dumps(list(e.provenance)),
+            "emeta": json.dumps(dict(e.metadata), sort_keys=True, default=str),
+            "rank": j,
+        }
+        for j, e in enumerate(g.edges)
+    ]
+
+
+def passage_rows(g: KnowledgeGraph) -> list[dict[str, Any]]:
+    """One row per passage (``id``, ``text``, ``metadata`` as JSON)."""
+    return [
+        {"id": p.id, "text": p.text,
+         "metadata": json.dumps(dict(p.metadata), sort_keys=True, default=str)}
+        for p in g.passages.values()
+    ]
+
+
+def _load_passages(
+    drv: CypherDriver, s: CypherSchema, rows: list[dict[str, Any]], batch_size: int,
+    show_progress: bool,
+) -> int:
+    """``UNWIND`` the passage rows into ``passage_label`` nodes; returns how many."""
+    props = passage_props(s)
+    if not props or not rows:
+        return 0
+    items = ", ".join(f"{quote_identifier(p)}: row.{quote_identifier(k)}" for k, p in props)
+    query = f"UNWIND $rows AS row CREATE (:{quote_identifier(s.passage_label)} {{{items}}})"
+    for start in progress(range(0, len(rows), batch_size), show_progress, "passages"):
+        drv.run(query, {"rows": rows[start : start + batch_size]})
+    return len(rows)
