@@ -104,6 +104,11 @@ class _Queries:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.embedder, name)
 
+    @property
+    def dim(self) -> int:
+        """The wrapped embedder's dimension."""
+        return int(self.embedder.dim)
+
     def __repr__(self) -> str:
         return repr(self.embedder)
 
