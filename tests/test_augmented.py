@@ -192,3 +192,26 @@ def test_embed_graph_passage_means():
     np.testing.assert_allclose(g.embeddings[g.index_of("Orphan")], [0, 0, 1])
     m, missing = passage_mean_vectors(g, vec.passage_ids, vec.passage_vectors)
     assert missing == [g.index_of("Orphan")]
+
+
+def test_embed_graph_shares_the_passage_cache():
+    from kgpath.index.passage_vectors import passage_vectors
+
+    class Counting(FixedEmbedder):
+        calls = 0
+
+        def embed_passages(self, texts):
+            Counting.calls += len(texts)
+            return super().embed_passages(texts)
+
+    g, emb = _graph(), Counting()
+    vec = embed_graph(g, emb)
+    assert Counting.calls == len(PASSAGES)  # every passage once, no node text
+    shared = passage_vectors(g, emb)  # what C2RAG's recovery reads: nothing re-embedded
+    assert Counting.calls == len(PASSAGES) and shared.ids == vec.passage_ids
+    again = embed_graph(g, emb)
+    assert Counting.calls == len(PASSAGES)
+    np.testing.assert_allclose(again.passage_vectors, vec.passage_vectors)
+    g2, emb2 = _graph(), Counting()
+    embed_graph(g2, emb2, passage_vectors=vec.passage_vectors)  # given: nothing embedded
+    assert Counting.calls == len(PASSAGES)

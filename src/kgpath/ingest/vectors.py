@@ -15,6 +15,11 @@ of a second pass over as many texts as there are nodes). Both are measured by
 
 Nodes that cite no passage of the graph get the vector of their own search text
 (``Node.search_text``); that is the only extra embedding ``"passage_mean"`` pays.
+
+The passage vectors live in the shared cache of :mod:`kgpath.index.passage_vectors` (one
+per graph and embedder), so a retriever that searches passages with the same embedder
+(C2RAG's textual recovery) reuses them, and :func:`embed_graph` itself embeds only the
+passages that cache lacks.
 """
 
 from __future__ import annotations
@@ -24,13 +29,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from kgpath.embeddings import Embedder, normalize_rows
 from kgpath.errors import ConfigError, EmbeddingError, PersistenceError
 from kgpath.graph import KnowledgeGraph
+from kgpath.index.passage_vectors import passage_cache
 
 __all__ = [
     "NODE_VECTORS",
@@ -150,9 +156,13 @@ def embed_graph(
     if not ids:
         raise EmbeddingError("the graph has no passages to embed")
     t0 = time.perf_counter()
-    pvec = passage_vectors if passage_vectors is not None else embedder.embed_passages(
-        [graph.passages[p].text for p in ids])
-    pvec = normalize_rows(np.asarray(pvec, dtype=np.float32))
+    cache = passage_cache(graph, embedder)
+    with cache.lock:
+        _seed(graph, cache, passage_vectors)
+        todo = cache.missing(graph)
+        if todo:
+            cache.add(todo, _unit(embedder.embed_passages([p.text for p in todo])))
+        pvec = _rows(graph, cache, ids)
     mat, missing, t1 = _finish(graph, ids, pvec, node_vectors)
     if missing:
         texts = [graph.node_at(i).search_text for i in missing]
@@ -174,15 +184,38 @@ async def aembed_graph(
     if not ids:
         raise EmbeddingError("the graph has no passages to embed")
     t0 = time.perf_counter()
-    pvec = passage_vectors if passage_vectors is not None else \
-        await embedder.aembed_passages([graph.passages[p].text for p in ids])
-    pvec = normalize_rows(np.asarray(pvec, dtype=np.float32))
+    cache = passage_cache(graph, embedder)
+    with cache.lock:
+        _seed(graph, cache, passage_vectors)
+        todo = cache.missing(graph)
+    if todo:  # awaited outside the (thread) lock
+        vecs = _unit(await embedder.aembed_passages([p.text for p in todo]))
+        with cache.lock:
+            cache.add(todo, vecs)
+    with cache.lock:
+        pvec = _rows(graph, cache, ids)
     mat, missing, t1 = _finish(graph, ids, pvec, node_vectors)
     if missing:
         texts = [graph.node_at(i).search_text for i in missing]
         vecs = await embedder.aembed_passages(texts)
         mat[missing] = normalize_rows(np.asarray(vecs, np.float32))
     return _result(graph, ids, pvec, mat, missing, t1 - t0, t1, store)
+
+
+def _unit(vecs: np.ndarray) -> np.ndarray:
+    return normalize_rows(np.asarray(vecs, dtype=np.float32))
+
+
+def _seed(graph: KnowledgeGraph, cache: Any, given: np.ndarray | None) -> None:
+    """Put vectors the caller already has (``graph.passages`` order) into the cache."""
+    if given is not None:
+        cache.add(list(graph.passages.values()), _unit(given))
+
+
+def _rows(graph: KnowledgeGraph, cache: Any, ids: tuple[str, ...]) -> np.ndarray:
+    pv = cache.vectors(graph)
+    pos = {p: i for i, p in enumerate(pv.ids)}
+    return np.ascontiguousarray(pv.matrix[[pos[p] for p in ids]])
 
 
 def _result(graph: KnowledgeGraph, ids: tuple[str, ...], pvec: np.ndarray, mat: np.ndarray,
