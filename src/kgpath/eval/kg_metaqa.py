@@ -12,7 +12,8 @@ entity list with the anchor removed; Hits@k = the first k entities contain an an
   ``include_anchor=False``, native nodes in hit order (node text similarity only: PCR has no
   relation-aware scoring yet, issue 12 item 4).
 * ``pathrag``, ``c2rag``: the facade's native evidence, LLM-free; entities in the order the
-  items' ``node_ids``/``node_id`` traces first name them (neither takes the anchor).
+  items' ``node_ids``/``node_id`` traces (a triple: its tail, then its head) first name
+  them (neither takes the anchor).
 * ``walk``: a structural baseline, not a paper's method: the entities within ``hops``
   edges of the anchor (undirected), those exactly ``hops`` away (shortest path) first, each
   group ranked by cosine to the question (an answer of a 3-hop walk can be nearer).
@@ -129,7 +130,11 @@ def _native(method: str, index: Any) -> Callable[[MetaQAQuestion], list[str]]:
     def run(q: MetaQAQuestion) -> list[str]:
         out: list[str] = []
         for e in r.retrieve(q.text):
-            ids = list(e.trace.get("node_ids") or []) or [e.trace.get("node_id") or e.id]
+            if e.kind == "triple":  # id "source|relation|target"
+                parts = e.id.split("|")
+                ids = [parts[-1], parts[0]] if len(parts) >= 3 else [e.id]
+            else:
+                ids = list(e.trace.get("node_ids") or []) or [e.trace.get("node_id") or e.id]
             out.extend(x for x in ids if x and x != q.anchor)
         return list(dict.fromkeys(out))
     return run
