@@ -20,6 +20,7 @@ __all__ = ["main"]
 EVALS = {
     "pcr": "PCR vs vector/BM25/hybrid on PathRAG-6-format data (paper Table 1 shape)",
     "traversal": "semantic-graph traversal algorithms on HotpotQA-format data",
+    "kg": "every method on an offline document graph (HotpotQA) or a KB graph (MetaQA)",
 }
 
 

@@ -1,0 +1,34 @@
+"""Graph-augmented passage retrieval (kgpath extension).
+
+A base retriever, re-ranked by two-passage chains through the entity graph. See
+:mod:`kgpath.methods.augmented.fusion` for the rule.
+"""
+
+from kgpath.methods.augmented.config import EXPANSIONS, LINK_RULES, AugmentedConfig
+from kgpath.methods.augmented.fusion import (
+    Link,
+    PassageEntityIndex,
+    chain_scores,
+    seed_scores,
+)
+from kgpath.methods.augmented.result import AugmentedHit, AugmentedResult
+from kgpath.methods.augmented.retriever import BaseRetriever, GraphAugmentedRetriever, build
+
+INIT_ARGS = frozenset({"base", "vectors", "linker"})
+"""Constructor options of :func:`build` that are not config fields (for the facade)."""
+
+__all__ = [
+    "EXPANSIONS",
+    "INIT_ARGS",
+    "LINK_RULES",
+    "AugmentedConfig",
+    "AugmentedHit",
+    "AugmentedResult",
+    "BaseRetriever",
+    "GraphAugmentedRetriever",
+    "Link",
+    "PassageEntityIndex",
+    "build",
+    "chain_scores",
+    "seed_scores",
+]
