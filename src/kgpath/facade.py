@@ -152,6 +152,7 @@ ANCHOR_GROUP = frozenset({"anchor", "anchor_name"})
 
 
 def _specs() -> dict[str, MethodSpec]:
+    from kgpath.methods import augmented
     from kgpath.methods.c2rag import C2RAGConfig
     from kgpath.methods.pathrag import PathRAGConfig
     from kgpath.methods.pcr import PCRConfig
@@ -175,10 +176,13 @@ def _specs() -> dict[str, MethodSpec]:
                                                      "mention_config"}),
                                 call_args=frozenset({"algorithm"}),
                                 check_defaults=_check_traversal),
+        "augmented": MethodSpec("augmented", augmented.AugmentedConfig, augmented.build,
+                                init_args=augmented.INIT_ARGS, k_field="k"),
     }
 
 
-METHODS: tuple[str, ...] = ("pcr", "pathrag", "c2rag", "schema", "traversal")
+METHODS: tuple[str, ...] = ("pcr", "pathrag", "c2rag", "schema", "traversal", "augmented")
+"""The five papers' methods, then kgpath's graph-augmented dense retrieval (an extension)."""
 
 
 def method_spec(method: str) -> MethodSpec:

@@ -35,6 +35,7 @@ from langchain_kgpath.prompts import (
 )
 from langchain_kgpath.retrievers import (
     C2RAGRetriever,
+    GraphAugmentedRetriever,
     KGTraversalRetriever,
     PathConstrainedRetriever,
     PathRAGRetriever,
@@ -46,6 +47,7 @@ __version__ = "0.1.0"
 __all__ = [
     "C2RAG_CHAT_PROMPT",
     "C2RAGRetriever",
+    "GraphAugmentedRetriever",
     "KGTraversalRetriever",
     "KgpathRetriever",
     "PATHRAG_CHAT_PROMPT",

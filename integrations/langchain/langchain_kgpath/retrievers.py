@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 from kgpath.adapter_support import chunk_graph_from_documents
 from langchain_kgpath._base import KgpathRetriever, as_kgpath_embedder, as_kgpath_llm
 
-__all__ = ["C2RAGRetriever", "KGTraversalRetriever", "PathConstrainedRetriever",
-           "PathRAGRetriever", "SchemaGuidedRetriever"]
+__all__ = ["C2RAGRetriever", "GraphAugmentedRetriever", "KGTraversalRetriever",
+           "PathConstrainedRetriever", "PathRAGRetriever", "SchemaGuidedRetriever"]
 
 
 class PathConstrainedRetriever(KgpathRetriever):
@@ -54,6 +54,16 @@ class SchemaGuidedRetriever(KgpathRetriever):
 
     method: ClassVar[str] = "schema"
 
+
+class GraphAugmentedRetriever(KgpathRetriever):
+    """Dense passage search expanded along the graph (a kgpath extension, not a paper).
+
+    The entities of the top dense passages and of the question link to passages that name
+    them; a passage is ranked by its best two-passage chain (see
+    :mod:`kgpath.methods.augmented` for the fusion rule and its constants).
+    """
+
+    method: ClassVar[str] = "augmented"
 
 class KGTraversalRetriever(KgpathRetriever):
     """The seven semantic-chunk-graph traversals; a graph without chunks gets a chunk graph.

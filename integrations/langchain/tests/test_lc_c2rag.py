@@ -258,12 +258,14 @@ async def test_vector_store_primary_is_scored_by_the_embedder(use_async: bool) -
     m = out[0].metadata
     assert m["kgpath_score_source"] == "embedder" and m["kgpath_gate_action"] == "kept"
     assert m["kgpath_gate_n_eff"] == pytest.approx(103**2 / (101**2 + 2))
-    assert [d.metadata["kgpath_gate_p"] for d in out] == pytest.approx([101 / 103, 1 / 103, 1 / 103])
+    assert [d.metadata["kgpath_gate_p"] for d in out] == pytest.approx(
+        [101 / 103, 1 / 103, 1 / 103])
     # "alpha": cosines 1, 1/sqrt2, 0 -> p ~ (1.01, .7171, .01) / 1.7371, N_eff 1.967: fallback
     out = await run("alpha") if run else r.invoke("alpha")
     p = [1.01, 2**-0.5 + 0.01, 0.01]
     assert [d.id for d in out] == ["a", "ab", "g", "f1"] and len(fb.calls) == 1
-    assert out[0].metadata["kgpath_gate_n_eff"] == pytest.approx(sum(p) ** 2 / sum(x * x for x in p))
+    assert out[0].metadata["kgpath_gate_n_eff"] == pytest.approx(
+        sum(p) ** 2 / sum(x * x for x in p))
     assert out[-1].metadata["kgpath_gate_source"] == "fallback"
     assert {d.metadata["kgpath_score_source"] for d in out} == {"embedder"}
 

@@ -8,6 +8,7 @@ import pytest
 from langchain_core.documents import Document
 from langchain_kgpath import (
     C2RAGRetriever,
+    GraphAugmentedRetriever,
     KgpathRetriever,
     KGTraversalRetriever,
     PathConstrainedRetriever,
@@ -25,6 +26,7 @@ CLASSES: dict[str, type[KgpathRetriever]] = {
     "c2rag": C2RAGRetriever,
     "schema": SchemaGuidedRetriever,
     "traversal": KGTraversalRetriever,
+    "augmented": GraphAugmentedRetriever,
 }
 
 

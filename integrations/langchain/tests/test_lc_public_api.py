@@ -5,7 +5,8 @@ from __future__ import annotations
 import langchain_kgpath
 
 PUBLIC = {
-    "KgpathRetriever", "C2RAGRetriever", "KGTraversalRetriever", "PathConstrainedRetriever",
+    "KgpathRetriever", "C2RAGRetriever", "GraphAugmentedRetriever", "KGTraversalRetriever",
+    "PathConstrainedRetriever",
     "PathRAGRetriever", "SchemaGuidedRetriever",
     "PathOrderCompressor", "SufficiencyCompressor", "SufficiencyFallbackRetriever",
     "C2RAG_CHAT_PROMPT", "PATHRAG_CHAT_PROMPT", "answer_prompt", "decompose_runnable",
@@ -24,7 +25,8 @@ def test_all_is_pinned() -> None:
 
 
 def test_every_retriever_has_the_shared_constructors() -> None:
-    for name in ("C2RAGRetriever", "KGTraversalRetriever", "PathConstrainedRetriever",
+    for name in ("C2RAGRetriever", "GraphAugmentedRetriever", "KGTraversalRetriever",
+    "PathConstrainedRetriever",
                  "PathRAGRetriever", "SchemaGuidedRetriever"):
         cls = getattr(langchain_kgpath, name)
         assert issubclass(cls, langchain_kgpath.KgpathRetriever)

@@ -21,6 +21,6 @@ def test_schema_lcel_cookbook_runs() -> None:
     assert "2. Which element does fission split?" in out
     assert "Lise Meitner -[explained]-> nuclear fission {sub-question 1,2}" in out
     # the sub-questions share the scripted plan's types, so each typed retrieval may return it
-    assert any(line.startswith("[triple (splits)] nuclear fission -[splits]-> uranium {sub-question")
-               and "2}" in line for line in out.splitlines())
+    splits = "[triple (splits)] nuclear fission -[splits]-> uranium {sub-question"
+    assert any(line.startswith(splits) and "2}" in line for line in out.splitlines())
     assert out.rstrip().endswith("fission splits uranium.")

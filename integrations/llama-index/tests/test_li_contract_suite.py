@@ -11,6 +11,7 @@ from typing import Any
 from llama_index.core.schema import NodeWithScore
 from llama_index.retrievers.kgpath import (
     C2RAGRetriever,
+    GraphAugmentedRetriever,
     KgpathQueryBundle,
     KGTraversalRetriever,
     PathConstrainedRetriever,
@@ -26,6 +27,7 @@ CLASSES = {
     "c2rag": C2RAGRetriever,
     "schema": SchemaGuidedRetriever,
     "traversal": KGTraversalRetriever,
+    "augmented": GraphAugmentedRetriever,
 }
 
 

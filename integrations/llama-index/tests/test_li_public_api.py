@@ -5,7 +5,8 @@ from __future__ import annotations
 import llama_index.retrievers.kgpath as li_kgpath
 
 PUBLIC = {
-    "KgpathRetriever", "KgpathQueryBundle", "C2RAGRetriever", "KGTraversalRetriever",
+    "KgpathRetriever", "KgpathQueryBundle", "C2RAGRetriever", "GraphAugmentedRetriever",
+    "KGTraversalRetriever",
     "PathConstrainedRetriever", "PathRAGRetriever", "SchemaGuidedRetriever",
     "PCRSubRetriever", "PathRAGSubRetriever",
     "PathOrderPostprocessor", "SufficiencyPostprocessor", "pathrag_query_engine",
@@ -26,7 +27,8 @@ def test_all_is_pinned() -> None:
 
 
 def test_every_retriever_has_the_shared_constructors() -> None:
-    for name in ("C2RAGRetriever", "KGTraversalRetriever", "PathConstrainedRetriever",
+    for name in ("C2RAGRetriever", "GraphAugmentedRetriever", "KGTraversalRetriever",
+    "PathConstrainedRetriever",
                  "PathRAGRetriever", "SchemaGuidedRetriever"):
         cls = getattr(li_kgpath, name)
         assert issubclass(cls, li_kgpath.KgpathRetriever)

@@ -81,9 +81,12 @@ def demo_questions() -> list[dict[str, Any]]:
 
 
 def demo_halves() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The demo questions split in two fixed halves: positions 0, 2, 4, ... (the *tuning*
-    half, 8 questions, on which :data:`~kgpath.methods.c2rag.config.SCORER_DEFAULTS` γ was
-    chosen) and 1, 3, 5, ... (the *held-out* half, 7 questions)."""
+    """The demo questions split in two fixed halves.
+
+    Positions 0, 2, 4, ... (the *tuning* half, 8 questions, on which
+    :data:`~kgpath.methods.c2rag.config.SCORER_DEFAULTS` γ was chosen) and 1, 3, 5, ...
+    (the *held-out* half, 7 questions).
+    """
     qs = demo_questions()
     return qs[0::2], qs[1::2]
 

@@ -36,5 +36,6 @@ def run(ctx: DemoContext) -> None:
     for method in ("pcr", "pathrag", "c2rag"):
         ev = EvidenceRetriever(method, graph, embedder=ctx.embedder, k=1).retrieve(QUESTION)
         text = ev[0].text if ev else "(nothing)"
-        rows.append([method, ev[0].id if ev else "-", text[:90] + ("..." if len(text) > 90 else "")])
+        cut = text[:90] + ("..." if len(text) > 90 else "")
+        rows.append([method, ev[0].id if ev else "-", cut])
     ctx.print(table(rows, ["method", "passage", "text"]))

@@ -58,7 +58,8 @@ def _key(data: HotpotQADataset, embedder: Embedder, extractor: str) -> str:
     for title, sents in data.corpus.items():
         h.update(title.encode())
         h.update("\x1f".join(sents).encode())
-    h.update(repr(embedder).encode())
+    inner = getattr(embedder, "embedder", embedder)  # a cache wrapper keeps the key
+    h.update(repr(inner).encode())
     h.update(f"{extractor}|{_FORMAT}".encode())
     return h.hexdigest()[:16]
 

@@ -131,8 +131,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--halves", action="store_true", help="also print each half of the questions")
     p.add_argument("--vectors", action="store_true",
                    help="HotpotQA: compare passage-mean and node-text node vectors")
+    p.add_argument("--no-cache", action="store_true",
+                   help="no embedding cache (default: kgpath.embed_cache.default_cache_dir())")
     args = p.parse_args(argv)
     embedder = embedder_by_name(args.embedder)
+    if not args.no_cache:  # on by default for the command line
+        from kgpath.embed_cache import CachedEmbedder, default_cache_dir
+
+        embedder = CachedEmbedder(embedder, default_cache_dir())
     d = Path(args.data)
     if (d / "kb.txt").is_file():
         doc = run_metaqa(args, embedder)

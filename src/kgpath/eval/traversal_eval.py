@@ -471,7 +471,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", required=True, help="folder with questions.json and corpus.json")
     p.add_argument("--embedder", default="local", choices=["local", "hashing"])
     p.add_argument("--limit", type=int, default=None, help="first N questions only")
-    p.add_argument("--cache-dir", default=None, help="on-disk cache of passage embeddings")
+    p.add_argument("--cache-dir", default=None,
+                   help="on-disk embedding cache (default: kgpath.embed_cache.default_cache_dir())")
+    p.add_argument("--no-cache", action="store_true", help="embed everything afresh")
+    p.add_argument("--stopping", default="article", choices=["article", "reference"],
+                   help="traversal stopping rules (TraversalConfig.stopping)")
     p.add_argument("--graph", default=None,
                    help="load the chunk graph from this folder if present, else build and save")
     p.add_argument("--algorithms", default=",".join(ALGORITHMS), help="comma list")
@@ -492,16 +496,20 @@ def main(argv: list[str] | None = None) -> int:
 
     data = load_hotpotqa(args.data, limit=args.limit)
     embedder: Embedder = LocalEmbedder() if args.embedder == "local" else HashingEmbedder()
+    if not args.no_cache:  # on by default for the command line: a re-run never re-embeds
+        from kgpath.embed_cache import CachedEmbedder, default_cache_dir
+
+        embedder = CachedEmbedder(embedder, args.cache_dir or default_cache_dir())
     gcfg = ChunkGraphConfig(top_x_inter=args.top_x, mention_edges=not args.no_mentions)
     tcfg = TraversalConfig(max_sentences=args.max_sentences, min_sentences=args.min_sentences,
-                           frontier=args.frontier)
+                           frontier=args.frontier, stopping=args.stopping)
     stats: dict[str, Any] | None = None
     if args.graph and (Path(args.graph) / "manifest.json").is_file():
         print(f"loading chunk graph from {args.graph}", flush=True)
         graph = load_chunk_graph(args.graph)
     else:
         print(f"building chunk graph over {len(data.corpus)} passages ...", flush=True)
-        graph, stats = build_hotpotqa_graph(data, embedder, config=gcfg, cache_dir=args.cache_dir)
+        graph, stats = build_hotpotqa_graph(data, embedder, config=gcfg)
         if args.graph:
             save_chunk_graph(graph, args.graph)
     report = evaluate_traversal(

@@ -531,8 +531,10 @@ class KnowledgeGraph:
         return g
 
     def add_documents(self, documents: Iterable[Any], **kwargs: Any) -> Any:
-        """Extend this graph with documents (unchanged passages are skipped); return the
-        :class:`~kgpath.ingest.IngestReport`. Keyword arguments as :meth:`from_documents`.
+        """Extend this graph with documents; unchanged passages are skipped.
+
+        Returns the :class:`~kgpath.ingest.IngestReport`. Keyword arguments as
+        :meth:`from_documents`.
         """
         from kgpath.ingest import ingest_documents
 

@@ -116,7 +116,7 @@ def as_provenance(value: object, what: str) -> tuple[str, ...]:
     if isinstance(value, str):
         return (check_id(value, f"{what} provenance"),)
     try:
-        items = tuple(value)  # type: ignore[call-overload]
+        items: tuple[Any, ...] = tuple(value)  # type: ignore[call-overload,arg-type]
     except TypeError:
         raise GraphError(
             f"{what} provenance must be passage ids, got {short(value)}"

@@ -173,7 +173,9 @@ class GraphIndex:
                                  owner=record)
             else:
                 self._put_own(missing, texts, vecs)
-        self._vec = VectorIndex(g.embeddings if shared else self._own)
+        own = self._own
+        assert shared or own is not None  # _put_own has just stored it
+        self._vec = VectorIndex(g.embeddings if shared or own is None else own)
         self._bm25 = None
         self._built_version = g.version
 

@@ -165,8 +165,9 @@ class LLMExtractor:
         rels = []
         for i, t in enumerate(data.get("triples") or []):
             fields = [t.get(k) for k in ("head", "relation", "tail")] if isinstance(t, dict) else []
-            if len(fields) == 3 and all(isinstance(f, str) and f.strip() for f in fields):
-                h, r, tl = (f.strip() for f in fields)
+            strs = [f.strip() for f in fields if isinstance(f, str)]
+            if len(strs) == 3 and all(strs):
+                h, r, tl = strs
                 rels.append(ExtractedRelation(h, r, tl, "llm", sentence))
             else:
                 notes.append(f"triple #{i} skipped: {t!r:.80}")

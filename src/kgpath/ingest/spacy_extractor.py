@@ -178,9 +178,11 @@ class _SentenceReader:
         self.last_person = subjects[-1] if subjects else (people[-1][0] if people else None)
 
     def _pronoun(self, tok: Any) -> tuple[str, bool] | None:
-        """he/she/him/her: the person of the previous sentences (their last subject, else the
-        last person named), else the last person named before it in this sentence. A
-        heuristic, not coreference."""
+        """Resolve he/she/him/her to a person named before it (a heuristic, not coreference).
+
+        The person of the previous sentences (their last subject, else the last person
+        named), else the last person named before it in this sentence.
+        """
         if tok.lower_ not in ("he", "she", "him", "her"):
             return None
         before = [v[0] for i, v in sorted(self.span_of.items()) if i < tok.i and v[1] == "Person"]
@@ -216,8 +218,11 @@ class _SentenceReader:
         return None
 
     def _noun_phrase(self, tok: Any) -> str:
-        """The noun with its compounds/adjectives and an "of" complement ("nuclear model of
-        the atom"), in the text's own spelling (common nouns lower-cased)."""
+        """The noun with its compounds/adjectives and an "of" complement.
+
+        E.g. "nuclear model of the atom", in the text's own spelling (common nouns
+        lower-cased).
+        """
         doc = tok.doc
         left = min([c.i for c in tok.lefts if c.dep_ in ("compound", "amod", "nmod")
                     and c.i >= tok.i - 4] + [tok.i])
@@ -242,7 +247,8 @@ class _SentenceReader:
         """(subjects, passive) of a verb, inheriting across coordination and relatives.
 
         ``passive`` is ``"agent"`` when the subjects are a passive's agent ("shared by X":
-        X is the logical subject and the grammatical subject becomes the object)."""
+        X is the logical subject and the grammatical subject becomes the object).
+        """
         for child in verb.children:
             if child.dep_ in _SUBJ:
                 passive = child.dep_ == "nsubjpass"

@@ -47,6 +47,7 @@ CONTRACT_QUERIES: dict[str, tuple[str, dict[str, Any]]] = {
     "c2rag": ("Where was the discoverer of polonium born?", {}),
     "schema": ("Which element did Marie Curie isolate?", {}),
     "traversal": ("What did Marie Curie isolate from pitchblende?", {}),
+    "augmented": ("Where was the ore for radium mined?", {}),
 }
 """Per method: a question about the demo graph and per-call arguments."""
 
@@ -56,6 +57,7 @@ NATIVE_KINDS: dict[str, set[str]] = {
     "c2rag": {"passage", "triple"},
     "schema": {"node", "triple", "passage"},
     "traversal": {"sentence"},
+    "augmented": {"passage"},
 }
 
 

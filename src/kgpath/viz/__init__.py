@@ -74,6 +74,8 @@ def render(
         return _render_file(result, directory, name, max_region=max_region)
     if name is None:
         raise ConfigError("render(result, directory, name, graph): name is missing")
+    if directory is None:
+        raise ConfigError("render(result, directory, name, graph): directory is missing")
     d = Path(directory)
     pic = build_picture(result, graph, max_region=max_region)
     out = {"html": render_html(pic, d / f"{name}.html")}

@@ -199,7 +199,7 @@ class C2RAGConfig:
             )
 
     def resolve(self, *, reranker_given: bool) -> C2RAGConfig:
-        """This config with ``scorer``, ``gamma`` and ``epsilon`` made concrete.
+        """Return the config with ``scorer``, ``gamma`` and ``epsilon`` made concrete.
 
         ``scorer="auto"`` becomes ``"reranker"`` when a reranker was given, else
         ``"relation"``; a ``None`` γ or ε takes the scorer's :data:`SCORER_DEFAULTS`.

@@ -360,7 +360,9 @@ class ConstraintCheckedRetriever:
     def _per_entity_hop(
         self, query: str, spec: _HopSpec, parts: Sequence[Grounding], cfg: C2RAGConfig
     ) -> Generator[Req, Any, HopTrace]:
-        """Eq. 15, one hop per bound entity (:func:`per_entity_groundings`), merged by
+        """Run Eq. 15: one hop per bound entity, merged.
+
+        The hops come from :func:`per_entity_groundings` and are merged by
         :func:`~kgpath.methods.c2rag.hops.merge_branches`; textual recovery (Eq. 11-12)
         runs once, for the whole constraint, when no branch resolves.
 
@@ -440,8 +442,10 @@ class ConstraintCheckedRetriever:
     def _hop(
         self, query: str, spec: _HopSpec, cfg: C2RAGConfig, *, recover: bool = True
     ) -> Generator[Req, Any, HopTrace]:
-        """One constraint through Eq. 4-9 (and Eq. 11-12 when it stays unresolved and
-        ``recover``)."""
+        """Run one constraint through Eq. 4-9.
+
+        Eq. 11-12 follow when it stays unresolved and ``recover`` is set.
+        """
         base = HopTrace(
             step=spec.step, constraint_index=spec.ci, constraint=spec.constraint,
             kind=spec.kind, linearized=spec.lin, variable=spec.var, anchors=spec.anchors,

@@ -186,7 +186,8 @@ class PathRAGConfig:
 
     def _check_rest(self) -> None:
         if self.direction not in _DIRECTIONS:
-            raise ConfigError(f"direction must be one of {_DIRECTIONS}, got {short(self.direction)}")
+            raise ConfigError(
+                f"direction must be one of {_DIRECTIONS}, got {short(self.direction)}")
         if self.max_hops is not None:
             _check_int(self.max_hops, "max_hops", 1)
         elif self.reliability == "edge_flow":
@@ -199,7 +200,8 @@ class PathRAGConfig:
         if self.token_budget is not None:
             _check_int(self.token_budget, "token_budget", 1)
         if not isinstance(self.encoding, str) or not self.encoding:
-            raise ConfigError(f"encoding must be a tiktoken encoding name, got {short(self.encoding)}")
+            raise ConfigError(
+                f"encoding must be a tiktoken encoding name, got {short(self.encoding)}")
         if self.node_match not in ("name", "text"):
             raise ConfigError(f"node_match must be 'name' or 'text', got {short(self.node_match)}")
         get_ordering(self.ordering)  # validates the name

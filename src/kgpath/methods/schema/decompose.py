@@ -482,7 +482,8 @@ class SchemaDecomposer:
         if isinstance(max_sub_questions, bool) or not isinstance(max_sub_questions, int) or (
             max_sub_questions < 1
         ):
-            raise ConfigError(f"max_sub_questions must be an int >= 1, got {short(max_sub_questions)}")
+            raise ConfigError(
+                f"max_sub_questions must be an int >= 1, got {short(max_sub_questions)}")
         self.schema = schema
         self.llm = llm
         self.graph = graph

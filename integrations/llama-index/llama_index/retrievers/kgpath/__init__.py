@@ -30,6 +30,7 @@ from llama_index.retrievers.kgpath.property_graph import (
 )
 from llama_index.retrievers.kgpath.retrievers import (
     C2RAGRetriever,
+    GraphAugmentedRetriever,
     KGTraversalRetriever,
     PathConstrainedRetriever,
     PathRAGRetriever,
@@ -46,6 +47,7 @@ __all__ = [
     "C2RAG_EVIDENCE_PROMPT",
     "C2RAG_PLANNER_PROMPT",
     "C2RAGRetriever",
+    "GraphAugmentedRetriever",
     "KGTraversalRetriever",
     "KgpathQueryBundle",
     "KgpathRetriever",

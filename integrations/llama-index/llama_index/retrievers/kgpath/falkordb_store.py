@@ -106,5 +106,5 @@ def _named(node: LabelledNode) -> LabelledNode:
         return node
     props = dict(node.properties)
     props.pop(ORDER_KEY, None)
-    name = str(props.pop("name", None) or node.name)
+    name = str(props.pop("name", None) or getattr(node, "name", node.id))
     return EntityNode(name=name, label=node.label, properties=props, embedding=node.embedding)

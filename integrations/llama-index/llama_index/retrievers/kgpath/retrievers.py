@@ -19,8 +19,8 @@ from llama_index.retrievers.kgpath.prompts import PROMPT_ATTRS
 
 from kgpath.adapter_support import chunk_graph_from_documents
 
-__all__ = ["C2RAGRetriever", "KGTraversalRetriever", "PathConstrainedRetriever",
-           "PathRAGRetriever", "SchemaGuidedRetriever"]
+__all__ = ["C2RAGRetriever", "GraphAugmentedRetriever", "KGTraversalRetriever",
+           "PathConstrainedRetriever", "PathRAGRetriever", "SchemaGuidedRetriever"]
 
 
 class PathConstrainedRetriever(KgpathRetriever):
@@ -77,6 +77,16 @@ class SchemaGuidedRetriever(KgpathRetriever):
     method = "schema"
     prompt_attrs = PROMPT_ATTRS["schema"]
 
+
+class GraphAugmentedRetriever(KgpathRetriever):
+    """Dense passage search expanded along the graph (a kgpath extension, not a paper).
+
+    The entities of the top dense passages and of the question link to passages that name
+    them; a passage is ranked by its best two-passage chain (see
+    :mod:`kgpath.methods.augmented` for the fusion rule and its constants).
+    """
+
+    method = "augmented"
 
 class KGTraversalRetriever(KgpathRetriever):
     """One of the seven semantic chunk-graph traversals (``algorithm=``, default the core's).
