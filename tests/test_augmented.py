@@ -215,3 +215,16 @@ def test_embed_graph_shares_the_passage_cache():
     g2, emb2 = _graph(), Counting()
     embed_graph(g2, emb2, passage_vectors=vec.passage_vectors)  # given: nothing embedded
     assert Counting.calls == len(PASSAGES)
+
+
+def test_embed_graph_records_its_embedder_so_another_index_reembeds() -> None:
+    from kgpath import GraphIndex, HashingEmbedder, KnowledgeGraph
+    from kgpath.ingest.vectors import embed_graph
+
+    g = KnowledgeGraph.from_triples([("a", "r", "b")], {"p": "a r b"}, provenance=[["p"]])
+    embed_graph(g, HashingEmbedder(64))
+    assert g.embedding_owner is not None and g.embedding_owner["dim"] == 64
+    same = GraphIndex(g, HashingEmbedder(64)).build()
+    assert same.vector_index.vectors.shape == (2, 64)  # the stored passage-mean vectors
+    other = GraphIndex(g, HashingEmbedder(32)).build()  # another embedder: its own vectors
+    assert other.vector_index.vectors.shape == (2, 32)

@@ -255,3 +255,22 @@ def test_demo_documents_section_runs_offline() -> None:
     text = out.getvalue()
     assert "KnowledgeGraph.from_documents(10 passages)" in text
     assert all(m in text for m in ("pcr", "pathrag", "c2rag"))
+
+
+def test_from_documents_with_an_embedder_embeds_the_corpus_once() -> None:
+    class Counting(HashingEmbedder):
+        texts = 0
+
+        def embed_passages(self, texts):  # type: ignore[no-untyped-def]
+            Counting.texts += len(texts)
+            return super().embed_passages(texts)
+
+    ex = _Fixed({"a": _ex("a", [("A", "Person"), ("B", "Place")], [("A", "in", "B", "prep")]),
+                 "b": _ex("b", [("B", "Place")], [])})
+    emb = Counting(32)
+    g = KnowledgeGraph.from_documents([("a", "A in B."), ("b", "B is big.")], extractor=ex,
+                                      embedder=emb)
+    assert Counting.texts == 2  # the two passages, no node text
+    assert g.missing_embeddings() == [] and g.embedding_owner["dim"] == 32
+    GraphIndex(g, emb).build()
+    assert Counting.texts == 2  # the index uses the passage-mean node vectors

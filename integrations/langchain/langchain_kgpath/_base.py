@@ -25,7 +25,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import Field, PrivateAttr
 
 from kgpath.adapter_support import FromTextsMixin
-from kgpath.embeddings import Embedder, LangChainEmbedder
+from kgpath.embeddings import Embedder, LangChainEmbedder, default_embedder
 from kgpath.errors import ConfigError
 from kgpath.evidence import Evidence
 from kgpath.facade import EvidenceRetriever
@@ -146,9 +146,11 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
         extraction by default, ``llm`` extracts entities and triples when given (and is
         the method's LLM too), ``extractor`` overrides both. ``kwargs`` as the class.
         """
+        emb = as_kgpath_embedder(embedding) or default_embedder()  # embeds the corpus once
         graph = KnowledgeGraph.from_documents(documents, extractor=extractor,
-                                              llm=as_kgpath_llm(llm), chunking=chunking)
-        return cls(graph=graph, embedding=embedding, llm=llm, **kwargs)
+                                              llm=as_kgpath_llm(llm), chunking=chunking,
+                                              embedder=emb)
+        return cls(graph=graph, embedding=emb, llm=llm, **kwargs)
 
     @property
     def core(self) -> Any:

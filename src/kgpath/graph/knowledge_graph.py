@@ -509,6 +509,7 @@ class KnowledgeGraph:
         llm: Any = None,
         chunking: Any = None,
         batch_size: int = 64,
+        embedder: Any = None,
     ) -> KnowledgeGraph:
         """Build a graph from raw documents in one call (chunk, extract, merge).
 
@@ -516,7 +517,10 @@ class KnowledgeGraph:
         extracts entities and triples. Accepts strings, ``(id, text)`` pairs, mappings,
         LlamaIndex and LangChain documents. See
         :func:`kgpath.ingest.graph_from_documents` (the code lives in :mod:`kgpath.ingest`;
-        this is a convenience delegation).
+        this is a convenience delegation). With ``embedder`` the graph is also indexed at
+        the cost of embedding the corpus once: every passage is embedded and each entity
+        node gets the normalised mean of the passages that cite it
+        (:func:`kgpath.ingest.vectors.embed_graph`, a documented kgpath choice).
 
         Examples
         --------
@@ -528,6 +532,10 @@ class KnowledgeGraph:
         g = cls()
         ingest_documents(g, documents, extractor=extractor, llm=llm, chunking=chunking,
                          batch_size=batch_size)
+        if embedder is not None and g.passages:
+            from kgpath.ingest.vectors import embed_graph
+
+            embed_graph(g, embedder)
         return g
 
     def add_documents(self, documents: Iterable[Any], **kwargs: Any) -> Any:

@@ -47,6 +47,8 @@ class PassageVectorCache:
         self._vecs: dict[str, tuple[str, np.ndarray]] = {}
         self._built: PassageVectors | None = None
         self.lock = threading.Lock()
+        self.owner: dict[str, Any] | None = None
+        """The embedder record of these vectors, when a caller made one (ingest)."""
 
     def missing(self, graph: KnowledgeGraph) -> list[Passage]:
         """Passages of ``graph`` not embedded yet (or whose text changed)."""

@@ -33,7 +33,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from kgpath.embeddings import Embedder, normalize_rows
+from kgpath.embeddings import (
+    Embedder,
+    _remember,
+    _same_cheap,
+    embedder_record,
+    normalize_rows,
+)
 from kgpath.errors import ConfigError, EmbeddingError, PersistenceError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.passage_vectors import passage_cache
@@ -142,7 +148,9 @@ def embed_graph(
         Vectors already computed for ``graph.passages`` in its order (e.g. loaded from
         a cache with :func:`load_passage_vectors`): the corpus is then not re-embedded.
     store
-        Write the node vectors with :meth:`KnowledgeGraph.set_embeddings`.
+        Write the node vectors with :meth:`KnowledgeGraph.set_embeddings`, recording
+        ``embedder`` as their owner (so an index with another embedder re-embeds instead of
+        using them); vectors passed in ``passage_vectors`` carry no owner record.
 
     Raises
     ------
@@ -160,14 +168,21 @@ def embed_graph(
     with cache.lock:
         _seed(graph, cache, passage_vectors)
         todo = cache.missing(graph)
+        owner = None
         if todo:
-            cache.add(todo, _unit(embedder.embed_passages([p.text for p in todo])))
+            raw = embedder.embed_passages([p.text for p in todo])
+            owner = cache.owner = _record(embedder, todo[0].text, raw[0])  # no extra call
+            cache.add(todo, _unit(raw))
+        owner = owner or getattr(cache, "owner", None) or _known_owner(graph, embedder)
         pvec = _rows(graph, cache, ids)
     mat, missing, t1 = _finish(graph, ids, pvec, node_vectors)
     if missing:
         texts = [graph.node_at(i).search_text for i in missing]
         mat[missing] = normalize_rows(np.asarray(embedder.embed_passages(texts), np.float32))
-    return _result(graph, ids, pvec, mat, missing, t1 - t0, t1, store)
+    if store and owner is None and passage_vectors is None:  # cached: probe one afresh
+        probe = graph.passages[ids[0]].text
+        owner = _record(embedder, probe, embedder.embed_passages([probe])[0])
+    return _result(graph, ids, pvec, mat, missing, t1 - t0, t1, store, owner)
 
 
 async def aembed_graph(
@@ -188,10 +203,13 @@ async def aembed_graph(
     with cache.lock:
         _seed(graph, cache, passage_vectors)
         todo = cache.missing(graph)
+    owner = None
     if todo:  # awaited outside the (thread) lock
-        vecs = _unit(await embedder.aembed_passages([p.text for p in todo]))
+        raw = await embedder.aembed_passages([p.text for p in todo])
+        owner = cache.owner = _record(embedder, todo[0].text, raw[0])
         with cache.lock:
-            cache.add(todo, vecs)
+            cache.add(todo, _unit(raw))
+    owner = owner or getattr(cache, "owner", None) or _known_owner(graph, embedder)
     with cache.lock:
         pvec = _rows(graph, cache, ids)
     mat, missing, t1 = _finish(graph, ids, pvec, node_vectors)
@@ -199,7 +217,10 @@ async def aembed_graph(
         texts = [graph.node_at(i).search_text for i in missing]
         vecs = await embedder.aembed_passages(texts)
         mat[missing] = normalize_rows(np.asarray(vecs, np.float32))
-    return _result(graph, ids, pvec, mat, missing, t1 - t0, t1, store)
+    if store and owner is None and passage_vectors is None:
+        probe = graph.passages[ids[0]].text
+        owner = _record(embedder, probe, (await embedder.aembed_passages([probe]))[0])
+    return _result(graph, ids, pvec, mat, missing, t1 - t0, t1, store, owner)
 
 
 def _unit(vecs: np.ndarray) -> np.ndarray:
@@ -218,10 +239,24 @@ def _rows(graph: KnowledgeGraph, cache: Any, ids: tuple[str, ...]) -> np.ndarray
     return np.ascontiguousarray(pv.matrix[[pos[p] for p in ids]])
 
 
+def _record(embedder: Embedder, probe: str, vector: np.ndarray) -> dict[str, Any]:
+    """The owner record of vectors ``embedder`` made, remembered for cheap later checks."""
+    rec = embedder_record(embedder, probe, vector)
+    _remember(embedder, probe, rec["fingerprint"])
+    return rec
+
+
+def _known_owner(graph: KnowledgeGraph, embedder: Embedder) -> dict[str, Any] | None:
+    """The graph's vector owner when ``embedder`` is known to be it (no embedding call)."""
+    rec = graph.embedding_owner
+    return dict(rec) if rec and _same_cheap(embedder, dict(rec)) else None
+
+
 def _result(graph: KnowledgeGraph, ids: tuple[str, ...], pvec: np.ndarray, mat: np.ndarray,
-            missing: list[int], t_pass: float, t1: float, store: bool) -> GraphVectors:
+            missing: list[int], t_pass: float, t1: float, store: bool,
+            owner: dict[str, Any] | None = None) -> GraphVectors:
     if store and graph.num_nodes:
-        graph.set_embeddings(mat)
+        graph.set_embeddings(mat, owner=owner)
     seconds = {"passages": t_pass, "nodes": time.perf_counter() - t1,
                "nodes_embedded": float(len(missing))}
     return GraphVectors(ids, pvec, mat, seconds)

@@ -33,7 +33,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.utils import print_text
 
 from kgpath.adapter_support import FromTextsMixin, attr_owner, to_core_template
-from kgpath.embeddings import Embedder, LlamaIndexEmbedder
+from kgpath.embeddings import Embedder, LlamaIndexEmbedder, default_embedder
 from kgpath.errors import ConfigError
 from kgpath.evidence import METADATA_PREFIX, Evidence
 from kgpath.facade import EvidenceRetriever, merge_call_defaults
@@ -208,10 +208,11 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
         given (and is the method's LLM too), ``extractor`` overrides both. ``kwargs`` as
         the class.
         """
+        emb = to_kgpath_embedder(embed_model) or default_embedder()  # embeds the corpus once
         graph = KnowledgeGraph.from_documents(documents, extractor=extractor,
                                               llm=to_kgpath_llm(llm) if llm else None,
-                                              chunking=chunking)
-        return cls(graph, embed_model=embed_model, llm=llm, **kwargs)
+                                              chunking=chunking, embedder=emb)
+        return cls(graph, embed_model=emb, llm=llm, **kwargs)
 
     @property
     def kgpath_retriever(self) -> Any:
