@@ -164,15 +164,19 @@ class GraphIndex:
         *,
         mode: str = "vector",
         alpha: float = 0.7,
+        norm: str = "max",
     ) -> np.ndarray:
-        """Scores for ``candidates`` (node indices) by ``"vector"``, ``"bm25"`` or ``"hybrid"``."""
+        """Scores for ``candidates`` (node indices) by ``"vector"``, ``"bm25"`` or ``"hybrid"``.
+
+        ``norm`` scales the hybrid BM25 term (:func:`~kgpath.index.hybrid.hybrid_scores`).
+        """
         if mode == "vector":
             return self.vector_index.scores(query_vec, candidates)
         if mode == "bm25":
             return self.bm25.scores(query, candidates)
         if mode == "hybrid":
             cos = self.vector_index.scores(query_vec, candidates)
-            return hybrid_scores(cos, self.bm25.scores(query, candidates), alpha)
+            return hybrid_scores(cos, self.bm25.scores(query, candidates), alpha, norm=norm)
         from kgpath.errors import ConfigError
 
         raise ConfigError(f"mode must be 'vector', 'bm25' or 'hybrid', got {mode!r}")
