@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.backends.base import BFSTree, GraphBackend, parent_chain
+from kgpath.backends.base import BFSTree, GraphBackend
 from kgpath.errors import ConfigError
 from kgpath.graph import Edge
 
@@ -84,17 +84,42 @@ def tree_path_texts(
 ) -> list[str]:
     """:func:`textualize_path` of the BFS-tree path to each position, on any backend.
 
-    Names are read once per tree position (``b.node``), edges with ``b.path``.
+    Built along the parent pointers, each tree position's text once: a child's text is its
+    parent's text plus the edge from the parent (O(|positions| + their ancestors)).
     """
-    out: list[str] = []
+    parent = np.asarray(tree.parent_pos)
+    root = tree.nodes[0] if len(tree.nodes) else None
+    keep = b.node(root).id if root is not None else None
+    texts: dict[int, str] = {}
     names: dict[str, str] = {}
-    for p in positions:
-        ids, edges = b.path(tree, int(p))
-        for nid, q in zip(ids, parent_chain(tree.parent_pos, int(p))):
-            if nid not in names:
-                names[nid] = b.node(tree.nodes[q]).name
-        out.append(textualize_path(ids, edges, names, mask=mask))
-    return out
+
+    def text(pos: int) -> str:
+        chain = []
+        while pos not in texts and parent[pos] >= 0:
+            chain.append(pos)
+            pos = int(parent[pos])
+        if pos not in texts:  # the root: its name
+            node = b.node(tree.nodes[pos])
+            names[node.id] = node.name
+            texts[pos] = node.name
+        for p in reversed(chain):
+            node = b.node(tree.nodes[p])
+            names[node.id] = node.name
+            seg = _segment(_parent_edge(b, tree, p), names, keep, mask)
+            up = int(parent[p])
+            texts[p] = seg if parent[up] < 0 else f"{texts[up]}, {seg}"
+        return texts[chain[0] if chain else pos]
+
+    return [text(int(p)) for p in positions]
+
+
+def _parent_edge(b: GraphBackend[Any, Any], tree: BFSTree[Any], pos: int) -> Edge:
+    """The edge from ``pos``'s BFS parent (direct on the CSR tree, else via ``b.path``)."""
+    graph = getattr(b, "graph", None)
+    pe = getattr(tree, "parent_edge", None)
+    if graph is not None and pe is not None:
+        return graph.edge_at(int(pe[pos]))
+    return b.path(tree, pos)[1][-1]
 
 
 def path_similarity(embedder: Any, query_vec: np.ndarray, texts: Sequence[str]) -> np.ndarray:
