@@ -73,7 +73,15 @@ print(f"\nquery engine: {len(answer.source_nodes)} source nodes; prompt excerpt:
 print("  " + str(answer)[:300].replace("\n", "\n  "))
 
 # 4. the same sub-retriever over an embedded graph database, with push-down
-if importlib.util.find_spec("llama_index.graph_stores.ladybug"):
+def _installed(module: str) -> bool:
+    """find_spec of a dotted name raises when a parent package is missing: treat as absent."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+if _installed("llama_index.graph_stores.ladybug"):
     import ladybug
     from llama_index.graph_stores.ladybug import LadybugPropertyGraphStore
 

@@ -238,3 +238,20 @@ def test_from_documents_with_llm_uses_the_llm_extractor() -> None:
                                       llm=ScriptedLLM(lambda p: GOOD))
     assert [(e.source, e.relation, e.target) for e in g.edges] == [("Curie", "isolated", "radium")]
     assert g.node("radium").type == "Element"
+
+
+@needs_spacy
+def test_demo_documents_section_runs_offline() -> None:
+    import io
+
+    from kgpath.data import load_demo_graph
+    from kgpath.demo import DemoContext, run_demo
+
+    out = io.StringIO()
+    g = load_demo_graph()
+    emb = HashingEmbedder()
+    assert run_demo(DemoContext(emb, g, GraphIndex(g, emb), out=out), ["documents"]) == [
+        "documents"]
+    text = out.getvalue()
+    assert "KnowledgeGraph.from_documents(10 passages)" in text
+    assert all(m in text for m in ("pcr", "pathrag", "c2rag"))

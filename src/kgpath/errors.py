@@ -18,6 +18,7 @@ __all__ = [
     "PersistenceError",
     "MissingDependencyError",
     "BackendError",
+    "short",
 ]
 
 
@@ -61,7 +62,11 @@ class ParseError(KgpathError, ValueError):
 
 
 class PersistenceError(KgpathError, OSError):
-    """A saved index is truncated, corrupt, or of a newer format version."""
+    """A saved graph is unreadable, or a save is refused or failed.
+
+    Unreadable: truncated, corrupt, unsafe (symlinks, special files, oversize) or of a newer
+    format version. Refused: the path holds something that is not a saved graph.
+    """
 
 
 class MissingDependencyError(KgpathError, ImportError):
@@ -70,6 +75,19 @@ class MissingDependencyError(KgpathError, ImportError):
 
 class BackendError(KgpathError, RuntimeError):
     """An external backend (embedding API, LLM, database) failed or is unreachable."""
+
+
+def short(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for error messages.
+
+    Messages name the bad value without dumping a whole object (a pydantic model's repr can
+    run to pages).
+    """
+    try:
+        r = repr(value)
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the real error
+        r = f"<{type(value).__name__}>"
+    return r if len(r) <= limit else r[: limit - 3] + "..."
 
 
 def require(module: str, extra: str) -> object:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from kgpath.errors import ConfigError
+from kgpath.errors import ConfigError, short
 
 if TYPE_CHECKING:  # pragma: no cover
     from kgpath.graph import KnowledgeGraph
@@ -169,7 +169,7 @@ class Evidence:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ConfigError(f"evidence kind must be one of {KINDS}, got {self.kind!r}")
+            raise ConfigError(f"evidence kind must be one of {KINDS}, got {short(self.kind)}")
         unknown = sorted(set(self.trace) - set(TRACE_KEYS))
         if unknown:
             raise ConfigError(f"unknown trace keys {unknown}; the vocabulary is TRACE_KEYS")
@@ -210,7 +210,7 @@ def check_output(output: str) -> Output:
         If ``output`` is not one of :data:`OUTPUTS`.
     """
     if output not in OUTPUTS:
-        raise ConfigError(f"output must be one of {OUTPUTS}, got {output!r}")
+        raise ConfigError(f"output must be one of {OUTPUTS}, got {short(output)}")
     return output  # type: ignore[return-value]
 
 
@@ -223,7 +223,7 @@ def rank_items(items: Iterable[Evidence], k: int | None = None) -> list[Evidence
         If ``k`` is not a positive int or ``None``.
     """
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        raise ConfigError(f"k must be a positive int or None, got {k!r}")
+        raise ConfigError(f"k must be a positive int or None, got {short(k)}")
     out: list[Evidence] = []
     seen: set[tuple[str, str]] = set()
     for item in items:

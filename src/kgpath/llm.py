@@ -23,6 +23,9 @@ __all__ = [
     "LangChainLLM",
     "ScriptedLLM",
     "parse_json_response",
+    "json_depth",
+    "MAX_REPLY_CHARS",
+    "MAX_JSON_DEPTH",
 ]
 
 logger = logging.getLogger(__name__)
@@ -186,6 +189,11 @@ class ScriptedLLM:
         return self._next(prompt)
 
 
+MAX_REPLY_CHARS = 1_000_000
+"""Longest LLM reply :func:`parse_json_response` parses (longer: :class:`ParseError`)."""
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of ``[``/``{`` it accepts; no kgpath prompt asks for more than ~4."""
+
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 
@@ -196,9 +204,25 @@ def parse_json_response(text: str, *, expect: type | tuple[type, ...] = (dict, l
     Repairs tried in order: code fences, prose around the first ``{...}``/``[...]``
     block, trailing commas, single quotes. Raises :class:`ParseError` naming the text
     when nothing parses or the top-level type is not ``expect``.
+
+    Work is bounded on any input: a reply longer than :data:`MAX_REPLY_CHARS` or nested
+    deeper than :data:`MAX_JSON_DEPTH` raises :class:`ParseError` (never
+    ``RecursionError``), so every caller's "a malformed reply never raises anything but
+    ParseError" holds.
     """
     if not isinstance(text, str):
         raise ParseError(f"LLM reply must be a string, got {type(text).__name__}")
+    if len(text) > MAX_REPLY_CHARS:
+        raise ParseError(
+            f"LLM reply has {len(text)} characters, more than MAX_REPLY_CHARS "
+            f"({MAX_REPLY_CHARS}): {text[:80]!r}..."
+        )
+    depth = json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise ParseError(
+            f"LLM reply nests JSON {depth} levels deep, more than MAX_JSON_DEPTH "
+            f"({MAX_JSON_DEPTH}): {text[:80]!r}..."
+        )
     candidates: list[str] = []
     m = _FENCE.search(text)
     if m:
@@ -212,7 +236,7 @@ def parse_json_response(text: str, *, expect: type | tuple[type, ...] = (dict, l
     for c in _expand(candidates):
         try:
             val = json.loads(c)
-        except (json.JSONDecodeError, ValueError):
+        except (json.JSONDecodeError, ValueError, RecursionError):
             continue
         if isinstance(val, expect):
             if c != text.strip():
@@ -220,6 +244,33 @@ def parse_json_response(text: str, *, expect: type | tuple[type, ...] = (dict, l
             return val
     snippet = text if len(text) < 200 else text[:200] + "..."
     raise ParseError(f"could not parse JSON of type {expect} from LLM reply: {snippet!r}")
+
+
+def json_depth(text: str) -> int:
+    """Deepest ``[``/``{`` nesting in ``text``; linear, no recursion.
+
+    Brackets inside double-quoted JSON strings are ignored; inside single-quoted ones they
+    count (an over-estimate).
+    """
+    depth = best = 0
+    quote = ""
+    escaped = False
+    for ch in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch == '"':
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            best = max(best, depth)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    return best
 
 
 def _expand(cands: Iterable[str]) -> Iterable[str]:

@@ -22,7 +22,7 @@ from kgpath.index.graph_index import GraphIndex
 __all__ = ["DemoContext", "SECTIONS", "run_demo", "table"]
 
 #: Demo sections in display order (module names under ``kgpath.demo``).
-SECTIONS = ["pcr", "pathrag", "c2rag", "schema", "traversal", "plots"]
+SECTIONS = ["documents", "pcr", "pathrag", "c2rag", "schema", "traversal", "plots"]
 
 
 @dataclass

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kgpath.errors import GraphError
+from kgpath.errors import GraphError, KgpathError, short
 from kgpath.graph.knowledge_graph import KnowledgeGraph
-from kgpath.graph.model import Edge, Node
+from kgpath.graph.model import Edge, Node, as_provenance, check_id, check_text
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -40,7 +40,7 @@ def from_triples(
 
     Node ids and names are the entity strings. ``passages`` maps passage id to text;
     ``provenance[i]`` lists the passage ids that support ``triples[i]`` (they are also
-    attached to both end nodes).
+    attached to both end nodes); a single string there is one passage id.
     """
     g = cls()
     if passages is not None:
@@ -72,12 +72,12 @@ def _add_triple(
     node_prov: dict[str, list[str]],
 ) -> None:
     """Add triple number ``i`` (its end nodes when new, then the edge); collect citations."""
-    if len(t) != 3:
-        raise GraphError(f"triple #{i} must be (head, relation, tail), got {t!r}")
+    if isinstance(t, (str, bytes)) or not isinstance(t, Sequence) or len(t) != 3:
+        raise GraphError(f"triple #{i} must be (head, relation, tail), got {short(t)}")
     h, r, tl = (str(x).strip() for x in t)
     if not h or not tl:
-        raise GraphError(f"triple #{i} has an empty head or tail: {t!r}")
-    prov = tuple(provenance[i]) if provenance is not None else ()
+        raise GraphError(f"triple #{i} has an empty head or tail: {short(t)}")
+    prov = as_provenance(provenance[i], f"triple #{i}") if provenance is not None else ()
     for p in prov:
         if p not in g._passages:
             raise GraphError(f"triple #{i} cites unknown passage {p!r}")
@@ -107,20 +107,21 @@ def from_arrays(
     """
     g = cls()
     empty: Mapping[str, Any] = MappingProxyType({})
-    ids = [str(x) for x in node_ids]
+    ids = [check_id(x, f"node_ids[{k}]") for k, x in enumerate(node_ids)]
     if len(set(ids)) != len(ids):
         raise GraphError("node_ids contain duplicates")
-    src = np.asarray(sources, dtype=np.int64)
-    dst = np.asarray(targets, dtype=np.int64)
     n = len(ids)
+    src, dst = _endpoints(sources, "sources"), _endpoints(targets, "targets")
     if src.shape != dst.shape:
         raise GraphError(f"sources and targets differ in length: {src.shape} vs {dst.shape}")
     if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
         raise GraphError(f"edge endpoint out of range [0, {n})")
-    txt = list(texts) if texts is not None else [""] * n
-    g._nodes = [Node(i, i, t, None, empty) for i, t in zip(ids, txt)]
+    txt = _same_length(texts, n, "texts", "node_ids") if texts is not None else [""] * n
+    g._nodes = [Node(i, i, check_text(t, f"texts[{k}]"), None, empty)
+                for k, (i, t) in enumerate(zip(ids, txt))]
     g._node_index = {i: k for k, i in enumerate(ids)}
-    rel = list(relations) if relations is not None else None
+    rel = _same_length(relations, src.size, "relations", "sources") if relations is not None \
+        else None
     for k in range(src.size):
         a, b = ids[src[k]], ids[dst[k]]
         r = rel[k] if rel is not None else ""
@@ -135,6 +136,28 @@ def from_arrays(
     return g
 
 
+def _endpoints(values: Any, what: str) -> np.ndarray:
+    """Integer endpoint indices; floats (even 1.0) and other kinds are refused, not cast."""
+    arr = np.asarray(values)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise GraphError(
+            f"{what} must be a 1-D sequence of integer node indices, got dtype {arr.dtype} "
+            f"shape {arr.shape}"
+        )
+    return arr.astype(np.int64)
+
+
+def _same_length(values: Any, n: int, what: str, other: str) -> list[Any]:
+    if isinstance(values, str):
+        raise GraphError(f"{what} must be a sequence of strings, got a single string")
+    out = list(values)
+    if len(out) != n:
+        raise GraphError(f"{what} has {len(out)} entries, {other} has {n}")
+    return out
+
+
 def from_pathrag6(
     directory: str | os.PathLike[str], *, cls: type[KnowledgeGraph] = KnowledgeGraph
 ) -> KnowledgeGraph:
@@ -147,8 +170,19 @@ def from_pathrag6(
         raise GraphError(
             f"{d} is not a PathRAG-6 domain folder: {exc.filename} missing"
         ) from exc
-    except json.JSONDecodeError as exc:
-        raise GraphError(f"{d}: invalid JSON ({exc})") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise GraphError(f"{d}: invalid JSON ({str(exc)[:200]})") from exc
+    try:
+        return _pathrag6_records(nodes, edges, cls)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        if isinstance(exc, KgpathError):
+            raise
+        raise GraphError(f"{d}: not PathRAG-6 records ({short(exc, 200)})") from exc
+
+
+def _pathrag6_records(
+    nodes: Any, edges: Any, cls: type[KnowledgeGraph]
+) -> KnowledgeGraph:
     g = cls()
     for rec in nodes:
         meta = dict(rec.get("metadata") or {})
@@ -185,14 +219,22 @@ def from_networkx(
     both directions of every edge.
     """
     g = cls()
+    seen: dict[str, Any] = {}
     for nid, attrs in graph.nodes(data=True):
+        key = str(nid)
+        if key in seen:
+            raise GraphError(
+                f"networkx node ids {short(seen[key])} and {short(nid)} both become the "
+                f"kgpath id {key!r}; rename one (kgpath ids are strings)"
+            )
+        seen[key] = nid
         g.add_node(
-            str(nid),
+            key,
             name=str(attrs.get("name", nid)),
             text=str(attrs.get("text", "")),
             type=attrs.get("type"),
             metadata={k: v for k, v in attrs.items() if k not in _NX_NODE_ATTRS},
-            provenance=tuple(attrs.get("provenance", ())),
+            provenance=attrs.get("provenance", ()),
             embedding=attrs.get("embedding"),
         )
     directed = graph.is_directed()
@@ -205,8 +247,8 @@ def from_networkx(
                 relation=str(attrs.get("relation", "")),
                 text=str(attrs.get("text", "")),
                 type=attrs.get("type"),
-                weight=float(attrs.get("weight", 1.0)),
-                provenance=tuple(attrs.get("provenance", ())),
+                weight=attrs.get("weight", 1.0),
+                provenance=attrs.get("provenance", ()),
                 metadata={k: val for k, val in attrs.items() if k not in _NX_EDGE_ATTRS},
             )
     for pid, p in (graph.graph.get("passages") or {}).items():

@@ -33,7 +33,17 @@ from kgpath.graph.csr import (
     check_max_depth,
     neighbors,
 )
-from kgpath.graph.model import Direction, Edge, Node, Passage, norm_name
+from kgpath.graph.model import (
+    Direction,
+    Edge,
+    Node,
+    Passage,
+    as_provenance,
+    check_id,
+    check_text,
+    norm_name,
+    short,
+)
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -68,6 +78,7 @@ class KnowledgeGraph:
         self._name_index: dict[str, list[int]] | None = None
         self._emb: np.ndarray | None = None
         self._emb_mask: np.ndarray | None = None
+        self._emb_owner: dict[str, Any] | None = None
         self._csr: dict[str, np.ndarray] | None = None
         self._version = 0
         self._tls = threading.local()
@@ -84,16 +95,20 @@ class KnowledgeGraph:
         provenance: Iterable[str] = (),
         embedding: Sequence[float] | np.ndarray | None = None,
     ) -> int:
-        """Add a node (or update the one with this id) and return its index."""
-        if not isinstance(id, str) or not id:
-            raise GraphError(f"node id must be a non-empty string, got {id!r}")
+        """Add a node (or update the one with this id) and return its index.
+
+        Updating a node whose :attr:`Node.search_text` changes drops its stored embedding
+        (it described the old text); the next index build embeds the new text.
+        A single string ``provenance`` is one passage id.
+        """
+        check_id(id, "node id")
         node = Node(
             id=id,
-            name=name if name is not None else id,
-            text=text or "",
+            name=check_text(name, f"name of node {id!r}") if name is not None else id,
+            text=check_text(text, f"text of node {id!r}") if text else "",
             type=type,
             metadata=dict(metadata or {}),
-            provenance=tuple(provenance),
+            provenance=as_provenance(provenance, f"node {id!r}"),
         )
         idx = self._node_index.get(id)
         if idx is None:
@@ -102,7 +117,9 @@ class KnowledgeGraph:
             self._node_index[id] = idx
             self._csr = None
         else:
-            self._nodes[idx] = node
+            old, self._nodes[idx] = self._nodes[idx], node
+            if old.search_text != node.search_text:
+                self._invalidate_embedding(idx)
         self._name_index = None
         self._version += 1
         if embedding is not None:
@@ -123,15 +140,23 @@ class KnowledgeGraph:
     ) -> int:
         """Add a directed edge and return its index (merging exact duplicates)."""
         for end in (source, target):
-            if end not in self._node_index:
+            if not isinstance(end, str) or end not in self._node_index:
                 raise NodeNotFoundError(
                     f"edge {source!r} -> {target!r} names unknown node {end!r}", key=end
                 )
-        w = float(weight)
-        if not np.isfinite(w) or w < 0:
-            raise GraphError(f"edge {source!r} -> {target!r} has invalid weight {weight!r}")
+        try:
+            w = float(weight)
+        except (TypeError, ValueError):
+            w = float("nan")
+        if isinstance(weight, bool) or not np.isfinite(w) or w < 0:
+            raise GraphError(
+                f"edge {source!r} -> {target!r} has invalid weight {short(weight)}; "
+                "pass a finite number >= 0"
+            )
+        check_text(relation, f"relation of edge {source!r} -> {target!r}")
+        check_text(text, f"text of edge {source!r} -> {target!r}")
         key = (source, target, relation)
-        prov = tuple(provenance)
+        prov = as_provenance(provenance, f"edge {source!r} -> {target!r}")
         if key in self._edge_key:
             i = self._edge_key[key]
             old = self._edges[i]
@@ -153,8 +178,8 @@ class KnowledgeGraph:
         self, id: str, text: str, metadata: Mapping[str, Any] | None = None  # noqa: A002
     ) -> None:
         """Add (or replace) a source passage."""
-        if not isinstance(id, str) or not id:
-            raise GraphError(f"passage id must be a non-empty string, got {id!r}")
+        check_id(id, "passage id")
+        check_text(text, f"text of passage {id!r}")
         self._passages[id] = Passage(id, text, dict(metadata or {}))
         self._version += 1
 
@@ -163,7 +188,7 @@ class KnowledgeGraph:
         return len(self._nodes)
 
     def __contains__(self, node_id: object) -> bool:
-        return node_id in self._node_index
+        return isinstance(node_id, str) and node_id in self._node_index
 
     def __iter__(self) -> Iterator[Node]:
         return iter(self._nodes)
@@ -228,7 +253,9 @@ class KnowledgeGraph:
         try:
             return self._node_index[node_id]
         except (KeyError, TypeError):
-            raise NodeNotFoundError(f"unknown node id {node_id!r}", key=str(node_id)) from None
+            raise NodeNotFoundError(
+                f"unknown node id {short(node_id)}", key=short(node_id)
+            ) from None
 
     def ids_to_indices(self, node_ids: Iterable[str]) -> np.ndarray:
         """Vector of node indices for ids (raises on the first unknown id)."""
@@ -322,13 +349,47 @@ class KnowledgeGraph:
         """Dimension of stored node embeddings, if any."""
         return None if self._emb is None else int(self._emb.shape[1])
 
+    @property
+    def embedding_owner(self) -> dict[str, Any] | None:
+        """Which embedder made the stored vectors: ``{"name", "dim", "fingerprint"}``.
+
+        ``None`` when the vectors were supplied by the caller (:meth:`set_embeddings`
+        without ``owner``) or there are none; then an index trusts them as they are (only
+        the dimension is checked). Saved in the manifest and restored by :meth:`load`.
+        See :func:`kgpath.embeddings.embedder_record`.
+        """
+        return None if self._emb_owner is None else dict(self._emb_owner)
+
+    def _invalidate_embedding(self, idx: int) -> None:
+        """Forget node ``idx``'s vector (its text changed)."""
+        if self._emb_mask is not None and idx < self._emb_mask.shape[0]:
+            self._emb_mask[idx] = False
+
     def set_embeddings(
-        self, embeddings: Mapping[str, Sequence[float] | np.ndarray] | np.ndarray
+        self,
+        embeddings: Mapping[str, Sequence[float] | np.ndarray] | np.ndarray,
+        *,
+        owner: Mapping[str, Any] | None = None,
     ) -> None:
         """Store node embeddings, either a full ``(n, d)`` matrix or ``{id: vector}``.
 
+        ``owner`` records the embedder that made them (see :attr:`embedding_owner`); a
+        full matrix takes that owner, and vectors of another owner added to existing ones
+        make the owner unknown (``None``).
+
         Raises :class:`EmbeddingError` on a dimension mismatch or NaN/inf values.
         """
+        had = self._emb_mask is not None and bool(self._emb_mask.any())
+        new_owner = dict(owner) if owner is not None else None
+        self._store_vectors(embeddings)
+        if not had or isinstance(embeddings, np.ndarray):
+            self._emb_owner = new_owner
+        elif new_owner != self._emb_owner:
+            self._emb_owner = None
+
+    def _store_vectors(
+        self, embeddings: Mapping[str, Sequence[float] | np.ndarray] | np.ndarray
+    ) -> None:
         n = len(self._nodes)
         if isinstance(embeddings, np.ndarray):
             mat = np.asarray(embeddings, dtype=np.float32)
@@ -471,7 +532,8 @@ class KnowledgeGraph:
 
     def add_documents(self, documents: Iterable[Any], **kwargs: Any) -> Any:
         """Extend this graph with documents (unchanged passages are skipped); return the
-        :class:`~kgpath.ingest.IngestReport`. Keyword arguments as :meth:`from_documents`."""
+        :class:`~kgpath.ingest.IngestReport`. Keyword arguments as :meth:`from_documents`.
+        """
         from kgpath.ingest import ingest_documents
 
         return ingest_documents(self, documents, **kwargs)
@@ -504,12 +566,11 @@ class KnowledgeGraph:
 
     # ------------------------------------------------------------------ persistence
     def save(self, directory: str | os.PathLike[str]) -> None:
-        """Write the graph to ``directory`` as JSON + ``.npy``, atomically.
+        """Write the graph to ``directory`` as JSON + ``.npy``, crash-safe.
 
-        Files are written into a temporary sibling directory, fsynced, then renamed into
-        place; an existing directory is replaced only after the new one is complete.
-        A ``manifest.json`` records the format version and a SHA-256 of every file.
-        See :func:`kgpath.graph.persistence.save`.
+        Refuses (:class:`PersistenceError`) a path holding anything but a saved graph; a
+        complete graph, old or new, is loadable at the path at every instant; concurrent
+        saves serialise. See :mod:`kgpath.graph.persistence`.
         """
         from kgpath.graph import persistence
 

@@ -10,7 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Node", "Edge", "Passage", "Direction", "DIRECTIONS", "norm_name"]
+from kgpath.errors import GraphError, short
+
+__all__ = [
+    "Node", "Edge", "Passage", "Direction", "DIRECTIONS", "norm_name", "short", "check_text",
+    "check_id", "as_provenance",
+]
 
 Direction = Literal["out", "in", "both"]
 DIRECTIONS = ("out", "in", "both")
@@ -72,3 +77,48 @@ class Passage:
 def norm_name(s: str) -> str:
     """Name key for lookup by name: lower case, runs of white space collapsed."""
     return " ".join(str(s).lower().split())
+
+
+def check_text(value: object, what: str) -> str:
+    """``value`` if it is a string encodable as UTF-8 (no lone surrogates), else raise.
+
+    Raises
+    ------
+    GraphError
+        Naming ``what`` and a short form of the value.
+    """
+    if not isinstance(value, str):
+        raise GraphError(f"{what} must be a string, got {type(value).__name__}: {short(value)}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise GraphError(
+            f"{what} contains a lone surrogate (not valid Unicode text): {short(value)}"
+        ) from None
+    return value
+
+
+def check_id(value: object, what: str) -> str:
+    """A valid id: a non-empty, not all-white-space, valid Unicode string."""
+    if not isinstance(value, str) or not value.strip():
+        raise GraphError(f"{what} must be a non-empty string, got {short(value)}")
+    return check_text(value, what)
+
+
+def as_provenance(value: object, what: str) -> tuple[str, ...]:
+    """Passage ids as a tuple.
+
+    A single string is ONE passage id (never split into characters); anything else must be
+    an iterable of id strings.
+    """
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (check_id(value, f"{what} provenance"),)
+    try:
+        items = tuple(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise GraphError(
+            f"{what} provenance must be passage ids, got {short(value)}"
+        ) from None
+    return tuple(check_id(p, f"{what} provenance id") for p in items)

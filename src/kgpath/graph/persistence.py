@@ -1,91 +1,286 @@
-"""Saving and loading a :class:`~kgpath.graph.KnowledgeGraph`: JSON + ``.npy``, atomically.
+"""Saving and loading a :class:`~kgpath.graph.KnowledgeGraph`: JSON + ``.npy``, crash-safe.
 
 A saved graph is a directory of ``nodes.json``, ``edges.json``, ``passages.json``, optionally
 ``embeddings.npy`` + ``embedding_mask.npy`` (never pickled), and a ``manifest.json`` with the
-format version, the counts and a SHA-256 of every file.
+format version, the counts, the size and SHA-256 of every file, and which embedder made the
+stored vectors (:attr:`KnowledgeGraph.embedding_owner`).
+
+Guarantees
+----------
+- **Nothing but a graph is ever replaced.** :func:`save` refuses a path holding anything
+  other than a saved kgpath graph (a regular file, a symlink, a directory with other files)
+  with :class:`~kgpath.errors.PersistenceError`; an empty directory is fine.
+- **A complete graph is always loadable at the path, old or new.** The new graph is written
+  into a hidden sibling ``.<name>.tmp-*``, fsynced, then swapped in with one atomic
+  ``renameat2(RENAME_EXCHANGE)`` (Linux). Where that call is unavailable the swap is two
+  renames (old copy to ``.<name>.old-*``, new copy into place); a crash between them leaves
+  the path missing, and :func:`load` then reads the newest *complete* sibling (verified like
+  any saved graph). The next :func:`save` promotes it and removes leftovers of killed saves.
+- **Concurrent saves serialise.** A save holds an exclusive ``flock`` on the parent
+  directory; a save still waiting after :data:`LOCK_TIMEOUT` seconds raises
+  :class:`PersistenceError`.
+- **Loading trusts nothing.** The manifest is validated before any file is read; only the
+  listed files of a fixed set of names are read, each opened without following symlinks,
+  checked to be a regular file within :data:`MAX_FILE_BYTES` and its recorded size, and
+  checksummed on the very bytes that are then parsed. Deeply nested JSON, wrong shapes and
+  inconsistent counts raise :class:`PersistenceError`.
+
 :meth:`KnowledgeGraph.save <kgpath.graph.KnowledgeGraph.save>` and
 :meth:`KnowledgeGraph.load <kgpath.graph.KnowledgeGraph.load>` delegate here.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
 import hashlib
+import io
 import json
 import logging
 import os
+import re
 import shutil
+import stat
+import sys
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kgpath.errors import PersistenceError
+from kgpath.errors import KgpathError, PersistenceError
 from kgpath.graph.knowledge_graph import KnowledgeGraph
 from kgpath.graph.model import Edge, Node
 
-__all__ = ["FORMAT_VERSION", "load", "save"]
+__all__ = ["FORMAT_VERSION", "LOCK_TIMEOUT", "MAX_FILE_BYTES", "load", "save"]
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: per-file sizes, ``saved_ns`` and the ``embedder`` record; version 1 still loads."""
+MAX_FILE_BYTES = 1 << 34
+"""Largest data file :func:`load` reads (16 GiB)."""
+MAX_MANIFEST_BYTES = 1 << 20
+LOCK_TIMEOUT = 60.0
+"""Seconds a :func:`save` waits for another save to the same parent directory."""
+
+FORMAT = "kgpath.KnowledgeGraph"
+MANIFEST = "manifest.json"
+REQUIRED = ("nodes.json", "edges.json", "passages.json")
+ARRAYS = ("embeddings.npy", "embedding_mask.npy")
+ALLOWED = frozenset(REQUIRED + ARRAYS)
+_SHA_CHARS = frozenset("0123456789abcdef")
 
 
 # ---------------------------------------------------------------------- save
 def save(g: KnowledgeGraph, directory: str | os.PathLike[str]) -> None:
-    """Write the graph to ``directory`` as JSON + ``.npy``, atomically.
+    """Write the graph to ``directory`` as JSON + ``.npy``; crash-safe (see module notes).
 
-    Files are written into a temporary sibling directory, fsynced, then renamed into
-    place; an existing directory is replaced only after the new one is complete.
-    A ``manifest.json`` records the format version and a SHA-256 of every file.
+    Raises
+    ------
+    PersistenceError
+        If ``directory`` holds something other than a saved graph, another save holds the
+        lock for longer than :data:`LOCK_TIMEOUT`, or the file system fails.
     """
     dest = Path(directory)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
     try:
-        files: dict[str, bytes] = {
-            "nodes.json": _dumps([_node_record(n) for n in g._nodes]),
-            "edges.json": _dumps([_edge_record(e) for e in g._edges]),
-            "passages.json": _dumps(
-                [{"id": p.id, "text": p.text, "metadata": dict(p.metadata)}
-                 for p in g._passages.values()]
-            ),
-        }
-        for name, data in files.items():
-            _write_synced(tmp / name, data)
-        if g._emb is not None and g._emb_mask is not None:
-            g._grow_embeddings()
-            arrays = (("embeddings.npy", g._emb), ("embedding_mask.npy", g._emb_mask))
-            for name, arr in arrays:
-                with open(tmp / name, "wb") as fh:
-                    np.save(fh, arr, allow_pickle=False)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-        manifest = {
-            "format": "kgpath.KnowledgeGraph",
-            "format_version": FORMAT_VERSION,
-            "num_nodes": len(g._nodes),
-            "num_edges": len(g._edges),
-            "num_passages": len(g._passages),
-            "files": {p.name: _sha256(p) for p in sorted(tmp.iterdir())},
-        }
-        _write_synced(tmp / "manifest.json", _dumps(manifest))
-        _swap_into_place(tmp, dest)
-        logger.info("saved %r to %s", g, dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        check_target(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with _save_lock(dest):
+            check_target(dest)
+            _recover_leftovers(dest)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+            try:
+                _write_graph(g, tmp)
+                _swap_into_place(tmp, dest)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+    except PersistenceError:
         raise
+    except (OSError, ValueError, TypeError, RecursionError) as exc:
+        raise PersistenceError(f"saving the graph to {dest} failed: {exc}"[:500]) from exc
+    logger.info("saved %r to %s", g, dest)
+
+
+def check_target(dest: Path) -> None:
+    """Refuse to overwrite anything at ``dest`` that is not a saved kgpath graph."""
+    if not os.path.lexists(dest):
+        return
+    if dest.is_symlink():
+        raise PersistenceError(f"{dest} is a symbolic link; refusing to replace it")
+    if not dest.is_dir():
+        raise PersistenceError(
+            f"{dest} exists and is not a saved kgpath graph (not a directory); "
+            "refusing to overwrite it"
+        )
+    entries = set(os.listdir(dest))
+    if not entries:
+        return
+    foreign = sorted(entries - ALLOWED - {MANIFEST})
+    if foreign:
+        raise PersistenceError(
+            f"{dest} is not a saved kgpath graph (it holds {foreign[:5]}); "
+            "refusing to overwrite it"
+        )
+    try:
+        manifest = json.loads((dest / MANIFEST).read_bytes())
+    except (OSError, ValueError, RecursionError):
+        manifest = None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise PersistenceError(
+            f"{dest} is not a saved kgpath graph (no valid {MANIFEST}); refusing to overwrite it"
+        )
+
+
+@contextlib.contextmanager
+def _save_lock(dest: Path, timeout: float | None = None) -> Iterator[None]:
+    """Exclusive ``flock`` on the parent directory for the duration of one save."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock, renames still atomic
+        yield
+        return
+    limit = LOCK_TIMEOUT if timeout is None else timeout
+    fd = os.open(dest.parent, os.O_RDONLY)
+    try:
+        deadline = time.monotonic() + limit
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise PersistenceError(
+                        f"another save to {dest.parent} is in progress; gave up after "
+                        f"{limit:g} s"
+                    ) from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _write_graph(g: KnowledgeGraph, tmp: Path) -> None:
+    """Write every file and then the manifest (last, so a manifest means complete)."""
+    files: dict[str, bytes] = {
+        "nodes.json": _dumps([_node_record(n) for n in g._nodes]),
+        "edges.json": _dumps([_edge_record(e) for e in g._edges]),
+        "passages.json": _dumps(
+            [{"id": p.id, "text": p.text, "metadata": dict(p.metadata)}
+             for p in g._passages.values()]
+        ),
+    }
+    if g._emb is not None and g._emb_mask is not None:
+        g._grow_embeddings()
+        for name, arr in (("embeddings.npy", g._emb), ("embedding_mask.npy", g._emb_mask)):
+            buf = io.BytesIO()
+            np.save(buf, arr, allow_pickle=False)
+            files[name] = buf.getvalue()
+    for name, data in files.items():
+        _write_synced(tmp / name, data)
+    manifest = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "saved_ns": time.time_ns(),
+        "num_nodes": len(g._nodes),
+        "num_edges": len(g._edges),
+        "num_passages": len(g._passages),
+        "embedder": g.embedding_owner,
+        "files": {
+            name: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+            for name, data in sorted(files.items())
+        },
+    }
+    _write_synced(tmp / MANIFEST, _dumps(manifest))
+    _fsync_dir(tmp)
 
 
 def _swap_into_place(tmp: Path, dest: Path) -> None:
-    """Rename the complete ``tmp`` to ``dest``, moving an old ``dest`` aside first."""
-    backup = None
-    if dest.exists():
-        backup = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+    """Put the complete ``tmp`` at ``dest``; ``dest`` always holds a complete graph."""
+    if not os.path.lexists(dest) or not os.listdir(dest):
+        os.replace(tmp, dest)  # also replaces an empty directory atomically
+    elif _exchange(tmp, dest):
+        _fsync_dir(dest.parent)
+        shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the old graph
+        return
+    else:
+        backup = dest.with_name(f".{dest.name}.old-{tmp.name.rsplit('-', 1)[-1]}")
         os.replace(dest, backup)
-    os.replace(tmp, dest)
-    if backup is not None:
+        try:
+            os.replace(tmp, dest)  # a crash before this line: load() reads tmp or backup
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.replace(backup, dest)
+            raise
+        _fsync_dir(dest.parent)
         shutil.rmtree(backup, ignore_errors=True)
+        return
+    _fsync_dir(dest.parent)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths with ``renameat2(RENAME_EXCHANGE)``; False if unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _leftovers(dest: Path) -> list[Path]:
+    """Siblings left by killed saves: ``.<name>.tmp-*`` and ``.<name>.old-*``."""
+    parent = dest.parent
+    if not parent.is_dir():
+        return []
+    pattern = re.compile(rf"\.{re.escape(dest.name)}\.(tmp|old)-[A-Za-z0-9_]{{8}}\Z")
+    return [parent / n for n in os.listdir(parent) if pattern.match(n)]
+
+
+def _recover_leftovers(dest: Path) -> None:
+    """Under the save lock, promote or delete the leftovers of killed saves.
+
+    The newest complete leftover becomes ``dest`` if ``dest`` is missing; the others are
+    deleted (no save can be running: we hold the lock).
+    """
+    left = _leftovers(dest)
+    if not os.path.lexists(dest):
+        best = _newest_complete(left)
+        if best is not None:
+            logger.warning("recovering %s from an interrupted save (%s)", dest, best.name)
+            os.replace(best, dest)
+            _fsync_dir(dest.parent)
+            left.remove(best)
+    for p in left:
+        shutil.rmtree(p, ignore_errors=True)
+
+
+def _newest_complete(candidates: list[Path]) -> Path | None:
+    """The candidate directory holding a complete, verified graph with the newest manifest."""
+    best: tuple[int, Path] | None = None
+    for c in candidates:
+        try:
+            with _DirReader(c) as r:
+                m = r.manifest()
+                r.verify_all(m)
+        except (PersistenceError, OSError):
+            continue
+        stamp = m.get("saved_ns", 0)
+        if best is None or stamp > best[0]:
+            best = (stamp, c)
+    return None if best is None else best[1]
 
 
 # ---------------------------------------------------------------------- load
@@ -95,86 +290,257 @@ def load(
     """Load a graph written by :func:`save`.
 
     Raises :class:`PersistenceError` if the directory is missing, truncated, corrupt
-    (checksum mismatch, bad JSON) or written by a newer format version.
+    (checksum mismatch, bad JSON, wrong shapes), unsafe (symlinks, special files, oversize)
+    or written by a newer format version.
     """
     d = Path(directory)
-    manifest, version = _read_manifest(d)
-    _verify_files(d, manifest)
+    src = d
+    if not (d / MANIFEST).exists():
+        recovered = _newest_complete(_leftovers(d))
+        if recovered is not None:
+            logger.warning("%s is missing after an interrupted save; reading %s", d, recovered)
+            src = recovered
+    for attempt in range(3):  # a concurrent save may swap the directory while we read
+        with _DirReader(src) as r:
+            try:
+                return _load_from(r, cls)
+            except PersistenceError:
+                if attempt == 2 or not r.replaced():
+                    raise
+                logger.debug("%s was replaced while loading; reading it again", src)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _load_from(r: _DirReader, cls: type[KnowledgeGraph]) -> KnowledgeGraph:
+    manifest = r.manifest()
+    data = r.verify_all(manifest)
+    d = r.path
     try:
-        g = _read_records(d, cls)
-        _read_embeddings(d, g)
+        g = _read_records(d, data, cls)
+        _read_embeddings(d, data, g)
     except PersistenceError:
         raise
-    except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
-        raise PersistenceError(f"{d} is corrupt: {exc!r}") from exc
-    if len(g) != manifest.get("num_nodes") or g.num_edges != manifest.get("num_edges"):
+    except (KgpathError, KeyError, TypeError, ValueError, AttributeError, IndexError,
+            RecursionError) as exc:
+        raise PersistenceError(f"{d} is corrupt: {exc!r}"[:500]) from exc
+    if len(g) != manifest["num_nodes"] or g.num_edges != manifest["num_edges"]:
         raise PersistenceError(f"{d} is corrupt: node/edge counts differ from the manifest")
-    logger.info("loaded %r from %s (format version %d)", g, d, version)
+    g._emb_owner = manifest.get("embedder") if g._emb is not None else None
+    logger.info("loaded %r from %s (format version %d)", g, d, manifest["format_version"])
     return g
 
 
-def _read_manifest(d: Path) -> tuple[dict[str, Any], int]:
-    """The manifest and its format version; refuses a missing, corrupt or newer one."""
-    mpath = d / "manifest.json"
-    if not mpath.is_file():
-        raise PersistenceError(f"{d} is not a saved kgpath graph (no manifest.json)")
-    try:
-        manifest = json.loads(mpath.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise PersistenceError(f"{mpath} is corrupt: {exc}") from exc
-    version = manifest.get("format_version")
-    if not isinstance(version, int):
-        raise PersistenceError(f"{mpath} has no integer format_version")
+class _Missing(PersistenceError):
+    """A file the manifest lists is absent."""
+
+
+class _TooLarge(PersistenceError):
+    """A file is larger than its limit."""
+
+
+class _DirReader:
+    """Reads files of one directory through a directory descriptor, never following links."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd = -1
+
+    def __enter__(self) -> _DirReader:
+        try:
+            self.fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
+        except FileNotFoundError:
+            raise PersistenceError(f"{self.path} is not a saved kgpath graph (no manifest.json)"
+                                   ) from None
+        except OSError as exc:
+            raise PersistenceError(f"{self.path} is not a saved kgpath graph: {exc}") from exc
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
+
+    def read(self, name: str, limit: int) -> bytes:
+        """The bytes of regular file ``name`` (at most ``limit``), or raise."""
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(name, flags, dir_fd=self.fd)
+        except FileNotFoundError:
+            raise _Missing(f"{self.path} is truncated: {name} is missing") from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise PersistenceError(
+                    f"{self.path}: {name} is a symbolic link; refusing to follow it"
+                ) from None
+            raise PersistenceError(f"{self.path}: cannot read {name}: {exc}") from exc
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise PersistenceError(f"{self.path}: {name} is not a regular file")
+            if st.st_size > limit:
+                raise _TooLarge(
+                    f"{self.path}: {name} has {st.st_size} bytes, more than the {limit} allowed"
+                )
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                data = fh.read(limit + 1)
+        finally:
+            os.close(fd)
+        if len(data) > limit:
+            raise _TooLarge(f"{self.path}: {name} is larger than {limit} bytes")
+        return data
+
+    def replaced(self) -> bool:
+        """Whether the path now names another directory than the one being read."""
+        try:
+            a, b = os.fstat(self.fd), os.stat(self.path)
+        except OSError:
+            return True
+        return (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino)
+
+    def manifest(self) -> dict[str, Any]:
+        """The validated manifest (see :func:`validate_manifest`)."""
+        try:
+            raw = self.read(MANIFEST, MAX_MANIFEST_BYTES)
+        except _Missing:
+            raise PersistenceError(
+                f"{self.path} is not a saved kgpath graph (no manifest.json)"
+            ) from None
+        m = _parse_json(raw, self.path / MANIFEST)
+        return validate_manifest(m, self.path)
+
+    def verify_all(self, manifest: dict[str, Any]) -> dict[str, bytes]:
+        """Read every listed file, check its size and SHA-256, return the bytes by name."""
+        out = {}
+        for name, (digest, size) in manifest["files"].items():
+            try:
+                data = self.read(name, MAX_FILE_BYTES if size is None else size)
+            except _TooLarge:
+                if size is None:
+                    raise
+                raise PersistenceError(
+                    f"{self.path} is corrupt: checksum of {name} does not match "
+                    "(larger than the manifest says)"
+                ) from None
+            if hashlib.sha256(data).hexdigest() != digest:
+                raise PersistenceError(
+                    f"{self.path} is corrupt: checksum of {name} does not match"
+                )
+            out[name] = data
+        return out
+
+
+def validate_manifest(m: Any, d: Path) -> dict[str, Any]:
+    """Check the manifest's shape; return it with ``files`` as ``{name: (sha256, size)}``."""
+    where = d / MANIFEST
+    if not isinstance(m, dict):
+        raise PersistenceError(f"{where} is corrupt: not a JSON object")
+    version = m.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise PersistenceError(f"{where} has no integer format_version")
     if version > FORMAT_VERSION:
         raise PersistenceError(
             f"{d} has format_version {version}, newer than this kgpath supports "
             f"({FORMAT_VERSION}); upgrade kgpath"
         )
-    return manifest, version
+    if m.get("format") != FORMAT or version < 1:
+        raise PersistenceError(f"{where} is corrupt: not a {FORMAT} manifest")
+    for key in ("num_nodes", "num_edges", "num_passages"):
+        v = m.get(key)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise PersistenceError(f"{where} is corrupt: {key} must be an int >= 0, got {v!r}")
+    files = m.get("files")
+    if not isinstance(files, dict):
+        raise PersistenceError(f"{where} is corrupt: 'files' must be an object")
+    checked = {name: _file_entry(name, entry, where) for name, entry in files.items()}
+    missing = [n for n in REQUIRED if n not in checked]
+    if missing:
+        raise PersistenceError(f"{where} is corrupt: 'files' does not list {missing}")
+    if sum(n in checked for n in ARRAYS) == 1:
+        raise PersistenceError(f"{where} is corrupt: lists only one of {list(ARRAYS)}")
+    owner = m.get("embedder")
+    if owner is not None and not _valid_owner(owner):
+        raise PersistenceError(f"{where} is corrupt: bad 'embedder' record")
+    return {**m, "files": checked}
 
 
-def _verify_files(d: Path, manifest: dict[str, Any]) -> None:
-    """Every file the manifest lists exists and has the recorded SHA-256."""
-    for name, digest in (manifest.get("files") or {}).items():
-        p = d / name
-        if not p.is_file():
-            raise PersistenceError(f"{d} is truncated: {name} is missing")
-        if _sha256(p) != digest:
-            raise PersistenceError(f"{d} is corrupt: checksum of {name} does not match")
+def _file_entry(name: Any, entry: Any, where: Path) -> tuple[str, int | None]:
+    if not isinstance(name, str) or name not in ALLOWED:
+        raise PersistenceError(
+            f"{where} is corrupt: unexpected file name {str(name)[:80]!r} "
+            f"(allowed: {sorted(ALLOWED)})"
+        )
+    digest, size = (entry, None) if isinstance(entry, str) else (None, None)
+    if isinstance(entry, dict):
+        digest, size = entry.get("sha256"), entry.get("size")
+        if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_FILE_BYTES:
+            raise PersistenceError(f"{where} is corrupt: bad size for {name}")
+    if not isinstance(digest, str) or len(digest) != 64 or not set(digest) <= _SHA_CHARS:
+        raise PersistenceError(f"{where} is corrupt: bad SHA-256 for {name}")
+    return digest, size
 
 
-def _read_records(d: Path, cls: type[KnowledgeGraph]) -> KnowledgeGraph:
+def _valid_owner(owner: Any) -> bool:
+    return (
+        isinstance(owner, dict)
+        and isinstance(owner.get("name"), str)
+        and isinstance(owner.get("dim"), int)
+        and isinstance(owner.get("fingerprint"), str)
+    )
+
+
+def _parse_json(data: bytes, where: Path) -> Any:
+    try:
+        return json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise PersistenceError(f"{where} is corrupt: JSON nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise PersistenceError(f"{where} is corrupt: {exc}"[:300]) from exc
+
+
+def _records(data: dict[str, bytes], d: Path, name: str) -> list[dict[str, Any]]:
+    recs = _parse_json(data[name], d / name)
+    if not isinstance(recs, list) or not all(isinstance(r, dict) for r in recs):
+        raise PersistenceError(f"{d} is corrupt: {name} must be a list of objects")
+    return recs
+
+
+def _read_records(d: Path, data: dict[str, bytes], cls: type[KnowledgeGraph]) -> KnowledgeGraph:
     """Rebuild passages, nodes and edges from the three JSON files."""
-    nodes = json.loads((d / "nodes.json").read_text(encoding="utf-8"))
-    edges = json.loads((d / "edges.json").read_text(encoding="utf-8"))
-    passages = json.loads((d / "passages.json").read_text(encoding="utf-8"))
+    nodes, edges = _records(data, d, "nodes.json"), _records(data, d, "edges.json")
+    passages = _records(data, d, "passages.json")
     g = cls()
     for p in passages:
         g.add_passage(p["id"], p["text"], p.get("metadata"))
     for r in nodes:
         g.add_node(
             r["id"], name=r["name"], text=r["text"], type=r.get("type"),
-            metadata=r.get("metadata"), provenance=r.get("provenance", ()),
+            metadata=r.get("metadata"), provenance=_strs(r.get("provenance", ())),
         )
     for r in edges:
         g.add_edge(
             r["source"], r["target"], relation=r["relation"], text=r["text"],
-            type=r.get("type"), weight=r["weight"], provenance=r.get("provenance", ()),
+            type=r.get("type"), weight=r["weight"], provenance=_strs(r.get("provenance", ())),
             metadata=r.get("metadata"),
         )
     return g
 
 
-def _read_embeddings(d: Path, g: KnowledgeGraph) -> None:
-    """Attach ``embeddings.npy`` + ``embedding_mask.npy`` when present (no pickle)."""
-    if not (d / "embeddings.npy").is_file():
+def _strs(v: Any) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise TypeError(f"provenance must be a list of strings, got {str(v)[:80]}")
+    return tuple(v)
+
+
+def _read_embeddings(d: Path, data: dict[str, bytes], g: KnowledgeGraph) -> None:
+    """Attach ``embeddings.npy`` + ``embedding_mask.npy`` when listed (no pickle)."""
+    if "embeddings.npy" not in data:
         return
-    emb = np.load(d / "embeddings.npy", allow_pickle=False)
-    mask = np.load(d / "embedding_mask.npy", allow_pickle=False)
+    emb = np.load(io.BytesIO(data["embeddings.npy"]), allow_pickle=False)
+    mask = np.load(io.BytesIO(data["embedding_mask.npy"]), allow_pickle=False)
+    if emb.ndim != 2 or mask.ndim != 1 or emb.dtype.kind != "f" or mask.dtype.kind != "b":
+        raise PersistenceError(f"{d}: embeddings have the wrong shape or type")
     if emb.shape[0] != len(g) or mask.shape[0] != len(g):
         raise PersistenceError(f"{d}: embeddings do not match the node count")
     g._emb = np.ascontiguousarray(emb.astype(np.float32, copy=False))
-    g._emb_mask = mask.astype(bool, copy=False)
+    g._emb_mask = mask.astype(bool, copy=True)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -204,9 +570,15 @@ def _write_synced(path: Path, data: bytes) -> None:
         os.fsync(fh.fileno())
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+def _fsync_dir(path: Path) -> None:
+    """Make a rename durable (best effort: some file systems refuse directory fsync)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

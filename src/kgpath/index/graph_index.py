@@ -6,20 +6,34 @@ the FAISS index and the BM25 index are built once and shared.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+import weakref
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from kgpath.embeddings import Embedder, default_embedder
-from kgpath.errors import EmbeddingError, EmptyGraphError, QueryError
+from kgpath.embeddings import (
+    Embedder,
+    _remember,
+    _same_cheap,
+    as_embedder,
+    asame_embedder,
+    default_embedder,
+    embedder_record,
+    same_embedder,
+)
+from kgpath.errors import ConfigError, EmbeddingError, EmptyGraphError, QueryError
 from kgpath.graph import KnowledgeGraph
+from kgpath.graph.model import short
 from kgpath.index.bm25 import BM25Index
 from kgpath.index.hybrid import hybrid_scores
 from kgpath.index.passage_vectors import PassageVectors, passage_vectors
 from kgpath.index.vector import VectorIndex, top_k
 
-__all__ = ["GraphIndex", "check_query"]
+__all__ = ["GraphIndex", "check_candidates", "check_query"]
 
 logger = logging.getLogger(__name__)
 
@@ -27,11 +41,35 @@ logger = logging.getLogger(__name__)
 def check_query(query: object) -> str:
     """Return the stripped query or raise :class:`QueryError`."""
     if not isinstance(query, str):
-        raise QueryError(f"query must be a string, got {type(query).__name__}: {query!r}")
+        raise QueryError(f"query must be a string, got {type(query).__name__}: {short(query)}")
     q = query.strip()
     if not q:
         raise QueryError(f"query is empty: {query!r}")
+    try:
+        q.encode("utf-8")
+    except UnicodeEncodeError:
+        raise QueryError(f"query contains a lone surrogate: {short(query)}") from None
     return q
+
+
+def check_candidates(candidates: object, n: int) -> np.ndarray:
+    """Candidate node indices as int64, each in ``[0, n)``; else :class:`ConfigError`."""
+    arr = np.asarray(candidates)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise ConfigError(
+            f"candidates must be a 1-D sequence of integer node indices, got dtype "
+            f"{arr.dtype} shape {arr.shape}"
+        )
+    bad = arr[(arr < 0) | (arr >= n)]
+    if bad.size:
+        raise ConfigError(f"candidate index {int(bad[0])} is out of range [0, {n})")
+    return arr.astype(np.int64)
+
+
+def _remember_record(embedder: Any, record: dict[str, Any]) -> None:
+    _remember(embedder, record["probe"], record["fingerprint"])
 
 
 class GraphIndex:
@@ -41,9 +79,14 @@ class GraphIndex:
     ----------
     graph
         The graph. Nodes without stored embeddings are embedded (``embed_passages`` over
-        :attr:`Node.search_text`) on first use.
+        :attr:`Node.search_text`) on first use, once even under concurrent callers. When
+        the graph's vectors were made by another embedder (see
+        :attr:`KnowledgeGraph.embedding_owner`) this index re-embeds every node and keeps
+        those vectors to itself; an edited node is re-embedded.
     embedder
-        Any :class:`~kgpath.embeddings.Embedder`; defaults to the bundled offline model.
+        Any :class:`~kgpath.embeddings.Embedder` (a LlamaIndex or LangChain embedding model
+        is wrapped; anything else raises :class:`ConfigError`, see
+        :func:`~kgpath.embeddings.as_embedder`); defaults to the bundled offline model.
     bm25_k1, bm25_b
         BM25 parameters (paper defaults 1.5 / 0.75).
     """
@@ -56,14 +99,37 @@ class GraphIndex:
         bm25_k1: float = 1.5,
         bm25_b: float = 0.75,
     ) -> None:
+        if not isinstance(graph, KnowledgeGraph):
+            raise ConfigError(
+                f"graph must be a KnowledgeGraph, got {type(graph).__name__}: {short(graph)}"
+            )
         self.graph = graph
-        self.embedder = embedder if embedder is not None else default_embedder()
+        self.embedder = as_embedder(embedder) if embedder is not None else default_embedder()
         self.bm25_k1, self.bm25_b = bm25_k1, bm25_b
         self._vec: VectorIndex | None = None
         self._bm25: BM25Index | None = None
         self._built_version = -1
+        self._own: np.ndarray | None = None  # private vectors (another embedder's in graph)
+        self._own_texts: list[str] = []
+        self._lock = threading.Lock()
+        self._lock_guard = threading.Lock()
+        self._async_builder: int | None = None  # thread id of a running async build
+        self._alocks: weakref.WeakKeyDictionary[Any, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
 
     # ------------------------------------------------------------------ building
+    # Vectors belong to their model. The graph stores one set of node vectors and records
+    # which embedder made them (KnowledgeGraph.embedding_owner). An index whose embedder
+    # made them (or that finds none, or vectors the caller supplied without an owner)
+    # shares them; an index with ANOTHER embedder embeds every node itself and keeps those
+    # vectors private (logged once), so two retrievers never score with each other's
+    # vectors. An edited node's vector is dropped by the graph and re-embedded here.
+    #
+    # Building is single-flight: a threading lock for sync callers, and per event loop an
+    # asyncio lock taken before the thread lock, so N concurrent callers on a cold index
+    # embed each node once and the others wait.
+
     def _stale(self) -> bool:
         if self._built_version == self.graph.version and self._vec is not None:
             return False
@@ -71,35 +137,124 @@ class GraphIndex:
             raise EmptyGraphError("cannot search an empty graph")
         return True
 
-    def _store(self, missing: list[int], vecs: np.ndarray) -> None:
+    def _plan(self, shared: bool) -> tuple[list[int], list[str]]:
+        """Node indices (and their texts) this index must embed now."""
         g = self.graph
-        if missing:
-            if g.embedding_dim is not None and vecs.shape[1] != g.embedding_dim:
-                raise EmbeddingError(
-                    f"embedder dimension {vecs.shape[1]} does not match the graph's stored "
-                    f"embeddings ({g.embedding_dim})"
-                )
-            g.set_embeddings({g.node_at(i).id: v for i, v in zip(missing, vecs)})
-        self._vec = VectorIndex(g.embeddings)
+        if shared:
+            missing = g.missing_embeddings()
+        else:
+            own = self._own_texts
+            missing = [i for i, n in enumerate(g.nodes)
+                       if i >= len(own) or own[i] != n.search_text]
+        return missing, [g.node_at(i).search_text for i in missing]
+
+    def _use_own(self) -> None:
+        if self._own is None:
+            logger.warning(
+                "%r: the graph's node vectors were made by %s, not by this index's %r; "
+                "this index embeds the nodes itself and keeps its own vectors",
+                self.graph, (self.graph.embedding_owner or {}).get("name"), self.embedder,
+            )
+            self._own = np.zeros((0, 0), dtype=np.float32)
+
+    def _store(self, shared: bool, missing: list[int], texts: list[str],
+               vecs: np.ndarray | None) -> None:
+        g = self.graph
+        if vecs is not None and len(missing):
+            record = embedder_record(self.embedder, texts[0], vecs[0])
+            _remember_record(self.embedder, record)
+            if shared:
+                if g.embedding_dim is not None and vecs.shape[1] != g.embedding_dim:
+                    raise EmbeddingError(
+                        f"embedder dimension {vecs.shape[1]} does not match the graph's "
+                        f"stored embeddings ({g.embedding_dim})"
+                    )
+                g.set_embeddings({g.node_at(i).id: v for i, v in zip(missing, vecs)},
+                                 owner=record)
+            else:
+                self._put_own(missing, texts, vecs)
+        self._vec = VectorIndex(g.embeddings if shared else self._own)
         self._bm25 = None
         self._built_version = g.version
+
+    def _put_own(self, missing: list[int], texts: list[str], vecs: np.ndarray) -> None:
+        n = len(self.graph)
+        own = self._own if self._own is not None and self._own.size else None
+        if own is None or own.shape[1] != vecs.shape[1]:
+            own = np.zeros((0, vecs.shape[1]), dtype=np.float32)
+        if own.shape[0] < n:
+            own = np.vstack([own, np.zeros((n - own.shape[0], own.shape[1]), np.float32)])
+        own[missing] = vecs
+        self._own = own
+        self._own_texts += [""] * (n - len(self._own_texts))
+        for i, t in zip(missing, texts):
+            self._own_texts[i] = t
+
+    def _shared(self) -> bool | None:
+        """True/False when decidable without embedding, None when a probe is needed."""
+        owner = self.graph.embedding_owner
+        if self._own is not None:
+            return False
+        if owner is None:
+            return True
+        return _same_cheap(self.embedder, owner)
 
     def _ensure(self) -> None:
         if not self._stale():
             return
-        missing = self.graph.missing_embeddings()
-        texts = [self.graph.node_at(i).search_text for i in missing]
+        if self._async_builder == threading.get_ident():
+            # an async build on this thread's event loop is awaiting its embedder: waiting
+            # for its lock here would block the loop it needs. Build synchronously instead
+            # (duplicate work in this rare interleaving, never a deadlock).
+            self._build_sync()
+            return
+        with self._lock:
+            if self._stale():
+                self._build_sync()
+
+    def _build_sync(self) -> None:
+        shared = self._shared()
+        if shared is None:
+            shared = same_embedder(self.embedder, self.graph.embedding_owner or {})
+        if not shared:
+            self._use_own()
+        missing, texts = self._plan(shared)
         logger.info("indexing %r: embedding %d node(s)", self.graph, len(missing))
-        self._store(missing, self.embedder.embed_passages(texts) if missing else np.zeros(0))
+        vecs = self.embedder.embed_passages(texts) if missing else None
+        self._store(shared, missing, texts, vecs)
+
+    def _alock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        with self._lock_guard:
+            lock = self._alocks.get(loop)
+            if lock is None:
+                lock = self._alocks[loop] = asyncio.Lock()
+            return lock
 
     async def _aensure(self) -> None:
         if not self._stale():
             return
-        missing = self.graph.missing_embeddings()
-        texts = [self.graph.node_at(i).search_text for i in missing]
-        logger.info("indexing %r: embedding %d node(s) (async)", self.graph, len(missing))
-        vecs = await self.embedder.aembed_passages(texts) if missing else np.zeros(0)
-        self._store(missing, vecs)
+        async with self._alock():  # one builder per event loop; the others wait here
+            if not self._stale():
+                return
+            while not self._lock.acquire(blocking=False):  # a sync or other-loop builder
+                await asyncio.sleep(0.005)
+            self._async_builder = threading.get_ident()
+            try:
+                if not self._stale():
+                    return
+                shared = self._shared()
+                if shared is None:
+                    shared = await asame_embedder(self.embedder, self.graph.embedding_owner or {})
+                if not shared:
+                    self._use_own()
+                missing, texts = self._plan(shared)
+                logger.info("indexing %r: embedding %d node(s) (async)", self.graph, len(missing))
+                vecs = await self.embedder.aembed_passages(texts) if missing else None
+                self._store(shared, missing, texts, vecs)
+            finally:
+                self._async_builder = None
+                self._lock.release()
 
     def build(self) -> GraphIndex:
         """Embed missing nodes and build the vector index now (otherwise lazy)."""
@@ -122,16 +277,23 @@ class GraphIndex:
     def bm25(self) -> BM25Index:
         """The BM25 index over node search texts (built on first use)."""
         self._ensure()
-        if self._bm25 is None:
-            self._bm25 = BM25Index(
-                [n.search_text for n in self.graph.nodes], k1=self.bm25_k1, b=self.bm25_b
-            )
-        return self._bm25
+        bm25 = self._bm25
+        if bm25 is None:
+            with self._lock_guard:
+                if self._bm25 is None:
+                    self._bm25 = BM25Index(
+                        [n.search_text for n in self.graph.nodes], k1=self.bm25_k1,
+                        b=self.bm25_b,
+                    )
+                bm25 = self._bm25
+        return bm25
 
     def passage_vectors(self) -> PassageVectors | None:
-        """The graph's passages embedded by this index's embedder, once per passage and
-        shared with every retriever on the same (graph, embedder)
-        (:mod:`kgpath.index.passage_vectors`); ``None`` when the graph has no passages."""
+        """The graph's passages embedded by this index's embedder, once per passage.
+
+        Shared with every retriever on the same (graph, embedder)
+        (:mod:`kgpath.index.passage_vectors`); ``None`` when the graph has no passages.
+        """
         return passage_vectors(self.graph, self.embedder)
 
     # ------------------------------------------------------------------ queries
@@ -169,17 +331,17 @@ class GraphIndex:
         """Scores for ``candidates`` (node indices) by ``"vector"``, ``"bm25"`` or ``"hybrid"``.
 
         ``norm`` scales the hybrid BM25 term (:func:`~kgpath.index.hybrid.hybrid_scores`).
+        Raises :class:`ConfigError` for an unknown mode or an index outside the graph.
         """
+        if mode not in ("vector", "bm25", "hybrid"):
+            raise ConfigError(f"mode must be 'vector', 'bm25' or 'hybrid', got {short(mode)}")
+        candidates = check_candidates(candidates, len(self.graph))
         if mode == "vector":
             return self.vector_index.scores(query_vec, candidates)
         if mode == "bm25":
             return self.bm25.scores(query, candidates)
-        if mode == "hybrid":
-            cos = self.vector_index.scores(query_vec, candidates)
-            return hybrid_scores(cos, self.bm25.scores(query, candidates), alpha, norm=norm)
-        from kgpath.errors import ConfigError
-
-        raise ConfigError(f"mode must be 'vector', 'bm25' or 'hybrid', got {mode!r}")
+        cos = self.vector_index.scores(query_vec, candidates)
+        return hybrid_scores(cos, self.bm25.scores(query, candidates), alpha, norm=norm)
 
     def search(
         self,
@@ -192,10 +354,12 @@ class GraphIndex:
         query_vec: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` node indices and scores, optionally restricted to ``candidates``."""
-        from kgpath.errors import ConfigError
-
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
-            raise ConfigError(f"k must be a positive int, got {k!r}")
+            raise ConfigError(f"k must be a positive int, got {short(k)}")
+        if mode not in ("vector", "bm25", "hybrid"):
+            raise ConfigError(f"mode must be 'vector', 'bm25' or 'hybrid', got {short(mode)}")
+        if candidates is not None:
+            candidates = check_candidates(candidates, len(self.graph))
         qv = self.embed_query(query) if query_vec is None and mode != "bm25" else query_vec
         if mode == "vector" and qv is not None:
             return self.vector_index.search(qv, k, candidates)

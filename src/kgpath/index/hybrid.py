@@ -23,11 +23,12 @@ normalisations are selectable (``norm=``, ``PCRConfig.hybrid_norm``):
 
 from __future__ import annotations
 
+import numbers
 from typing import Literal
 
 import numpy as np
 
-from kgpath.errors import ConfigError
+from kgpath.errors import ConfigError, short
 
 __all__ = ["HYBRID_NORMS", "HybridNorm", "hybrid_scores", "minmax", "normalize_bm25"]
 
@@ -61,10 +62,10 @@ def hybrid_scores(
     ``norm="max"`` (default): ``α·cosine + (1−α)·normalize_bm25(bm25)``; ``"raw"``: BM25
     unscaled (the paper's formula); ``"minmax"``: both terms min-max scaled.
     """
-    if not 0.0 <= alpha <= 1.0:
-        raise ConfigError(f"hybrid alpha must be in [0, 1], got {alpha}")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0.0 <= alpha <= 1.0:
+        raise ConfigError(f"hybrid alpha must be a number in [0, 1], got {short(alpha)}")
     if norm not in HYBRID_NORMS:
-        raise ConfigError(f"hybrid norm must be one of {HYBRID_NORMS}, got {norm!r}")
+        raise ConfigError(f"hybrid norm must be one of {HYBRID_NORMS}, got {short(norm)}")
     c = np.asarray(cosine, dtype=np.float32)
     b = np.asarray(bm25, dtype=np.float32)
     if c.shape != b.shape:

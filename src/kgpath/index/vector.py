@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kgpath.errors import ConfigError, EmbeddingError
+from kgpath.errors import ConfigError, EmbeddingError, short
 
 __all__ = ["VectorIndex", "top_k"]
 
@@ -81,6 +81,8 @@ class VectorIndex:
         if candidates is None:
             return self.vectors @ q
         cand = np.asarray(candidates, dtype=np.int64)
+        if cand.size and (cand.min() < 0 or cand.max() >= len(self)):
+            raise ConfigError(f"candidate row out of range [0, {len(self)})")
         if cand.size * 4 > len(self):  # large sets: one full mat-vec beats a big gather
             return (self.vectors @ q)[cand]
         return self.vectors[cand] @ q
@@ -95,8 +97,8 @@ class VectorIndex:
 
         Returns ``(row_indices int64, scores float32)``, best first.
         """
-        if not isinstance(k, (int, np.integer)) or k <= 0:
-            raise ConfigError(f"k must be a positive int, got {k!r}")
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
+            raise ConfigError(f"k must be a positive int, got {short(k)}")
         q = self._query(query)
         if candidates is None:
             if len(self) == 0:

@@ -26,7 +26,7 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
-from kgpath.errors import ConfigError
+from kgpath.errors import ConfigError, short
 from kgpath.methods.c2rag import SufficiencyCheck, check_sufficiency
 
 __all__ = ["GateDecision", "SufficiencyGate", "SufficiencyGateConfig"]
@@ -68,17 +68,17 @@ class SufficiencyGateConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
                     or v <= 0:
-                raise ConfigError(f"{name} must be a finite number > 0, got {v!r}")
+                raise ConfigError(f"{name} must be a finite number > 0, got {short(v)}")
         if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1:
-            raise ConfigError(f"top_k must be a positive int, got {self.top_k!r}")
+            raise ConfigError(f"top_k must be a positive int, got {short(self.top_k)}")
         fk = self.fallback_k
         if fk is not None and (isinstance(fk, bool) or not isinstance(fk, int) or fk < 1):
-            raise ConfigError(f"fallback_k must be a positive int or None, got {fk!r}")
+            raise ConfigError(f"fallback_k must be a positive int or None, got {short(fk)}")
         if self.mode not in ("append", "replace"):
-            raise ConfigError(f"mode must be 'append' or 'replace', got {self.mode!r}")
+            raise ConfigError(f"mode must be 'append' or 'replace', got {short(self.mode)}")
         if self.score_missing not in ("embed", "insufficient"):
             raise ConfigError(
-                f"score_missing must be 'embed' or 'insufficient', got {self.score_missing!r}"
+                f"score_missing must be 'embed' or 'insufficient', got {short(self.score_missing)}"
             )
 
 

@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.viz.build import build_picture
 from kgpath.viz.html_page import html_document, render_html
@@ -48,17 +49,53 @@ __all__ = [
 
 def render(
     result: Any,
-    directory: str | os.PathLike[str],
-    name: str,
+    directory: str | os.PathLike[str] | KnowledgeGraph | None,
+    name: str | os.PathLike[str] | None = None,
     graph: KnowledgeGraph | None = None,
     *,
     png: bool = True,
     max_region: int = 40,
 ) -> dict[str, Path]:
-    """Write ``<name>.html`` (always) and ``<name>.png`` (when ``png``) into ``directory``."""
+    """Write pictures of ``result``; returns ``{"html": path, "png": path}`` (those written).
+
+    Two call forms:
+
+    - ``render(result, directory, name, graph=None, png=True)`` writes ``<name>.html``
+      (always) and ``<name>.png`` (when ``png``) into ``directory``;
+    - ``render(result, graph, "out.png" | "out.html")`` writes that one file, its format
+      chosen by the suffix (the form the README shows).
+
+    Raises
+    ------
+    ConfigError
+        For a file name without a ``.png``/``.html`` suffix, or missing arguments.
+    """
+    if isinstance(directory, KnowledgeGraph) or (directory is None and graph is None):
+        return _render_file(result, directory, name, max_region=max_region)
+    if name is None:
+        raise ConfigError("render(result, directory, name, graph): name is missing")
     d = Path(directory)
     pic = build_picture(result, graph, max_region=max_region)
     out = {"html": render_html(pic, d / f"{name}.html")}
     if png:
         out["png"] = render_png(pic, d / f"{name}.png")
     return out
+
+
+def _render_file(
+    result: Any, graph: KnowledgeGraph | None, file: str | os.PathLike[str] | None,
+    *, max_region: int,
+) -> dict[str, Path]:
+    """``render(result, graph, "out.png" | "out.html")``: one file, format by suffix."""
+    if file is None:
+        raise ConfigError('render(result, graph, file): pass a file such as "out.html"')
+    path = Path(file)
+    suffix = path.suffix.lower()
+    if suffix not in (".png", ".html", ".htm"):
+        raise ConfigError(
+            f"render(result, graph, file): file must end in .png or .html, got {str(file)!r}"
+        )
+    pic = build_picture(result, graph, max_region=max_region)
+    if suffix == ".png":
+        return {"png": render_png(pic, path)}
+    return {"html": render_html(pic, path)}

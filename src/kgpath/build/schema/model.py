@@ -325,7 +325,10 @@ class Schema:
         p = Path(path)
         if not p.is_file():
             raise PersistenceError(f"schema file {str(p)!r} does not exist")
-        text = p.read_text(encoding="utf-8")
+        try:
+            text = p.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise PersistenceError(f"schema file {str(p)!r} is not UTF-8 text: {exc}") from exc
         try:
             if p.suffix.lower() in (".yaml", ".yml"):
                 yaml: Any = require("yaml", "kgpath[yaml]")

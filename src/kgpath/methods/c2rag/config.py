@@ -8,7 +8,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Literal
 
-from kgpath.errors import ConfigError
+from kgpath.errors import ConfigError, short
 
 __all__ = [
     "BindingMode",
@@ -151,7 +151,7 @@ class C2RAGConfig:
             if v is None:
                 continue
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise ConfigError(f"{name} must be a positive int, got {v!r}")
+                raise ConfigError(f"{name} must be a positive int, got {short(v)}")
         if self.k_t > self.k_t_pool:
             raise ConfigError(
                 f"k_t ({self.k_t}) must be <= k_t_pool ({self.k_t_pool}): Eq. 12 reranks "
@@ -162,9 +162,9 @@ class C2RAGConfig:
             if v is None:
                 continue
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ConfigError(f"{name} must be a finite number, got {v!r}")
+                raise ConfigError(f"{name} must be a finite number, got {short(v)}")
             if v <= 0:
-                raise ConfigError(f"{name} must be > 0, got {v!r}")
+                raise ConfigError(f"{name} must be > 0, got {short(v)}")
         if self.gamma is not None and self.gamma < 1:
             warnings.warn(
                 f"gamma={self.gamma} < 1: N_eff >= 1 for every distribution (Lemma A.1), so "
@@ -174,24 +174,24 @@ class C2RAGConfig:
             )
         if self.scorer not in ("auto", "reranker", "relation"):
             raise ConfigError(
-                f"scorer must be 'auto', 'reranker' or 'relation', got {self.scorer!r}"
+                f"scorer must be 'auto', 'reranker' or 'relation', got {short(self.scorer)}"
             )
         if self.propagation not in ("per_entity", "pooled"):
             raise ConfigError(
-                f"propagation must be 'per_entity' or 'pooled', got {self.propagation!r}"
+                f"propagation must be 'per_entity' or 'pooled', got {short(self.propagation)}"
             )
         if self.binding not in ("pool", "dominant"):
-            raise ConfigError(f"binding must be 'pool' or 'dominant', got {self.binding!r}")
+            raise ConfigError(f"binding must be 'pool' or 'dominant', got {short(self.binding)}")
         if self.recovery_scope not in ("all", "anchor"):
             raise ConfigError(
-                f"recovery_scope must be 'all' or 'anchor', got {self.recovery_scope!r}"
+                f"recovery_scope must be 'all' or 'anchor', got {short(self.recovery_scope)}"
             )
         if self.on_invalid_plan not in ("fallback", "error"):
             raise ConfigError(
-                f"on_invalid_plan must be 'fallback' or 'error', got {self.on_invalid_plan!r}"
+                f"on_invalid_plan must be 'fallback' or 'error', got {short(self.on_invalid_plan)}"
             )
         if not isinstance(self.separator, str):
-            raise ConfigError(f"separator must be a string, got {self.separator!r}")
+            raise ConfigError(f"separator must be a string, got {short(self.separator)}")
         if self.rerank_input not in ("query_and_constraint", "constraint"):
             raise ConfigError(
                 "rerank_input must be 'query_and_constraint' or 'constraint', got "

@@ -483,17 +483,24 @@ def _drop_cycles(
 
 
 def _path(succ: Mapping[str, set[str]], src: str, dst: str) -> list[str] | None:
-    """Return a path ``src -> ... -> dst`` in ``succ`` (``[src]`` if equal), else ``None``."""
-    stack: list[list[str]] = [[src]]
-    seen = {src}
+    """Return a path ``src -> ... -> dst`` in ``succ`` (``[src]`` if equal), else ``None``.
+
+    Depth-first with parent pointers (the path is rebuilt once at the end, never copied
+    per step), so each call is linear in the placeholder graph.
+    """
+    parent: dict[str, str | None] = {src: None}
+    stack = [src]
     while stack:
-        p = stack.pop()
-        if p[-1] == dst:
-            return p
-        for nxt in sorted(succ.get(p[-1], ())):
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append([*p, nxt])
+        node = stack.pop()
+        if node == dst:
+            out = [node]
+            while parent[out[-1]] is not None:
+                out.append(parent[out[-1]])  # type: ignore[arg-type]
+            return out[::-1]
+        for nxt in sorted(succ.get(node, ())):  # same visiting order as before
+            if nxt not in parent:
+                parent[nxt] = node
+                stack.append(nxt)
     return None
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from kgpath._config import with_overrides
-from kgpath.embeddings import Embedder, default_embedder
+from kgpath.embeddings import Embedder, as_embedder, default_embedder
 from kgpath.errors import BackendError, ConfigError, ParseError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
@@ -161,7 +161,9 @@ class ConstraintCheckedRetriever:
             raise ConfigError(
                 f"graph must be a KnowledgeGraph or GraphIndex, got {type(graph).__name__}"
             )
-        self.embedder: Embedder = embedder if embedder is not None else default_embedder()
+        self.embedder: Embedder = (
+            as_embedder(embedder) if embedder is not None else default_embedder()
+        )
         self.llm = llm
         self.reranker: Reranker = (
             reranker if reranker is not None else EmbeddingReranker(self.embedder)

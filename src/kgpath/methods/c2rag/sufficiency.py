@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kgpath.errors import BackendError, ConfigError
+from kgpath.errors import BackendError, ConfigError, short
 from kgpath.methods.c2rag.config import State
 
 __all__ = [
@@ -39,7 +39,7 @@ def normalize_scores(z: Sequence[float] | np.ndarray, epsilon: float) -> np.ndar
     if not np.isfinite(arr).all():
         raise BackendError(f"reranker scores must be finite, got {arr.tolist()}")
     if not epsilon > 0:
-        raise ConfigError(f"epsilon must be > 0, got {epsilon!r}")
+        raise ConfigError(f"epsilon must be > 0, got {short(epsilon)}")
     shifted = arr - arr.min() + epsilon
     return shifted / shifted.sum()
 
@@ -109,9 +109,9 @@ def check_sufficiency(
     (1, 3, 0)
     """
     if isinstance(k_s, bool) or not isinstance(k_s, int) or k_s <= 0:
-        raise ConfigError(f"k_s must be a positive int, got {k_s!r}")
+        raise ConfigError(f"k_s must be a positive int, got {short(k_s)}")
     if not isinstance(gamma, (int, float)) or not math.isfinite(gamma) or gamma <= 0:
-        raise ConfigError(f"gamma must be a finite number > 0, got {gamma!r}")
+        raise ConfigError(f"gamma must be a finite number > 0, got {short(gamma)}")
     usable = [
         (i, float(s)) for i, s in enumerate(scores)
         if s is not None and not isinstance(s, bool) and math.isfinite(float(s))

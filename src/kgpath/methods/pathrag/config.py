@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from kgpath.errors import ConfigError
+from kgpath.errors import ConfigError, short
 from kgpath.methods.pathrag.prompt import PathOrdering, get_ordering
 
 __all__ = [
@@ -156,7 +156,7 @@ class PathRAGConfig:
         _check_int(self.num_relations, "num_relations", 0)
         if self.reliability not in _RELIABILITIES:
             raise ConfigError(
-                f"reliability must be one of {_RELIABILITIES}, got {self.reliability!r}"
+                f"reliability must be one of {_RELIABILITIES}, got {short(self.reliability)}"
             )
         if (
             isinstance(self.alpha, bool)
@@ -164,21 +164,21 @@ class PathRAGConfig:
             or not (0.0 < float(self.alpha) <= 1.0)
         ):
             raise ConfigError(
-                f"alpha (decay rate α of Eq. 2) must be in (0, 1], got {self.alpha!r}"
+                f"alpha (decay rate α of Eq. 2) must be in (0, 1], got {short(self.alpha)}"
             )
         if not _finite(self.theta) or float(self.theta) <= 0.0:
             raise ConfigError(
                 f"theta (pruning threshold θ of Eq. 3) must be a finite number > 0, "
-                f"got {self.theta!r}"
+                f"got {short(self.theta)}"
             )
         if not _finite(self.flow_threshold) or float(self.flow_threshold) < 0.0:
             raise ConfigError(
-                f"flow_threshold must be a finite number >= 0, got {self.flow_threshold!r}"
+                f"flow_threshold must be a finite number >= 0, got {short(self.flow_threshold)}"
             )
         for name in ("min_similarity", "min_similarity_z"):
             value = getattr(self, name)
             if value is not None and not _finite(value):
-                raise ConfigError(f"{name} must be a finite number or None, got {value!r}")
+                raise ConfigError(f"{name} must be a finite number or None, got {short(value)}")
         for flag in ("eq3_at_start", "keyword_split"):
             if not isinstance(getattr(self, flag), bool):
                 raise ConfigError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
@@ -186,7 +186,7 @@ class PathRAGConfig:
 
     def _check_rest(self) -> None:
         if self.direction not in _DIRECTIONS:
-            raise ConfigError(f"direction must be one of {_DIRECTIONS}, got {self.direction!r}")
+            raise ConfigError(f"direction must be one of {_DIRECTIONS}, got {short(self.direction)}")
         if self.max_hops is not None:
             _check_int(self.max_hops, "max_hops", 1)
         elif self.reliability == "edge_flow":
@@ -195,13 +195,13 @@ class PathRAGConfig:
                 "bounded simple paths (the authors' code: 3 hops)"
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise ConfigError(f"seed must be an int, got {self.seed!r}")
+            raise ConfigError(f"seed must be an int, got {short(self.seed)}")
         if self.token_budget is not None:
             _check_int(self.token_budget, "token_budget", 1)
         if not isinstance(self.encoding, str) or not self.encoding:
-            raise ConfigError(f"encoding must be a tiktoken encoding name, got {self.encoding!r}")
+            raise ConfigError(f"encoding must be a tiktoken encoding name, got {short(self.encoding)}")
         if self.node_match not in ("name", "text"):
-            raise ConfigError(f"node_match must be 'name' or 'text', got {self.node_match!r}")
+            raise ConfigError(f"node_match must be 'name' or 'text', got {short(self.node_match)}")
         get_ordering(self.ordering)  # validates the name
 
     @classmethod
@@ -239,7 +239,7 @@ def _finite(value: object) -> bool:
 
 def _check_int(value: object, name: str, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ConfigError(f"{name} must be an int >= {minimum}, got {value!r}")
+        raise ConfigError(f"{name} must be an int >= {minimum}, got {short(value)}")
 
 
 #: The lightweight preset of section 5.5 (``N = 20``, ``K = 5``).

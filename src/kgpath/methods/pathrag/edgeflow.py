@@ -75,8 +75,16 @@ def _distance_to(adj: FlowAdjacency, targets: Sequence[int], limit: int) -> dict
     return dist
 
 
+MAX_ENUMERATED_PATHS = 200_000
+"""Bound on the simple paths one query enumerates (bounded work on hub-heavy graphs, where
+the number of 3-hop paths between 40 nodes grows with the hubs' degrees). The authors'
+code has no bound; when it is hit the enumeration stops (DFS order, so the pairs visited
+first keep all their paths) and the pool's stats say ``"truncated": True``."""
+
+
 def bounded_simple_paths(
-    adj: FlowAdjacency, nodes: Sequence[int], max_hops: int = 3
+    adj: FlowAdjacency, nodes: Sequence[int], max_hops: int = 3, *,
+    max_paths: int = MAX_ENUMERATED_PATHS,
 ) -> dict[tuple[int, int], list[Path]]:
     """Every simple path of ``1..max_hops`` hops between each ordered pair of ``nodes``.
 
@@ -88,8 +96,10 @@ def bounded_simple_paths(
     at least one path.
     """
     starts = list(dict.fromkeys(int(x) for x in nodes))
-    walker = _PathWalker(adj, starts, max_hops)
+    walker = _PathWalker(adj, starts, max_hops, max_paths)
     for s in starts:
+        if walker.count >= max_paths:
+            break
         walker.walk(s)
     return walker.out
 
@@ -97,8 +107,10 @@ def bounded_simple_paths(
 class _PathWalker:
     """The DFS of :func:`bounded_simple_paths`, one start at a time (state kept explicit)."""
 
-    def __init__(self, adj: FlowAdjacency, starts: list[int], max_hops: int) -> None:
+    def __init__(self, adj: FlowAdjacency, starts: list[int], max_hops: int,
+                 max_paths: int = MAX_ENUMERATED_PATHS) -> None:
         self.adj, self.max_hops = adj, max_hops
+        self.max_paths, self.count = max_paths, 0
         self.dist = _distance_to(adj, starts, max_hops)
         self.targets = set(starts)
         self.nbr_cache: dict[int, list[int]] = {}
@@ -122,11 +134,14 @@ class _PathWalker:
     def _dfs(self, v: int, depth: int) -> None:
         room = self.max_hops - depth - 1  # hops left after stepping to w
         for w in self.nbrs(v):
+            if self.count >= self.max_paths:
+                return  # bounded work (MAX_ENUMERATED_PATHS)
             if w in self.on_path or self.dist.get(w, room + 1) > room:
                 continue  # revisits, and branches that cannot reach a target in time
             self.path.append(w)
             if w in self.targets:
                 self.out.setdefault((self.path[0], w), []).append(tuple(self.path))
+                self.count += 1
             if room > 0:
                 self.on_path.add(w)
                 self._dfs(w, depth + 1)
@@ -204,6 +219,7 @@ def edge_flow_pool(
     """
     starts = list(dict.fromkeys(int(x) for x in nodes))
     per_pair = bounded_simple_paths(adj, starts, max_hops)
+    truncated = sum(len(v) for v in per_pair.values()) >= MAX_ENUMERATED_PATHS
     scored: list[PathCandidate] = []
     by_hops = [0] * (max_hops + 1)
     for s in starts:
@@ -231,5 +247,6 @@ def edge_flow_pool(
         "paths_by_hops": {h: by_hops[h] for h in range(1, max_hops + 1)},
         "pool_size": len(kept),
         "node_set_duplicates_removed": len(scored) - len(kept),
+        "truncated": truncated,
     }
     return CandidatePool(kept, stats)

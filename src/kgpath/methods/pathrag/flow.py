@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kgpath.errors import ConfigError, NodeNotFoundError
+from kgpath.errors import ConfigError, NodeNotFoundError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.methods.pathrag.config import _DIRECTIONS, PathDirection
 
@@ -48,7 +48,7 @@ class FlowAdjacency:
     ) -> FlowAdjacency:
         """Build from parallel arrays of edge endpoints (node indices)."""
         if direction not in _DIRECTIONS:
-            raise ConfigError(f"direction must be one of {_DIRECTIONS}, got {direction!r}")
+            raise ConfigError(f"direction must be one of {_DIRECTIONS}, got {short(direction)}")
         s = np.asarray(src, dtype=np.int64)
         d = np.asarray(dst, dtype=np.int64)
         if direction == "undirected":
@@ -70,7 +70,7 @@ _ADJ_CACHE: weakref.WeakKeyDictionary[KnowledgeGraph, dict[str, FlowAdjacency]] 
 def flow_adjacency(graph: KnowledgeGraph, direction: PathDirection = "directed") -> FlowAdjacency:
     """Return the :class:`FlowAdjacency` of ``graph`` (cached until the graph changes)."""
     if direction not in _DIRECTIONS:
-        raise ConfigError(f"direction must be one of {_DIRECTIONS}, got {direction!r}")
+        raise ConfigError(f"direction must be one of {_DIRECTIONS}, got {short(direction)}")
     per = _ADJ_CACHE.setdefault(graph, {})
     adj = per.get(direction)
     if adj is not None and adj.graph_version == graph.version:
@@ -134,6 +134,12 @@ class Propagation:
         return set(self.nodes[(self.slot == slot) & self.emitted].tolist())
 
 
+MAX_FLOW_STATES = 20_000_000
+"""Bound on ``starts × |V|``, the (start, node) resource states one propagation may hold
+(about 40 bytes each across the level logs). Beyond it the configuration is rejected up
+front rather than exhausting memory; lower ``num_nodes`` or use a smaller graph."""
+
+
 def propagate_resources(
     adj: FlowAdjacency,
     start: int | Sequence[int],
@@ -160,6 +166,11 @@ def propagate_resources(
     n = adj.num_nodes
     starts = _check_starts(start, n)
     k = len(starts)
+    if k * n > MAX_FLOW_STATES:
+        raise ConfigError(
+            f"PathRAG propagation from {k} start node(s) over {n} nodes needs up to {k * n} "
+            f"resource states (> MAX_FLOW_STATES = {MAX_FLOW_STATES}); lower num_nodes"
+        )
     front = _Frontier(
         slot=np.arange(k, dtype=np.int64),
         node=np.asarray(starts, dtype=np.int64),
@@ -193,7 +204,7 @@ def _check_starts(start: int | Sequence[int], n: int) -> list[int]:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < n:
             raise NodeNotFoundError(f"start node index {s!r} out of range [0, {n})", key=str(s))
     if len(set(starts)) != len(starts):
-        raise ConfigError(f"start nodes must be distinct, got {starts!r}")
+        raise ConfigError(f"start nodes must be distinct, got {short(starts)}")
     return starts
 
 

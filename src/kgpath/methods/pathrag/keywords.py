@@ -76,10 +76,12 @@ def offline_keywords(query: str, *, max_keywords: int = 12) -> list[str]:
     """
     q = check_query(query)
     out: dict[str, None] = {}
+    seen: set[str] = set()  # casefolded keywords so far: one set, linear in the query
 
     def add(kw: str) -> None:
         kw = kw.strip(" \t\n.,;:!?'\"“”’")
-        if kw and kw.casefold() not in {k.casefold() for k in out}:
+        if kw and kw.casefold() not in seen:
+            seen.add(kw.casefold())
             out[kw] = None
 
     for m in _QUOTED.finditer(q):
@@ -108,6 +110,8 @@ def offline_keywords(query: str, *, max_keywords: int = 12) -> list[str]:
         (w, i) for i, (w, _) in enumerate(words) if w.casefold() not in _STOPWORDS and len(w) > 2
     ]
     for j, (w, i) in enumerate(content):
+        if len(out) >= max_keywords:
+            break  # later keywords are cut anyway: bounded work on any query length
         add(w.lower() if not w[:1].isupper() else w)
         if j + 1 < len(content) and content[j + 1][1] == i + 1:
             add(f"{w} {content[j + 1][0]}")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from kgpath.errors import ConfigError, KgpathError
+from kgpath.errors import ConfigError, KgpathError, short
 from kgpath.graph import Edge, KnowledgeGraph, Node
 from kgpath.prompts.pathrag import PATHRAG_FLAT_BLOCK, PATHRAG_PATH_BLOCK, PATHRAG_QA_PROMPT
 
@@ -163,7 +163,7 @@ def get_ordering(ordering: str | PathOrdering) -> PathOrdering:
     if isinstance(ordering, str) and ordering in ORDERINGS:
         return ORDERINGS[ordering]()
     raise ConfigError(
-        f"ordering must be one of {sorted(ORDERINGS)} or a PathOrdering, got {ordering!r}"
+        f"ordering must be one of {sorted(ORDERINGS)} or a PathOrdering, got {short(ordering)}"
     )
 
 

@@ -10,7 +10,7 @@ from typing import Literal
 
 import numpy as np
 
-from kgpath.errors import ConfigError
+from kgpath.errors import ConfigError, short
 
 __all__ = ["SchemaRetrieverConfig", "TypeMode"]
 
@@ -73,24 +73,24 @@ class SchemaRetrieverConfig:
         for name in ("k", "max_sub_questions", "max_concurrency", "route_top_communities"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(f"{name} must be an int >= 1, got {v!r}")
+                raise ConfigError(f"{name} must be an int >= 1, got {short(v)}")
         for name in ("k_triples", "k_passages", "route_min_nodes"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ConfigError(f"{name} must be an int >= 0, got {v!r}")
+                raise ConfigError(f"{name} must be an int >= 0, got {short(v)}")
         if self.type_mode not in ("filter", "boost", "off"):
             raise ConfigError(
-                f"type_mode must be 'filter', 'boost' or 'off', got {self.type_mode!r}"
+                f"type_mode must be 'filter', 'boost' or 'off', got {short(self.type_mode)}"
             )
         if isinstance(self.boost, bool) or not isinstance(self.boost, (int, float)) or (
             not np.isfinite(self.boost) or self.boost < 0
         ):
-            raise ConfigError(f"boost must be a finite number >= 0, got {self.boost!r}")
+            raise ConfigError(f"boost must be a finite number >= 0, got {short(self.boost)}")
         if self.empty_filter not in ("boost", "empty"):
             raise ConfigError(
-                f"empty_filter must be 'boost' or 'empty', got {self.empty_filter!r}"
+                f"empty_filter must be 'boost' or 'empty', got {short(self.empty_filter)}"
             )
         if self.mode not in ("vector", "bm25", "hybrid"):
-            raise ConfigError(f"mode must be 'vector', 'bm25' or 'hybrid', got {self.mode!r}")
+            raise ConfigError(f"mode must be 'vector', 'bm25' or 'hybrid', got {short(self.mode)}")
         if not isinstance(self.alpha, (int, float)) or not 0.0 <= self.alpha <= 1.0:
-            raise ConfigError(f"alpha must be in [0, 1], got {self.alpha!r}")
+            raise ConfigError(f"alpha must be in [0, 1], got {short(self.alpha)}")

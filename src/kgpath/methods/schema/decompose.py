@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from kgpath.build.hierarchy import is_layer_node
 from kgpath.build.schema import Schema, SchemaWarning
-from kgpath.errors import ConfigError, ParseError
+from kgpath.errors import ConfigError, ParseError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.bm25 import STOPWORDS
 from kgpath.index.graph_index import check_query
@@ -205,7 +205,7 @@ def validate_plan(
     if isinstance(max_sub_questions, bool) or not isinstance(max_sub_questions, int) or (
         max_sub_questions < 1
     ):
-        raise ConfigError(f"max_sub_questions must be an int >= 1, got {max_sub_questions!r}")
+        raise ConfigError(f"max_sub_questions must be an int >= 1, got {short(max_sub_questions)}")
     notes: list[str] = []
     dropped: list[str] = []
     data = _check_plan_keys(data, notes)
@@ -482,7 +482,7 @@ class SchemaDecomposer:
         if isinstance(max_sub_questions, bool) or not isinstance(max_sub_questions, int) or (
             max_sub_questions < 1
         ):
-            raise ConfigError(f"max_sub_questions must be an int >= 1, got {max_sub_questions!r}")
+            raise ConfigError(f"max_sub_questions must be an int >= 1, got {short(max_sub_questions)}")
         self.schema = schema
         self.llm = llm
         self.graph = graph
