@@ -32,7 +32,7 @@ from kgpath._tables import table
 from kgpath.embeddings import BaseEmbedder, Embedder
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
-from kgpath.methods.pcr import PathConstrainedRetriever, PCRConfig
+from kgpath.methods.pcr import PathConstrainedRetriever
 
 __all__ = ["VARIANTS", "CachedEmbedder", "load_metaqa", "evaluate_metaqa", "run_metaqa"]
 

@@ -1,5 +1,7 @@
-"""PCR inside a Cypher database: :class:`CypherPCR` (PCR over a
-:class:`~kgpath.backends.cypher.CypherBackend`)."""
+"""PCR inside a Cypher database: :class:`CypherPCR`.
+
+PCR over a :class:`~kgpath.backends.cypher.CypherBackend`.
+"""
 
 from __future__ import annotations
 

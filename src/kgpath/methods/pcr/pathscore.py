@@ -123,8 +123,10 @@ def _parent_edge(b: GraphBackend[Any, Any], tree: BFSTree[Any], pos: int) -> Edg
 
 
 def path_similarity(embedder: Any, query_vec: np.ndarray, texts: Sequence[str]) -> np.ndarray:
-    """``cos(q, embed(text))`` per text, from one ``embed_passages`` call over the
-    distinct texts (unit vectors, so the dot product is the cosine)."""
+    """``cos(q, embed(text))`` per text, from one ``embed_passages`` call.
+
+    Distinct texts are embedded once; unit vectors, so the dot product is the cosine.
+    """
     if not len(texts):
         return np.zeros(0, np.float32)
     if embedder is None:

@@ -211,8 +211,9 @@ class PathConstrainedRetriever:
         anchor_name: AnchorArg = None,
         **overrides: Any,
     ) -> PCRResult:
-        """PCR with a precomputed query embedding (``query`` text is needed for hybrid/BM25
-        and for linking anchors).
+        """PCR with a precomputed query embedding.
+
+        The ``query`` text is needed for hybrid/BM25 and for linking anchors.
 
         Useful when the query was embedded elsewhere, and for benchmarks that measure the
         retrieval itself without the embedding model.
@@ -348,8 +349,10 @@ def _path_scores(
     b: GraphBackend[Any, Any], region: Region, tree_of: np.ndarray, pos: np.ndarray,
     qv: np.ndarray, cfg: PCRConfig,
 ) -> np.ndarray:
-    """Path-aware scores (kgpath extension, :mod:`kgpath.methods.pcr.pathscore`): every
-    candidate's path text, embedded in one call."""
+    """Path-aware scores (kgpath extension, :mod:`kgpath.methods.pcr.pathscore`).
+
+    Every candidate's path text, embedded in one call.
+    """
     texts: list[str] = [""] * len(pos)
     for t, tree in enumerate(region.trees):
         sel = np.flatnonzero(tree_of == t)
