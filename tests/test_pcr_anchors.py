@@ -126,3 +126,9 @@ def test_linking_on_the_cypher_backend(curie, tmp_path):
         assert [(h.id, h.path) for h in db.hits] == [(h.id, h.path) for h in mem.hits]
     finally:
         drv.close()
+
+
+def test_lower_case_span_links_a_node_written_so(curie):
+    curie.add_node("ra", name="radium")
+    assert _links(curie, "where was the ore for radium mined") == [("ra", "radium", 22, 28)]
+    assert _links(curie, "the film about radium") == [("ra", "radium", 15, 21)]  # not "Film"

@@ -11,7 +11,9 @@ Rules, as in the entity linker of ``kgpath.ingest`` (a small copy until that mod
   drops it, so the span without it matches the same node);
 * the key has at least 2 characters and is not a stop word;
 * at least one word of the n-gram is capitalised or contains a digit, so "film" in "which
-  film" does not link a node named "Film".
+  film" does not link a node named "Film"; an unmarked span links only a node whose name is
+  written exactly so ("radium" links a node named "radium": the graph itself writes it
+  in lower case).
 
 Lookup: in memory a key index over every node name (built once per graph version); on
 another backend (a database) one :meth:`GraphBackend.nodes_by_name` query per candidate
@@ -105,12 +107,12 @@ def link_anchors(
             s, e = words[i][0], words[i + n - 1][1]
             if n > 1 and query[words[i][0]:words[i][1]].lower() in _ARTICLES:
                 continue
-            if not any(_marked(query[a:z]) for a, z in words[i:i + n]):
-                continue
             key = entity_key(query[s:e])
             if len(key) < 2 or key in STOP_WORDS:
                 continue
             keys = lookup(key, query[s:e])
+            if len(keys) and not any(_marked(query[a:z]) for a, z in words[i:i + n]):
+                keys = [k for k in keys if b.node(k).name == query[s:e]]
             if len(keys):
                 used[i:i + n] = [True] * n
                 found.extend(AnchorLink(k, b.node(k), query[s:e], s, e) for k in keys)
