@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgpath import GraphIndex, HashingEmbedder, KnowledgeGraph, NodeNotFoundError
+from kgpath import ConfigError, GraphIndex, HashingEmbedder, KnowledgeGraph, NodeNotFoundError
 from kgpath.backends import InMemoryBackend
 from kgpath.methods.pcr import CypherPCR, PathConstrainedRetriever, link_anchors
 from kgpath.stores import EmbeddedCypherDriver, load_graph
@@ -66,7 +66,7 @@ def test_linked_anchors_union_of_reachable_sets(curie):
 
 def test_each_node_keeps_the_path_from_its_nearest_anchor(chain):
     pcr = PathConstrainedRetriever(chain, embedder=HashingEmbedder(dim=32))
-    res = pcr.retrieve("q", anchor=["A", "X"], k=10)
+    res = pcr.retrieve("q", anchors=["A", "X"], k=10)
     assert res.reachable_count == 5 and res.anchor_resolution == "id"
     got = {h.id: (h.path, h.hops) for h in res.hits}
     assert got == {"A": (("A",), 0), "X": (("X",), 0), "B": (("A", "B"), 1),
@@ -75,7 +75,7 @@ def test_each_node_keeps_the_path_from_its_nearest_anchor(chain):
     ev = {e.id: e.trace for e in res.evidence("native")}
     assert (ev["C"]["anchor_id"], ev["C"]["anchor_name"]) == ("X", "X name")
     assert ev["C"]["path"] == "X name -[r]-> C name"
-    no_anchor = pcr.retrieve("q", anchor=["A", "X"], include_anchor=False, k=10)
+    no_anchor = pcr.retrieve("q", anchors=["A", "X"], include_anchor=False, k=10)
     assert set(no_anchor.ids) == {"B", "C", "D"}
 
 
@@ -90,10 +90,14 @@ def test_no_anchor_raises_unless_the_similar_fallback_is_configured(curie):
     assert len(res.anchors) == 1
     # an explicit anchor wins over linking
     assert pcr.retrieve("Marie Curie", anchor="pa").anchor.id == "pa"
+    with pytest.raises(ConfigError, match="anchors must be a list"):
+        pcr.retrieve("q", anchors="mc")
+    with pytest.raises(NodeNotFoundError, match="'zz'"):
+        pcr.retrieve("q", anchors=["mc", "zz"])
 
 
-@pytest.mark.parametrize("kw", [dict(anchor=["A", "X"]), dict(anchor_name=["A name", "x NAME"]),
-                                dict(anchor=["A", "X"], include_anchor=False, max_depth=1)])
+@pytest.mark.parametrize("kw", [dict(anchors=["A", "X"]), dict(anchor="A", anchors=["X"]),
+                                dict(anchors=["A", "X"], include_anchor=False, max_depth=1)])
 def test_several_anchors_same_result_on_the_cypher_backend(chain, tmp_path, kw):
     emb = HashingEmbedder(dim=32)
     idx = GraphIndex(chain, emb)

@@ -33,11 +33,15 @@ __all__ = ["PathConstrainedRetriever"]
 
 logger = logging.getLogger("kgpath.methods.pcr")
 
-AnchorArg = str | Sequence[str] | None
+AnchorsArg = Sequence[str] | None
 
 
-def _as_list(value: AnchorArg) -> list[str]:
-    return [value] if isinstance(value, str) else list(value or [])
+def _several(anchors: AnchorsArg) -> list[str]:
+    if anchors is None:
+        return []
+    if isinstance(anchors, (str, bytes)) or not isinstance(anchors, Sequence):
+        raise ConfigError(f"anchors must be a list of node ids, got {anchors!r}")
+    return list(anchors)
 
 
 def backend_embedder(b: GraphBackend[Any, Any]) -> Any:
@@ -155,18 +159,21 @@ class PathConstrainedRetriever:
         return b.most_similar(query_vec), "similarity"
 
     def resolve_anchors(
-        self, query: str, query_vec: np.ndarray, *, anchor: AnchorArg, anchor_name: AnchorArg,
-        config: PCRConfig, backend: GraphBackend[Any, Any] | None = None,
+        self, query: str, query_vec: np.ndarray, *, anchor: str | None,
+        anchor_name: str | None, anchors: AnchorsArg = None, config: PCRConfig,
+        backend: GraphBackend[Any, Any] | None = None,
     ) -> tuple[list[Any], str]:
         """All anchors of one retrieval and how they were found.
 
-        Given ids (one or several) or names: :meth:`resolve_anchor` on each. Neither: the
+        Given an id, several ids (``anchors``) or a name: :meth:`resolve_anchor` on each
+        (resolutions joined by ``"; "`` when they differ). None given: the
         nodes the query names (``link_anchors``, resolution ``"linked"``); none linked: the
         most similar node when ``anchor_fallback="similar"`` (resolution ``"similarity"``),
         else :class:`NodeNotFoundError`.
         """
         b = backend or self.backend
-        ids, names = _as_list(anchor), _as_list(anchor_name)
+        ids = ([anchor] if anchor is not None else []) + _several(anchors)
+        names = [anchor_name] if anchor_name is not None else []
         if ids or names:
             got = [self.resolve_anchor(query_vec, anchor=i, anchor_name=None, config=config,
                                        backend=b) for i in ids]
@@ -189,26 +196,30 @@ class PathConstrainedRetriever:
         self,
         query: str,
         *,
-        anchor: AnchorArg = None,
-        anchor_name: AnchorArg = None,
+        anchor: str | None = None,
+        anchor_name: str | None = None,
+        anchors: AnchorsArg = None,
         **overrides: Any,
     ) -> PCRResult:
-        """Run PCR for ``query`` from its anchor(s): ids, names, or the query's entities.
+        """Run PCR for ``query`` from its anchor(s).
+
+        An id, several ids (``anchors``), a name, or the entities the query names.
 
         ``overrides`` are :class:`PCRConfig` fields for this call only (e.g. ``k=5``).
         """
         q = check_query(query)
         cfg = self._config(overrides)
         qv = self.backend.embed_query(q)
-        return self._retrieve(q, qv, anchor, anchor_name, cfg)
+        return self._retrieve(q, qv, (anchor, anchor_name, anchors), cfg)
 
     def retrieve_by_vector(
         self,
         query_vec: np.ndarray | Sequence[float],
         *,
         query: str = "",
-        anchor: AnchorArg = None,
-        anchor_name: AnchorArg = None,
+        anchor: str | None = None,
+        anchor_name: str | None = None,
+        anchors: AnchorsArg = None,
         **overrides: Any,
     ) -> PCRResult:
         """PCR with a precomputed query embedding.
@@ -222,14 +233,15 @@ class PathConstrainedRetriever:
         if cfg.mode != "vector":
             query = check_query(query)
         qv = self.backend.check_query_vector(query_vec)
-        return self._retrieve(query, qv, anchor, anchor_name, cfg)
+        return self._retrieve(query, qv, (anchor, anchor_name, anchors), cfg)
 
     async def aretrieve(
         self,
         query: str,
         *,
-        anchor: AnchorArg = None,
-        anchor_name: AnchorArg = None,
+        anchor: str | None = None,
+        anchor_name: str | None = None,
+        anchors: AnchorsArg = None,
         **overrides: Any,
     ) -> PCRResult:
         """Async :meth:`retrieve`.
@@ -241,17 +253,18 @@ class PathConstrainedRetriever:
         cfg = self._config(overrides)
         qv = await self.backend.aembed_query(q)
         if self.backend.blocking:
-            return await asyncio.to_thread(self._retrieve, q, qv, anchor, anchor_name, cfg)
-        return self._retrieve(q, qv, anchor, anchor_name, cfg)
+            return await asyncio.to_thread(self._retrieve, q, qv, (anchor, anchor_name, anchors),
+                                           cfg)
+        return self._retrieve(q, qv, (anchor, anchor_name, anchors), cfg)
 
     def _retrieve(
-        self, query: str, qv: np.ndarray, anchor: AnchorArg, anchor_name: AnchorArg,
-        cfg: PCRConfig,
+        self, query: str, qv: np.ndarray,
+        given: tuple[str | None, str | None, AnchorsArg], cfg: PCRConfig,
     ) -> PCRResult:
         """Section 3.3: anchor(s), Eq. (1) reachable set, Eq. (2) search, hits with paths."""
         b = self.backend.bind()
-        keys, how = self.resolve_anchors(query, qv, anchor=anchor, anchor_name=anchor_name,
-                                         config=cfg, backend=b)
+        keys, how = self.resolve_anchors(query, qv, anchor=given[0], anchor_name=given[1],
+                                         anchors=given[2], config=cfg, backend=b)
         region = merge_regions([b.reachable(a, max_depth=cfg.max_depth,
                                             direction=cfg.direction) for a in keys])
         anchors = tuple(b.node(a) for a in keys)
