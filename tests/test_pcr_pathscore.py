@@ -26,8 +26,8 @@ VECS = {
     # path texts
     "Marie Curie born in Warsaw": [0.8, 0.6],        # path 0.8
     "Marie Curie worked at Sorbonne": [0.0, 1.0],    # path 0.0
-    "Marie Curie born in something": [0.6, 0.8],     # relations-only texts
-    "Marie Curie worked at something": [0.8, 0.6],
+    "something born in something": [0.6, 0.8],       # relations-only texts
+    "something worked at something": [0.8, 0.6],
 }
 
 
@@ -46,7 +46,7 @@ def test_textualize_path_keeps_edge_direction_and_masks():
     assert textualize_path(["mc", "wa"], [born], NAMES) == "Marie Curie born in Warsaw"
     # walked backwards: the triple is still written in its own direction
     assert textualize_path(["wa", "mc"], [born], NAMES) == "Marie Curie born in Warsaw"
-    assert textualize_path(["wa", "mc"], [born], NAMES, mask=True) == "something born in Warsaw"
+    assert textualize_path(["wa", "mc"], [born], NAMES, mask=True) == "something born in something"
     two = [born, Edge("mc", "so", "worked_at")]
     assert textualize_path(["wa", "mc", "so"], two, NAMES) == (
         "Marie Curie born in Warsaw, Marie Curie worked at Sorbonne")
@@ -90,7 +90,7 @@ def test_relations_only_texts_are_shared_and_embedded_once(graph, table_embedder
     assert res.ids == ["so", "wa", "kr", "mc"]  # 0.8, 0.6, 0.6 (BFS order), 0.0
     texts = emb.calls[-1][1]
     assert sorted(texts) == sorted(
-        ["Marie Curie", "Marie Curie born in something", "Marie Curie worked at something"])
+        ["Marie Curie", "something born in something", "something worked at something"])
 
 
 def test_path_options_validated(graph, table_embedder):

@@ -168,12 +168,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="MetaQA: cached node vectors (np.save; written when absent)")
     ap.add_argument("--limit", type=int, default=None, help="MetaQA: questions per hop file")
     ap.add_argument("--hops", default="1,2,3", help="MetaQA: hop counts, e.g. 1,2")
+    ap.add_argument("--variants", default=None,
+                    help="MetaQA: comma-separated subset of node, path/relations, "
+                         "mixed/relations, path/full, mixed/full")
     args = ap.parse_args(argv)
     if args.metaqa:
         from kgpath.eval.pcr_metaqa import run_metaqa
 
         return run_metaqa(args.metaqa, embedder_by_name(args.embedder), vectors=args.vectors,
-                          limit=args.limit, hops=[int(h) for h in args.hops.split(",")])
+                          limit=args.limit, hops=[int(h) for h in args.hops.split(",")],
+                          variants=args.variants.split(",") if args.variants else None)
     if not args.data:
         ap.error("--data is required (no ../shared/datasets found)")
     report = evaluate_pcr(args.data, embedder_by_name(args.embedder), k=args.k, alpha=args.alpha)

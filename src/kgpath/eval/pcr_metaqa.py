@@ -153,7 +153,8 @@ def format_metaqa(hits: dict[str, dict[int, np.ndarray]]) -> str:
 
 
 def run_metaqa(data: str, embedder: Embedder, *, vectors: str | None = None,
-               limit: int | None = None, hops: Sequence[int] = (1, 2, 3)) -> int:
+               limit: int | None = None, hops: Sequence[int] = (1, 2, 3),
+               variants: Sequence[str] | None = None) -> int:
     """CLI body of ``kgpath eval pcr --metaqa DIR``."""
     graph, questions = load_metaqa(data)
     questions = {h: qs for h, qs in questions.items() if h in hops}
@@ -161,5 +162,7 @@ def run_metaqa(data: str, embedder: Embedder, *, vectors: str | None = None,
         questions = {h: qs[:limit] for h, qs in questions.items()}
     print(f"MetaQA: {len(graph)} nodes, {graph.num_edges} edges; questions "
           + ", ".join(f"{h}-hop {len(q)}" for h, q in questions.items()), flush=True)
-    print(format_metaqa(evaluate_metaqa(graph, questions, embedder, vectors=vectors)))
+    chosen = {v: VARIANTS[v] for v in variants} if variants else None
+    print(format_metaqa(evaluate_metaqa(graph, questions, embedder, variants=chosen,
+                                        vectors=vectors)))
     return 0

@@ -85,9 +85,8 @@ class PCRConfig:
         MetaQA dev, see ``docs``/the issue 12 closing note).
     path_text
         ``"full"``: every name and relation on the path (``"Marie Curie born in Warsaw"``);
-        ``"relations"``: the anchor's name and the relation labels, other names masked, so
-        paths with the same relation chain share one text (embedded once; far cheaper on
-        dense graphs).
+        ``"relations"``: the relation labels only, every name masked, so paths with the same
+        relation chain share one text (embedded once; far cheaper on dense graphs).
     """
 
     k: int = 10

@@ -10,8 +10,10 @@ from the anchor written as text, relation labels included::
 
 Each edge is written in its own direction as ``source relation target`` (underscores in
 relation labels become spaces), edges joined by ``", "``; a path of length 0 is the
-anchor's name. ``mask=True`` keeps the anchor's name and the relations and writes every
-other name as :data:`MASK`, so all paths with the same relation chain share one text.
+anchor's name. ``mask=True`` keeps only the relations and writes every name as
+:data:`MASK`, so all paths with the same relation chain share one text, within a query and
+across queries (the anchor's name is the same in every path of a query, so it does not
+rank them).
 
 All texts of one query are embedded in one ``embed_passages`` call (duplicates once):
 :func:`path_similarity`. ``score="mixed"`` combines with the node's own score by
@@ -48,9 +50,9 @@ def humanize_relation(relation: str | None) -> str:
     return " ".join(r.split()) or "related to"
 
 
-def _segment(edge: Edge, names: Mapping[str, str], keep: str | None, mask: bool) -> str:
+def _segment(edge: Edge, names: Mapping[str, str], mask: bool) -> str:
     def name(nid: str) -> str:
-        return names.get(nid, nid) if not mask or nid == keep else MASK
+        return MASK if mask else names.get(nid, nid)
 
     return f"{name(edge.source)} {humanize_relation(edge.relation)} {name(edge.target)}"
 
@@ -69,13 +71,13 @@ def textualize_path(
     >>> textualize_path(["mc", "wa"], [e], {"mc": "Marie Curie", "wa": "Warsaw"})
     'Marie Curie born in Warsaw'
     >>> textualize_path(["mc", "wa"], [e], {"mc": "Marie Curie", "wa": "Warsaw"}, mask=True)
-    'Marie Curie born in something'
+    'something born in something'
     """
     if not node_ids:
         return ""
     if not edges:
         return names.get(node_ids[0], node_ids[0])
-    return ", ".join(_segment(e, names, node_ids[0], mask) for e in edges)
+    return ", ".join(_segment(e, names, mask) for e in edges)
 
 
 def tree_path_texts(
@@ -89,7 +91,6 @@ def tree_path_texts(
     """
     parent = np.asarray(tree.parent_pos)
     root = tree.nodes[0] if len(tree.nodes) else None
-    keep = b.node(root).id if root is not None else None
     texts: dict[int, str] = {}
     names: dict[str, str] = {}
 
@@ -105,7 +106,7 @@ def tree_path_texts(
         for p in reversed(chain):
             node = b.node(tree.nodes[p])
             names[node.id] = node.name
-            seg = _segment(_parent_edge(b, tree, p), names, keep, mask)
+            seg = _segment(_parent_edge(b, tree, p), names, mask)
             up = int(parent[p])
             texts[p] = seg if parent[up] < 0 else f"{texts[up]}, {seg}"
         return texts[chain[0] if chain else pos]
