@@ -90,7 +90,6 @@ def tree_path_texts(
     parent's text plus the edge from the parent (O(|positions| + their ancestors)).
     """
     parent = np.asarray(tree.parent_pos)
-    root = tree.nodes[0] if len(tree.nodes) else None
     texts: dict[int, str] = {}
     names: dict[str, str] = {}
 
