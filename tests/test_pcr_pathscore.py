@@ -72,9 +72,11 @@ def test_node_path_and_mixed_rankings_hand_computed(graph, table_embedder):
     assert sorted(emb.calls[1][1]) == sorted(
         ["Marie Curie", "Marie Curie born in Warsaw", "Marie Curie worked at Sorbonne"])
     assert path.trace["score"] == "path"
-    mixed = pcr.retrieve(Q, anchor="mc", score="mixed")  # 0.5·path + 0.5·node
+    mixed = pcr.retrieve(Q, anchor="mc", score="mixed")  # 0.7·path + 0.3·node
     assert mixed.ids == ["wa", "so", "mc"]
-    assert [round(h.score, 4) for h in mixed.hits] == [0.4, 0.3, 0.0]
+    assert [round(h.score, 4) for h in mixed.hits] == [0.56, 0.18, 0.0]
+    half = pcr.retrieve(Q, anchor="mc", score="mixed", path_weight=0.5)
+    assert [round(h.score, 4) for h in half.hits] == [0.4, 0.3, 0.0]
     light = pcr.retrieve(Q, anchor="mc", score="mixed", path_weight=0.25)
     assert light.ids == ["so", "wa", "mc"]  # 0.45, 0.2, 0.0
     assert [round(h.score, 4) for h in light.hits] == [0.45, 0.2, 0.0]
