@@ -138,7 +138,8 @@ def test_fallback_and_name_anchor_evidence(drv):
     g.add_node("island", name="Island", text="alone", provenance=["p1"])
     mem, db = both(g, drv, dim=16)
     for kw in (dict(anchor="island", fallback="global", k=4),
-               dict(anchor_name="n3", k=3), dict(anchor_name="N2", k=3), dict(k=3)):
+               dict(anchor_name="n3", k=3), dict(anchor_name="N2", k=3),
+               dict(k=3, anchor_fallback="similar")):
         a, b = mem.retrieve("query", **kw), db.retrieve("query", **kw)
         assert_same(a, b)
     assert db.retrieve("query", anchor="island", fallback="global").fallback_used

@@ -71,8 +71,12 @@ def test_depth_direction_and_anchor_inclusion(pcr):
 
 def test_anchor_by_name_and_by_similarity(pcr):
     assert pcr.retrieve("q", anchor_name="a").anchor.id == "A"
-    res = pcr.retrieve("q")  # most similar node to q is E
+    # no anchor and none named in the query: the most similar node only when configured
+    with pytest.raises(NodeNotFoundError, match="anchor_fallback='similar'"):
+        pcr.retrieve("q")
+    res = pcr.retrieve("q", anchor_fallback="similar")  # most similar node to q is E
     assert res.anchor.id == "E" and res.anchor_resolution == "similarity"
+    assert res.trace["anchor_fallback"] == "similar"
 
 
 def test_unknown_anchor_error_or_similarity_fallback(pcr):

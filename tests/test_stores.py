@@ -238,7 +238,8 @@ def test_anchor_resolution_and_options(hand, drv):
                                                        page_size=2)
     cases = [
         dict(anchor_name="  c NAME "),  # case- and space-insensitive, like find_by_name
-        dict(),  # no anchor: most similar node over a paged global scan (ties: node order)
+        # no anchor: most similar node over a paged global scan (ties: node order)
+        dict(anchor_fallback="similar"),
         dict(anchor="nope", unknown_anchor="similar"),
         dict(anchor="X", k=3),
         dict(anchor="A", include_anchor=False, k=2),

@@ -194,13 +194,15 @@ def test_per_call_k_anchor_and_options(retriever: PathConstrainedRetriever) -> N
 
 
 def test_no_anchor_means_most_similar_node(embedder: KeywordEmbedder) -> None:
-    r = PathConstrainedRetriever.from_graph(make_graph(), embedding=embedder, k=1)
+    # the most similar node anchors only when configured (kgpath issue 12)
+    r = PathConstrainedRetriever.from_graph(make_graph(), embedding=embedder, k=1,
+                                            anchor_fallback="similar")
     (doc,) = r.invoke("alpha")
     assert doc.metadata["kgpath_anchor_id"] == "a"
     assert doc.metadata["kgpath_anchor_resolution"] == "similarity"
     # Explicit None per call also drops a constructor anchor.
     anchored = PathConstrainedRetriever.from_graph(make_graph(), embedding=KeywordEmbedder(),
-                                                   anchor="z")
+                                                   anchor="z", anchor_fallback="similar")
     (doc,) = anchored.invoke("alpha", anchor=None, k=1)
     assert doc.metadata["kgpath_anchor_id"] == "a"
 

@@ -88,7 +88,7 @@ def test_round_trip_retrieval_equals_direct_build():
     back = knowledge_graph_from_property_graph_store(knowledge_graph_to_property_graph_store(g))
     direct, via = CorePCR(GraphIndex(g, EMB)), CorePCR(GraphIndex(back, EMB))
     for kw in (dict(anchor="mc"), dict(anchor_name="radium", direction="both"),
-               dict(anchor="pc", max_depth=1, k=3), dict()):
+               dict(anchor="pc", max_depth=1, k=3), dict(anchor_fallback="similar")):
         a, b = direct.retrieve("radioactive treatment", **kw), via.retrieve(
             "radioactive treatment", **kw)
         assert a.hits == b.hits and a.anchor == b.anchor

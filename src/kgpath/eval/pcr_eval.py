@@ -8,6 +8,11 @@ Every method searches the same node embeddings (``Node.search_text``) with the s
 embedder; baselines search the whole domain graph, PCR only the nodes reachable from the
 query's anchor (unlimited depth, out-edges, anchor included). Metrics: see
 :mod:`kgpath.eval.metrics`.
+
+``--metaqa DIR`` instead measures answer Hits@1/Hits@10 per hop count on MetaQA dev (anchor
+given, ``answers_reachable`` questions) for PCR variants: node score (Eq. 2) against the
+path-aware scores (a kgpath extension), ``max_depth = hops``, edges in both directions,
+anchor excluded; see :mod:`kgpath.eval.pcr_metaqa`.
 """
 
 from __future__ import annotations
@@ -157,7 +162,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embedder", default="local", help="local (default), hashing, openai")
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--alpha", type=float, default=0.7)
+    ap.add_argument("--metaqa", default=None, metavar="DIR",
+                    help="MetaQA folder: Hits@1/Hits@10 of PCR node vs path-aware scoring")
+    ap.add_argument("--vectors", default=None, metavar="FILE.npy",
+                    help="MetaQA: cached node vectors (np.save; written when absent)")
+    ap.add_argument("--limit", type=int, default=None, help="MetaQA: questions per hop file")
+    ap.add_argument("--hops", default="1,2,3", help="MetaQA: hop counts, e.g. 1,2")
+    ap.add_argument("--variants", default=None,
+                    help="MetaQA: comma-separated subset of node, path/relations, "
+                         "mixed/relations, path/full, mixed/full")
     args = ap.parse_args(argv)
+    if args.metaqa:
+        from kgpath.eval.pcr_metaqa import run_metaqa
+
+        return run_metaqa(args.metaqa, embedder_by_name(args.embedder), vectors=args.vectors,
+                          limit=args.limit, hops=[int(h) for h in args.hops.split(",")],
+                          variants=args.variants.split(",") if args.variants else None)
     if not args.data:
         ap.error("--data is required (no ../shared/datasets found)")
     report = evaluate_pcr(args.data, embedder_by_name(args.embedder), k=args.k, alpha=args.alpha)

@@ -328,9 +328,11 @@ class GraphIndex:
         *,
         mode: str = "vector",
         alpha: float = 0.7,
+        norm: str = "max",
     ) -> np.ndarray:
         """Scores for ``candidates`` (node indices) by ``"vector"``, ``"bm25"`` or ``"hybrid"``.
 
+        ``norm`` scales the hybrid BM25 term (:func:`~kgpath.index.hybrid.hybrid_scores`).
         Raises :class:`ConfigError` for an unknown mode or an index outside the graph.
         """
         if mode not in ("vector", "bm25", "hybrid"):
@@ -341,7 +343,7 @@ class GraphIndex:
         if mode == "bm25":
             return self.bm25.scores(query, candidates)
         cos = self.vector_index.scores(query_vec, candidates)
-        return hybrid_scores(cos, self.bm25.scores(query, candidates), alpha)
+        return hybrid_scores(cos, self.bm25.scores(query, candidates), alpha, norm=norm)
 
     def search(
         self,

@@ -1,0 +1,136 @@
+"""PCR configuration (:class:`PCRConfig`): the paper's defaults plus kgpath's documented options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from kgpath.errors import ConfigError
+from kgpath.graph import Direction
+from kgpath.index.hybrid import HYBRID_NORMS, HybridNorm
+
+__all__ = [
+    "AnchorFallback",
+    "AnchorPolicy",
+    "Fallback",
+    "PCRConfig",
+    "PathText",
+    "ScoreMode",
+    "SearchMode",
+]
+
+SearchMode = Literal["vector", "hybrid", "bm25"]
+Fallback = Literal["none", "global"]
+AnchorPolicy = Literal["error", "similar"]
+AnchorFallback = Literal["none", "similar"]
+ScoreMode = Literal["node", "path", "mixed"]
+PathText = Literal["full", "relations"]
+
+
+def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PCRConfig:
+    """PCR hyperparameters; defaults follow the paper (Appendix A.2).
+
+    Attributes
+    ----------
+    k
+        Number of results (paper: 10).
+    max_depth
+        ``d_max`` in section 3.2; ``None`` = unlimited (the paper's default).
+    direction
+        Edge direction for reachability: ``"out"`` (paper), ``"in"`` or ``"both"``.
+    mode
+        ``"vector"`` (Eq. 2), ``"hybrid"`` (section 3.4) or ``"bm25"`` (ablation).
+    alpha
+        Hybrid weight of the vector score (paper: 0.7).
+    hybrid_norm
+        How the BM25 term of the hybrid score is scaled (:mod:`kgpath.index.hybrid`):
+        ``"max"`` (default, BM25 / its maximum over the scored candidates), ``"raw"`` (the
+        paper's section 3.4 formula read literally: unscaled BM25), ``"minmax"`` (both terms
+        min-max scaled over the candidates, as the authors' ``HybridRetriever`` baseline).
+    fallback
+        ``"none"`` or ``"global"``: what to do when nothing but the anchor is reachable
+        (section 3.5). Global search defeats the structural constraint, so it is off by
+        default and always recorded in :attr:`PCRResult.fallback_used`.
+    include_anchor
+        Whether the anchor itself is a candidate (path of length 0). The PathRAG-6 ground
+        truth lists anchors as relevant, so the default is ``True``.
+    unknown_anchor
+        ``"error"`` raises :class:`NodeNotFoundError` for an unknown id/name;
+        ``"similar"`` falls back to the node most similar to the query (recorded).
+    link_anchors
+        With no ``anchor``/``anchor_name`` given, link the entities the query names to
+        nodes (:mod:`kgpath.methods.pcr.anchors`) and search from all of them (the union
+        of their reachable sets, each node keeping the path from its nearest anchor).
+        A kgpath extension: the paper takes the anchor as given.
+    anchor_fallback
+        With no anchor given and none linked: ``"none"`` (default) raises
+        :class:`NodeNotFoundError`; ``"similar"`` anchors at the node most similar to the
+        query, recorded as ``anchor_resolution="similarity"`` and in the trace. The default
+        follows the paper, whose PCR always starts from a given anchor (section 3.1, and
+        section 6: "the method requires appropriate anchor node selection").
+    score
+        How reachable nodes are ranked. ``"node"`` (default, Eq. 2): the node's own score
+        (``mode``). ``"path"`` and ``"mixed"`` are a **kgpath extension** (not in the
+        paper): the query's cosine to the textualised path from the node's anchor
+        (:mod:`kgpath.methods.pcr.pathscore`), alone or as
+        ``path_weight·path + (1 − path_weight)·node``.
+    path_weight
+        Weight of the path score in ``score="mixed"``. 0.7, chosen on the first half of
+        the reachable MetaQA dev questions (``kgpath eval pcr --metaqa``; best mean Hits@1
+        over 1-3 hops of 0.3/0.5/0.7 with ``path_text="relations"``).
+    path_text
+        ``"full"``: every name and relation on the path (``"Marie Curie born in Warsaw"``);
+        ``"relations"``: the relation labels only, every name masked, so paths with the same
+        relation chain share one text (embedded once; far cheaper on dense graphs).
+    """
+
+    k: int = 10
+    max_depth: int | None = None
+    direction: Direction = "out"
+    mode: SearchMode = "vector"
+    alpha: float = 0.7
+    hybrid_norm: HybridNorm = "max"
+    fallback: Fallback = "none"
+    include_anchor: bool = True
+    unknown_anchor: AnchorPolicy = "error"
+    link_anchors: bool = True
+    anchor_fallback: AnchorFallback = "none"
+    score: ScoreMode = "node"
+    path_weight: float = 0.7
+    path_text: PathText = "full"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k <= 0:
+            raise ConfigError(f"k must be a positive int, got {self.k!r}")
+        if self.max_depth is not None and (
+            isinstance(self.max_depth, bool)
+            or not isinstance(self.max_depth, int)
+            or self.max_depth < 0
+        ):
+            raise ConfigError(f"max_depth must be None or an int >= 0, got {self.max_depth!r}")
+        if self.direction not in ("out", "in", "both"):
+            raise ConfigError(f"direction must be 'out', 'in' or 'both', got {self.direction!r}")
+        if self.mode not in ("vector", "hybrid", "bm25"):
+            raise ConfigError(f"mode must be 'vector', 'hybrid' or 'bm25', got {self.mode!r}")
+        for name in ("alpha", "path_weight"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
+                raise ConfigError(f"{name} must be in [0, 1], got {v!r}")
+        if self.fallback not in ("none", "global"):
+            raise ConfigError(f"fallback must be 'none' or 'global', got {self.fallback!r}")
+        if self.unknown_anchor not in ("error", "similar"):
+            raise ConfigError(
+                f"unknown_anchor must be 'error' or 'similar', got {self.unknown_anchor!r}"
+            )
+        _choice("hybrid_norm", self.hybrid_norm, HYBRID_NORMS)
+        _choice("anchor_fallback", self.anchor_fallback, ("none", "similar"))
+        _choice("score", self.score, ("node", "path", "mixed"))
+        _choice("path_text", self.path_text, ("full", "relations"))
+        if not isinstance(self.link_anchors, bool):
+            raise ConfigError(f"link_anchors must be a bool, got {self.link_anchors!r}")

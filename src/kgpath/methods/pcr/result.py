@@ -1,0 +1,133 @@
+"""PCR result types: :class:`PCRHit`, :class:`PCRResult` (the evidence contract)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgpath.evidence import Evidence, check_output, passages_from_sources, rank_items
+from kgpath.graph import Edge, KnowledgeGraph, Node
+from kgpath.methods.pcr.config import PCRConfig
+
+__all__ = ["PCRHit", "PCRResult", "format_path"]
+
+
+@dataclass(frozen=True)
+class PCRHit:
+    """One retrieved node with its score and structural trace."""
+
+    node: Node
+    score: float
+    hops: int | None
+    """Shortest-path length from the (nearest) anchor (``None`` if reached only by global
+    fallback)."""
+    path: tuple[str, ...]
+    """Node ids of a shortest path anchor -> node (empty if unreachable)."""
+    edges: tuple[Edge, ...] = ()
+    """The edges along :attr:`path`."""
+    node_score: float | None = None
+    """With path-aware scoring (``score="path"|"mixed"``): the node's own score."""
+    path_score: float | None = None
+    """With path-aware scoring: the query's cosine to the textualised path."""
+
+    @property
+    def id(self) -> str:
+        """Node id."""
+        return self.node.id
+
+    @property
+    def anchor_id(self) -> str | None:
+        """Id of the anchor this hit's path starts from (``None`` if unreachable)."""
+        return self.path[0] if self.path else None
+
+    def path_text(self, graph: KnowledgeGraph) -> str:
+        """Readable path with relation labels, e.g. ``A -[uses]-> B -[runs_on]-> C``."""
+        if not self.path:
+            return "(not reachable from the anchor)"
+        return format_path(graph, self.path, self.edges)
+
+
+@dataclass(frozen=True)
+class PCRResult:
+    """PCR output: the hits plus everything needed to explain them."""
+
+    query: str
+    anchor: Node
+    """The (first) anchor."""
+    anchor_resolution: str
+    """How the anchor was found: ``"id"``, ``"name"``, ``"linked"``, ``"similarity"`` or a
+    fallback note."""
+    hits: tuple[PCRHit, ...]
+    reachable_count: int
+    """``|C_reachable|`` including the anchor(s) (the union over anchors)."""
+    fallback_used: bool
+    config: PCRConfig
+    trace: dict[str, Any] = field(default_factory=dict)
+    graph: KnowledgeGraph | None = field(default=None, repr=False, compare=False)
+    """Resolves names and passages: the graph itself in memory; from a database backend, a
+    small graph of the result's nodes, path edges and cited passages."""
+    anchors: tuple[Node, ...] = ()
+    """Every anchor, in question order (one unless several were given or linked)."""
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.hits)
+
+    def evidence(self, output: str = "passages", k: int | None = None) -> list[Evidence]:
+        """The evidence contract (:mod:`kgpath.evidence`).
+
+        ``"native"``: one ``node`` item per hit, in hit order (text: the node's text, else
+        its name). ``"passages"``: hit order, then each hit's provenance in its stored
+        order; a passage takes the score and trace of the best hit citing it.
+        """
+        mode = check_output(output)
+        nodes = [self._node_evidence(h) for h in self.hits]
+        if mode == "native" or self.graph is None:
+            return rank_items(nodes, k)
+        pairs = [(h.node.provenance, e) for h, e in zip(self.hits, nodes)]
+        return rank_items(passages_from_sources(self.graph, pairs), k)
+
+    def _hit_anchor(self, hit: PCRHit) -> Node:
+        aid = hit.anchor_id
+        return next((a for a in self.anchors if a.id == aid), self.anchor)
+
+    def _node_evidence(self, hit: PCRHit) -> Evidence:
+        anchor = self._hit_anchor(hit)
+        trace: dict[str, Any] = {
+            "anchor_id": anchor.id,
+            "anchor_name": anchor.name,
+            "anchor_resolution": self.anchor_resolution,
+            "node_id": hit.node.id,
+            "hops": hit.hops,
+            "node_ids": list(hit.path),
+            "relations": [e.relation for e in hit.edges],
+            "passage_ids": list(hit.node.provenance),
+            "fallback": bool(self.fallback_used),
+        }
+        if self.graph is not None and hit.path:
+            trace["path"] = format_path(self.graph, hit.path, hit.edges)
+        return Evidence(hit.node.id, hit.node.text or hit.node.name, hit.score, "node",
+                        "pcr", trace=trace, source_metadata=hit.node.metadata)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    @property
+    def ids(self) -> list[str]:
+        """Hit node ids in rank order."""
+        return [h.id for h in self.hits]
+
+
+def format_path(graph: KnowledgeGraph, path: Sequence[str], edges: Sequence[Edge]) -> str:
+    """Render a node path with its edge labels, showing direction for reversed edges."""
+    if not path:
+        return ""
+    out = graph.node(path[0]).name
+    for prev, nxt, e in zip(path, path[1:], edges):
+        label = e.relation or ""
+        if e.source == prev and e.target == nxt:
+            out += f" -[{label}]-> " if label else " -> "
+        else:
+            out += f" <-[{label}]- " if label else " <- "
+        out += graph.node(nxt).name
+    return out

@@ -1,0 +1,421 @@
+"""The PCR retriever: section 3.3's pipeline over any graph backend."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kgpath._config import with_overrides
+from kgpath.backends.base import GraphBackend
+from kgpath.backends.memory import InMemoryBackend
+from kgpath.errors import ConfigError, NodeNotFoundError
+from kgpath.graph import KnowledgeGraph
+from kgpath.index.graph_index import GraphIndex, check_query
+from kgpath.index.vector import top_k
+from kgpath.methods.pcr.anchors import link_anchors
+from kgpath.methods.pcr.config import PCRConfig
+from kgpath.methods.pcr.pathscore import mix_scores, path_similarity, tree_path_texts
+from kgpath.methods.pcr.result import PCRHit, PCRResult
+from kgpath.methods.pcr.search import (
+    Region,
+    global_fallback,
+    make_hit,
+    merge_regions,
+    node_scores,
+    take,
+)
+
+__all__ = ["PathConstrainedRetriever"]
+
+logger = logging.getLogger("kgpath.methods.pcr")
+
+AnchorsArg = Sequence[str] | None
+
+
+def _several(anchors: AnchorsArg) -> list[str]:
+    if anchors is None:
+        return []
+    if isinstance(anchors, (str, bytes)) or not isinstance(anchors, Sequence):
+        raise ConfigError(f"anchors must be a list of node ids, got {anchors!r}")
+    return list(anchors)
+
+
+def backend_embedder(b: GraphBackend[Any, Any]) -> Any:
+    """The embedder a backend embeds with (path texts are embedded by the same model)."""
+    index = getattr(b, "index", None)
+    return getattr(index, "embedder", None) or getattr(b, "embedder", None)
+
+
+class PathConstrainedRetriever:
+    """Retrieve the top-k nodes reachable from an anchor (PCR), on any graph backend.
+
+    Parameters
+    ----------
+    index
+        A :class:`GraphIndex`, a :class:`KnowledgeGraph` (wrapped with ``embedder``), or a
+        :class:`~kgpath.backends.base.GraphBackend` (e.g. a
+        :class:`~kgpath.backends.cypher.CypherBackend`; :class:`~kgpath.stores.CypherPCR`
+        builds one for you).
+    embedder
+        Used only when ``index`` is a bare graph.
+    config
+        :class:`PCRConfig`; per-call overrides go through keyword arguments of
+        :meth:`retrieve` (applied with ``dataclasses.replace``).
+
+    Examples
+    --------
+    >>> from kgpath import KnowledgeGraph, HashingEmbedder
+    >>> g = KnowledgeGraph.from_triples([("a", "to", "b"), ("b", "to", "c"), ("x", "to", "y")])
+    >>> pcr = PathConstrainedRetriever(g, embedder=HashingEmbedder())
+    >>> sorted(pcr.retrieve("c", anchor="a").ids)
+    ['a', 'b', 'c']
+    """
+
+    def __init__(
+        self,
+        index: GraphIndex | KnowledgeGraph | GraphBackend[Any, Any],
+        *,
+        embedder: Any = None,
+        config: PCRConfig | None = None,
+    ) -> None:
+        if isinstance(index, (GraphIndex, KnowledgeGraph)):
+            self.backend: GraphBackend[Any, Any] = InMemoryBackend(index, embedder=embedder)
+        elif isinstance(index, GraphBackend):
+            self.backend = index
+        else:
+            raise ConfigError(
+                "PCR needs a GraphIndex, a KnowledgeGraph or a kgpath.backends.GraphBackend, "
+                f"got {type(index).__name__!r}"
+            )
+        self.config = config or PCRConfig()
+        self._check_mode(self.config)
+
+    @property
+    def index(self) -> GraphIndex:
+        """The :class:`GraphIndex` of the in-memory backend."""
+        if not isinstance(self.backend, InMemoryBackend):
+            raise AttributeError(f"the {self.backend.name} backend has no in-memory GraphIndex")
+        return self.backend.index
+
+    @property
+    def graph(self) -> KnowledgeGraph:
+        """The underlying graph (in-memory backend)."""
+        return self.index.graph
+
+    def _config(self, overrides: dict[str, Any]) -> PCRConfig:
+        # None means "not given", except max_depth where None explicitly means unlimited
+        cfg = with_overrides(self.config, overrides, label="PCR", none_is_value={"max_depth"})
+        self._check_mode(cfg)
+        return cfg
+
+    def _check_mode(self, cfg: PCRConfig) -> None:
+        needed = {cfg.mode} | ({"vector", "bm25"} if cfg.mode == "hybrid"
+                                and cfg.hybrid_norm != "max" else set())
+        if not needed <= set(self.backend.modes):
+            raise ConfigError(
+                f"{type(self).__name__} on the {self.backend.name} backend supports mode in "
+                f"{self.backend.modes} only, got mode={cfg.mode!r}: BM25 and hybrid scores "
+                "need corpus-wide term statistics; use the in-memory PathConstrainedRetriever"
+            )
+
+    # ------------------------------------------------------------------ anchor
+    def resolve_anchor(
+        self,
+        query_vec: np.ndarray,
+        *,
+        anchor: str | None,
+        anchor_name: str | None,
+        config: PCRConfig,
+        backend: GraphBackend[Any, Any] | None = None,
+    ) -> tuple[Any, str]:
+        """Return ``(anchor key, how it was resolved)`` (in memory the key is the node index).
+
+        By id, by name (ties between equal names broken by similarity to the query, then
+        node order), or, when neither is given, the node most similar to the query.
+        """
+        b = backend or self.backend
+        if anchor is not None:
+            key = b.node_by_id(anchor)
+            if key is not None:
+                return key, "id"
+            if config.unknown_anchor == "error":
+                raise NodeNotFoundError(f"unknown anchor id {anchor!r}", key=anchor)
+            return b.most_similar(query_vec), f"similarity (unknown id {anchor!r})"
+        if anchor_name is not None:
+            matches = b.nodes_by_name(anchor_name)
+            if len(matches) == 1:
+                return matches[0], "name"
+            if len(matches):
+                sc = b.score("", query_vec, matches, mode="vector", alpha=1.0)
+                best = matches[int(np.argmax(sc))]
+                return best, f"name ({len(matches)} matches, most similar chosen)"
+            if config.unknown_anchor == "error":
+                raise NodeNotFoundError(f"no node named {anchor_name!r}", key=anchor_name)
+            return b.most_similar(query_vec), f"similarity (unknown name {anchor_name!r})"
+        return b.most_similar(query_vec), "similarity"
+
+    def resolve_anchors(
+        self, query: str, query_vec: np.ndarray, *, anchor: str | None,
+        anchor_name: str | None, anchors: AnchorsArg = None, config: PCRConfig,
+        backend: GraphBackend[Any, Any] | None = None,
+    ) -> tuple[list[Any], str]:
+        """All anchors of one retrieval and how they were found.
+
+        Given an id, several ids (``anchors``) or a name: :meth:`resolve_anchor` on each
+        (resolutions joined by ``"; "`` when they differ). None given: the
+        nodes the query names (``link_anchors``, resolution ``"linked"``); none linked: the
+        most similar node when ``anchor_fallback="similar"`` (resolution ``"similarity"``),
+        else :class:`NodeNotFoundError`.
+        """
+        b = backend or self.backend
+        ids = ([anchor] if anchor is not None else []) + _several(anchors)
+        names = [anchor_name] if anchor_name is not None else []
+        if ids or names:
+            got = [self.resolve_anchor(query_vec, anchor=i, anchor_name=None, config=config,
+                                       backend=b) for i in ids]
+            got += [self.resolve_anchor(query_vec, anchor=None, anchor_name=n, config=config,
+                                        backend=b) for n in names]
+            return _unique([k for k, _ in got]), got[0][1] if len(got) == 1 else "; ".join(
+                dict.fromkeys(h for _, h in got))
+        if config.link_anchors and query:
+            links = link_anchors(b, query)
+            if links:
+                return _unique([x.key for x in links]), "linked"
+        if config.anchor_fallback == "similar":
+            return [b.most_similar(query_vec)], "similarity"
+        raise NodeNotFoundError(
+            f"no anchor for query {query!r}: pass anchor= or anchor_name=, name a node in "
+            "the query, or set anchor_fallback='similar' (most similar node)", key=query)
+
+    # ------------------------------------------------------------------ retrieval
+    def retrieve(
+        self,
+        query: str,
+        *,
+        anchor: str | None = None,
+        anchor_name: str | None = None,
+        anchors: AnchorsArg = None,
+        **overrides: Any,
+    ) -> PCRResult:
+        """Run PCR for ``query`` from its anchor(s).
+
+        An id, several ids (``anchors``), a name, or the entities the query names.
+
+        ``overrides`` are :class:`PCRConfig` fields for this call only (e.g. ``k=5``).
+        """
+        q = check_query(query)
+        cfg = self._config(overrides)
+        qv = self.backend.embed_query(q)
+        return self._retrieve(q, qv, (anchor, anchor_name, anchors), cfg)
+
+    def retrieve_by_vector(
+        self,
+        query_vec: np.ndarray | Sequence[float],
+        *,
+        query: str = "",
+        anchor: str | None = None,
+        anchor_name: str | None = None,
+        anchors: AnchorsArg = None,
+        **overrides: Any,
+    ) -> PCRResult:
+        """PCR with a precomputed query embedding.
+
+        The ``query`` text is needed for hybrid/BM25 and for linking anchors.
+
+        Useful when the query was embedded elsewhere, and for benchmarks that measure the
+        retrieval itself without the embedding model.
+        """
+        cfg = self._config(overrides)
+        if cfg.mode != "vector":
+            query = check_query(query)
+        qv = self.backend.check_query_vector(query_vec)
+        return self._retrieve(query, qv, (anchor, anchor_name, anchors), cfg)
+
+    async def aretrieve(
+        self,
+        query: str,
+        *,
+        anchor: str | None = None,
+        anchor_name: str | None = None,
+        anchors: AnchorsArg = None,
+        **overrides: Any,
+    ) -> PCRResult:
+        """Async :meth:`retrieve`.
+
+        The query embedding is awaited on the embedder's async API; a blocking backend (a
+        database) runs in a worker thread.
+        """
+        q = check_query(query)
+        cfg = self._config(overrides)
+        qv = await self.backend.aembed_query(q)
+        if self.backend.blocking:
+            return await asyncio.to_thread(self._retrieve, q, qv, (anchor, anchor_name, anchors),
+                                           cfg)
+        return self._retrieve(q, qv, (anchor, anchor_name, anchors), cfg)
+
+    def _retrieve(
+        self, query: str, qv: np.ndarray,
+        given: tuple[str | None, str | None, AnchorsArg], cfg: PCRConfig,
+    ) -> PCRResult:
+        """Section 3.3: anchor(s), Eq. (1) reachable set, Eq. (2) search, hits with paths."""
+        b = self.backend.bind()
+        keys, how = self.resolve_anchors(query, qv, anchor=given[0], anchor_name=given[1],
+                                         anchors=given[2], config=cfg, backend=b)
+        region = merge_regions([b.reachable(a, max_depth=cfg.max_depth,
+                                            direction=cfg.direction) for a in keys])
+        anchors = tuple(b.node(a) for a in keys)
+        fallback = len(region) <= len(keys) and cfg.fallback == "global"
+        if fallback:
+            logger.warning(
+                "PCR: nothing reachable from anchor %r; global fallback search (section 3.5)",
+                anchors[0].id,
+            )
+            hits, scored = _fallback_hits(b, region, keys[0], query, qv, cfg)
+        else:
+            hits, scored = _search_region(b, region, query, qv, cfg)
+        logger.debug("PCR anchors=%r (%s) reachable=%d scored=%d", [a.id for a in anchors],
+                     how, len(region), scored)
+        graph = _evidence_graph(b, region, anchors, hits)
+        return PCRResult(
+            query=query, anchor=anchors[0], anchor_resolution=how, hits=tuple(hits),
+            reachable_count=len(region), fallback_used=bool(fallback), config=cfg,
+            graph=graph, anchors=anchors,
+            trace=_trace(b, region, anchors, how, scored, cfg, fallback),
+        )
+
+
+def _unique(keys: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for k in keys:
+        if not any(_same(k, o) for o in out):
+            out.append(k)
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    return bool(a == b)
+
+
+def _trace(b: GraphBackend[Any, Any], region: Region, anchors: tuple[Any, ...], how: str,
+           scored: int, cfg: PCRConfig, fallback: bool) -> dict[str, Any]:
+    trace = {
+        "anchor_id": anchors[0].id,
+        "anchor_resolution": how,
+        "reachable_count": len(region),
+        "max_reached_depth": int(region.dist.max()) if region.dist.size else 0,
+        "candidates_scored": scored,
+        "mode": cfg.mode,
+        "direction": cfg.direction,
+        "max_depth": cfg.max_depth,
+        "fallback": "global" if fallback else None,
+        **b.call_trace(),
+    }
+    if len(anchors) > 1:
+        trace["anchor_ids"] = [a.id for a in anchors]
+    if how == "similarity":
+        trace["anchor_fallback"] = "similar"
+    if cfg.mode == "hybrid":
+        trace["hybrid_norm"] = cfg.hybrid_norm
+    if cfg.score != "node":
+        trace["score"] = cfg.score
+        trace["path_text"] = cfg.path_text
+    return trace
+
+
+def _search_region(
+    b: GraphBackend[Any, Any], region: Region, query: str, qv: np.ndarray, cfg: PCRConfig,
+) -> tuple[list[PCRHit], int]:
+    """Eq. (2) over ``C_reachable`` (or the path-aware score): ``(hits, number scored)``.
+
+    Candidates are in region order (the anchors first, when included), so ties go to the
+    node reached first.
+    """
+    sel = np.flatnonzero(region.dist > 0) if not cfg.include_anchor else None
+    if sel is None:
+        cand, tree_of, pos = region.keys, region.tree_of, region.pos
+    else:
+        cand, tree_of, pos = take(region.keys, sel), region.tree_of[sel], region.pos[sel]
+    if not len(cand):
+        return [], 0
+    node = node_scores(b, query, qv, cand, cfg)
+    path: np.ndarray | None = None
+    scores = node
+    if cfg.score != "node":
+        path = _path_scores(b, region, tree_of, pos, qv, cfg)
+        scores = path if cfg.score == "path" else mix_scores(path, node, cfg.path_weight)
+    top = top_k(scores, min(cfg.k, len(cand)))
+    hits = [
+        make_hit(b, region.trees[int(tree_of[p])], cand[int(p)], int(pos[p]),
+                 float(scores[p]),
+                 None if path is None else float(node[p]),
+                 None if path is None else float(path[p]))
+        for p in top
+    ]
+    return hits, len(cand)
+
+
+def _path_scores(
+    b: GraphBackend[Any, Any], region: Region, tree_of: np.ndarray, pos: np.ndarray,
+    qv: np.ndarray, cfg: PCRConfig,
+) -> np.ndarray:
+    """Path-aware scores (kgpath extension, :mod:`kgpath.methods.pcr.pathscore`).
+
+    Every candidate's path text, embedded in one call.
+    """
+    texts: list[str] = [""] * len(pos)
+    for t, tree in enumerate(region.trees):
+        sel = np.flatnonzero(tree_of == t)
+        for j, text in zip(sel, tree_path_texts(b, tree, pos[sel],
+                                                 mask=cfg.path_text == "relations")):
+            texts[int(j)] = text
+    return path_similarity(backend_embedder(b), qv, texts)
+
+
+def _fallback_hits(
+    b: GraphBackend[Any, Any], region: Region, anchor: Any, query: str, qv: np.ndarray,
+    cfg: PCRConfig,
+) -> tuple[list[PCRHit], int]:
+    """Section 3.5: top-k of all nodes; a hit keeps its path when it is reachable."""
+    keys, scores, scored = global_fallback(b, anchor, query, qv, cfg)
+    tree = region.trees[0]
+    return [make_hit(b, tree, k, tree.position_of(k), float(s))
+            for k, s in zip(keys, scores)], scored
+
+
+def _evidence_graph(
+    b: GraphBackend[Any, Any], region: Region, anchors: tuple[Any, ...], hits: list[PCRHit],
+) -> KnowledgeGraph:
+    """The backend's evidence graph; with several anchors, one per tree, merged."""
+    if len(region.trees) == 1:
+        return b.evidence_graph(region.trees[0], anchors[0], hits)
+    graphs = [
+        b.evidence_graph(tree, a, [h for h in hits if h.anchor_id == a.id])
+        for tree, a in zip(region.trees, anchors)
+    ]
+    if all(g is graphs[0] for g in graphs):
+        return graphs[0]
+    return _merge_graphs(graphs)
+
+
+def _merge_graphs(graphs: list[KnowledgeGraph]) -> KnowledgeGraph:
+    out = KnowledgeGraph()
+    seen: set[tuple[str, str, str | None]] = set()
+    for g in graphs:
+        for n in g.nodes:
+            if n.id not in out:
+                out.add_node(n.id, n.name, n.text, type=n.type, metadata=n.metadata,
+                             provenance=n.provenance)
+        for e in g.edges:
+            if (e.source, e.target, e.relation) in seen:
+                continue
+            seen.add((e.source, e.target, e.relation))
+            out.add_edge(e.source, e.target, e.relation, e.text, type=e.type, weight=e.weight,
+                         provenance=e.provenance, metadata=e.metadata)
+        for pid, p in g.passages.items():
+            if pid not in out.passages:
+                out.add_passage(pid, p.text, p.metadata)
+    return out
