@@ -71,10 +71,10 @@ def test_depth_direction_and_anchor_inclusion(pcr):
 
 def test_anchor_by_name_and_by_similarity(pcr):
     assert pcr.retrieve("q", anchor_name="a").anchor.id == "A"
-    # no anchor and none named in the query: the most similar node only when configured
+    # no anchor and none named in the query: raise when configured so (the paper's way)
     with pytest.raises(NodeNotFoundError, match="anchor_fallback='similar'"):
-        pcr.retrieve("q")
-    res = pcr.retrieve("q", anchor_fallback="similar")  # most similar node to q is E
+        pcr.retrieve("q", anchor_fallback="none")
+    res = pcr.retrieve("q")  # the default, recorded: the most similar node to q is E
     assert res.anchor.id == "E" and res.anchor_resolution == "similarity"
     assert res.trace["anchor_fallback"] == "similar"
 

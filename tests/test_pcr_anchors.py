@@ -79,13 +79,13 @@ def test_each_node_keeps_the_path_from_its_nearest_anchor(chain):
     assert set(no_anchor.ids) == {"B", "C", "D"}
 
 
-def test_no_anchor_raises_unless_the_similar_fallback_is_configured(curie):
+def test_no_anchor_raises_only_with_the_none_fallback(curie):
     pcr = PathConstrainedRetriever(curie, embedder=HashingEmbedder(dim=32))
     with pytest.raises(NodeNotFoundError, match="anchor_fallback='similar'"):
-        pcr.retrieve("who was born where")
+        pcr.retrieve("who was born where", anchor_fallback="none")
     with pytest.raises(NodeNotFoundError):  # linking switched off: a named node is ignored
-        pcr.retrieve("Marie Curie", link_anchors=False)
-    res = pcr.retrieve("who was born where", anchor_fallback="similar")
+        pcr.retrieve("Marie Curie", link_anchors=False, anchor_fallback="none")
+    res = pcr.retrieve("who was born where")  # the default fallback, recorded
     assert res.anchor_resolution == "similarity" and res.trace["anchor_fallback"] == "similar"
     assert len(res.anchors) == 1
     # an explicit anchor wins over linking

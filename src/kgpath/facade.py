@@ -148,7 +148,7 @@ def _check_traversal(core: Any, defaults: Mapping[str, Any], anchor: bool) -> No
 
 
 #: PCR's anchor arguments: a call giving either replaces both defaults.
-ANCHOR_GROUP = frozenset({"anchor", "anchor_name"})
+ANCHOR_GROUP = frozenset({"anchor", "anchor_name", "anchors"})
 
 
 def _specs() -> dict[str, MethodSpec]:

@@ -69,11 +69,14 @@ class PCRConfig:
         of their reachable sets, each node keeping the path from its nearest anchor).
         A kgpath extension: the paper takes the anchor as given.
     anchor_fallback
-        With no anchor given and none linked: ``"none"`` (default) raises
-        :class:`NodeNotFoundError`; ``"similar"`` anchors at the node most similar to the
-        query, recorded as ``anchor_resolution="similarity"`` and in the trace. The default
-        follows the paper, whose PCR always starts from a given anchor (section 3.1, and
-        section 6: "the method requires appropriate anchor node selection").
+        With no anchor given and none linked: ``"similar"`` (default) anchors at the node
+        most similar to the query, recorded as ``anchor_resolution="similarity"``, in the
+        trace (``anchor_fallback``) and in a log line; ``"none"`` raises
+        :class:`NodeNotFoundError`, as the paper would (its PCR always starts from a given
+        anchor, section 3.1; section 6: "the method requires appropriate anchor node
+        selection"). The default is not the paper's: a retriever dropped into a LlamaIndex
+        or LangChain pipeline with default arguments must answer a question that names no
+        node rather than raise; the fallback is never silent.
     score
         How reachable nodes are ranked. ``"node"`` (default, Eq. 2): the node's own score
         (``mode``). ``"path"`` and ``"mixed"`` are a **kgpath extension** (not in the
@@ -100,7 +103,7 @@ class PCRConfig:
     include_anchor: bool = True
     unknown_anchor: AnchorPolicy = "error"
     link_anchors: bool = True
-    anchor_fallback: AnchorFallback = "none"
+    anchor_fallback: AnchorFallback = "similar"
     score: ScoreMode = "node"
     path_weight: float = 0.7
     path_text: PathText = "full"

@@ -186,6 +186,8 @@ class PathConstrainedRetriever:
             if links:
                 return _unique([x.key for x in links]), "linked"
         if config.anchor_fallback == "similar":
+            logger.info("PCR: no anchor given or linked for %r; anchoring at the most "
+                        "similar node (anchor_fallback='similar')", query)
             return [b.most_similar(query_vec)], "similarity"
         raise NodeNotFoundError(
             f"no anchor for query {query!r}: pass anchor= or anchor_name=, name a node in "
