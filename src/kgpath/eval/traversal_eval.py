@@ -461,8 +461,8 @@ def format_halves(report: TraversalEvalReport) -> str:
     return table(rows, headers)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``kgpath eval traversal``."""
+def _parser() -> argparse.ArgumentParser:
+    """The command line of ``kgpath eval traversal``."""
     p = argparse.ArgumentParser(
         prog="kgpath eval traversal",
         description="Passage Recall@2/@5 of the seven traversal algorithms, BM25, dense, "
@@ -490,7 +490,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="no mention layer and no mention_expansion row")
     p.add_argument("--halves", action="store_true",
                    help="also print R@2/@5 on the first and second half of the questions")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``kgpath eval traversal``."""
+    args = _parser().parse_args(argv)
 
     from kgpath.embeddings import HashingEmbedder, LocalEmbedder
 

@@ -501,16 +501,9 @@ class KnowledgeGraph:
         )
 
     @classmethod
-    def from_documents(
-        cls,
-        documents: Iterable[Any],
-        *,
-        extractor: Any = None,
-        llm: Any = None,
-        chunking: Any = None,
-        batch_size: int = 64,
-        embedder: Any = None,
-    ) -> KnowledgeGraph:
+    def from_documents(cls, documents: Iterable[Any], *, extractor: Any = None, llm: Any = None,
+                       chunking: Any = None, batch_size: int = 64,
+                       embedder: Any = None) -> KnowledgeGraph:
         """Build a graph from raw documents in one call (chunk, extract, merge).
 
         Offline by default (spaCy, ``pip install 'kgpath[nlp]'``); with ``llm`` an LLM
@@ -524,8 +517,7 @@ class KnowledgeGraph:
 
         Examples
         --------
-        >>> g = KnowledgeGraph.from_documents(["Marie Curie was born in Warsaw."])
-        ... # doctest: +SKIP
+        >>> g = KnowledgeGraph.from_documents(["Curie was born in Warsaw."])  # doctest: +SKIP
         """
         from kgpath.ingest import ingest_documents
 

@@ -6,11 +6,7 @@ is the evidence (source passages by default) and whose metadata is
 :meth:`kgpath.evidence.Evidence.metadata`, the same keys as the LangChain adapter.
 """
 
-from llama_index.retrievers.kgpath._base import (
-    KgpathQueryBundle,
-    KgpathRetriever,
-    evidence_to_node,
-)
+from llama_index.retrievers.kgpath._base import KgpathQueryBundle, evidence_to_node
 from llama_index.retrievers.kgpath.postprocessors import (
     PathOrderPostprocessor,
     SufficiencyPostprocessor,
@@ -31,6 +27,7 @@ from llama_index.retrievers.kgpath.property_graph import (
 from llama_index.retrievers.kgpath.retrievers import (
     C2RAGRetriever,
     GraphAugmentedRetriever,
+    KgpathRetriever,
     KGTraversalRetriever,
     PathConstrainedRetriever,
     PathRAGRetriever,

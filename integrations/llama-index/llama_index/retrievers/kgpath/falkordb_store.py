@@ -55,12 +55,8 @@ def knowledge_graph_to_falkordb_store(
 
 
 def knowledge_graph_from_falkordb_store(
-    store: Any,
-    *,
-    include_chunks: bool = True,
-    embeddings: bool = False,
-    batch_size: int = 256,
-    show_progress: bool = False,
+    store: Any, *, include_chunks: bool = True, embeddings: bool = False,
+    batch_size: int = 256, show_progress: bool = False,
 ) -> KnowledgeGraph:
     """Build a :class:`KnowledgeGraph` from a ``FalkorDBPropertyGraphStore`` (module docstring).
 

@@ -20,7 +20,8 @@ from llama_index.retrievers.kgpath.prompts import PROMPT_ATTRS
 from kgpath.adapter_support import chunk_graph_from_documents
 
 __all__ = ["C2RAGRetriever", "GraphAugmentedRetriever", "KGTraversalRetriever",
-           "PathConstrainedRetriever", "PathRAGRetriever", "SchemaGuidedRetriever"]
+           "KgpathRetriever", "PathConstrainedRetriever", "PathRAGRetriever",
+           "SchemaGuidedRetriever"]
 
 
 class PathConstrainedRetriever(KgpathRetriever):
