@@ -84,10 +84,10 @@ def time_calls(fn: Any, qs: list[str]) -> list[float]:
 
 
 def retrievers(index: GraphIndex) -> dict[str, Any]:
-    from kgpath.methods.c2rag import C2RAGRetriever
+    from kgpath.methods.c2rag import ConstraintCheckedRetriever
     from kgpath.methods.pathrag import PathRAGRetriever
 
-    return {"pathrag": PathRAGRetriever(index), "c2rag": C2RAGRetriever(index)}
+    return {"pathrag": PathRAGRetriever(index), "c2rag": ConstraintCheckedRetriever(index)}
 
 
 def main(argv: list[str] | None = None) -> int:
