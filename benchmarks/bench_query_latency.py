@@ -12,6 +12,21 @@ questions (default 50) and the ratio of p50 to one query embedding (``embed_quer
 question, p50 over the same questions, measured in the same run). Target (issue 14): PathRAG
 and C2RAG ≤ 200 ms per question.
 
+Measured (busy 2-core machine; 9,611 nodes, 25,404 edges, 1,047 passages; p50 / p95 ms):
+
+=========  =====================  ======================
+method     before (main)          after (issue 14)
+=========  =====================  ======================
+embedding  78.7                   25.5 (machine load differs between runs)
+PathRAG    164 / 320  (2.1×)      81 / 116  (3.2×)
+C2RAG      4,116 / 7,319 (52×)    211 / 330 (8.3×)
+=========  =====================  ======================
+
+C2RAG's time went to its default reranker re-embedding the passages it reranks (Eq. 12)
+and triple texts (Eq. 6) every question; now scored from the shared passage vectors and a
+memo, with one batched query embedding per hop. What remains is query embeddings (about
+5 per question, one per constraint for relations + rerank query and one for Eq. 11).
+
 Run: ``OMP_WAIT_POLICY=PASSIVE .venv/bin/python benchmarks/bench_query_latency.py
 [--n 50] [--cache DIR] [--profile pathrag|c2rag] [--json FILE]``.
 """

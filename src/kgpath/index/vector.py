@@ -149,8 +149,10 @@ class CompactVectorIndex:
     * ``"int8"`` (1 byte/dimension + one float32 scale per row): symmetric per-row
       quantisation ``code = round(127·v / max|v|)``; score error ``<= scale/2 · Σ|q_i|``
       (worst case ≈ 0.013 at d = 384, about 4e-4 standard deviation on random
-      vectors). Approximate, no re-scoring: use it when memory matters more than exact
-      ties (measured recall in ``benchmarks/bench_compact.py``).
+      vectors). Approximate, no re-scoring. Measured on 10^6 random 384-d vectors, PCR
+      depth 3 (150 candidates on average): recall@10 0.989 of float32, just outside the
+      issue's 0.01 tolerance, hence float16 is the mode chosen for that target; int8
+      halves the store again (370 MB vs 732 MB) where that tolerance is acceptable.
 
     Rows are written with :meth:`put` (in chunks, so a float32 copy of the whole matrix
     never exists) or given at once to the constructor.

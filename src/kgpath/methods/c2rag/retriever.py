@@ -505,14 +505,25 @@ class ConstraintCheckedRetriever:
     ) -> Generator[Req, Any, None]:
         """One ``embed_queries`` request for what Eq. 5-6 will embed (the relations not
         cached yet and, with the default reranker, its query), instead of two."""
-        memo = self._memo()
-        if memo is None or cfg.scorer != "reranker":
+        if self._memo() is None or cfg.scorer != "reranker":
             return
         rels = [x.relation for x in pool] + list(spec.constraint.relation_set(cfg.m))
-        missing = list(dict.fromkeys(t for t in rels if t not in self._rel_cache))
-        rq = cfg.rerank_query(query, spec.lin)
-        if memo.query_vector(rq) is None and rq not in missing:
-            missing.append(rq)
+        missing = [t for t in rels if t not in self._rel_cache]
+        yield from self._prefetch_texts([*missing, cfg.rerank_query(query, spec.lin)], rels)
+
+    def _prefetch_texts(
+        self, texts: Sequence[str], rels: Sequence[str] = ()
+    ) -> Generator[Req, Any, None]:
+        """Embed (``embed_queries``) the texts not remembered yet in one request; those
+        in ``rels`` also go to the relation cache (Eq. 5)."""
+        memo = self._memo()
+        if memo is None:
+            return
+        rel_set = set(rels)
+        missing = list(dict.fromkeys(
+            t for t in texts if memo.query_vector(t) is None or
+            (t in rel_set and t not in self._rel_cache)
+        ))
         if len(missing) < 2:
             return  # nothing to batch: the usual requests follow
         vecs = np.asarray((yield Req("embed_queries", (missing,))), dtype=np.float32)
@@ -522,7 +533,7 @@ class ConstraintCheckedRetriever:
             )
         memo.remember_queries(missing, vecs)
         for t, v in zip(missing, vecs, strict=True):
-            if t in rels:
+            if t in rel_set:
                 self._rel_cache[t] = v
 
     # ------------------------------------------------------------------ recovery
@@ -539,4 +550,6 @@ class ConstraintCheckedRetriever:
     ) -> Generator[Req, Any, TextualRecovery]:
         """Eq. 11-12 (:func:`~kgpath.methods.c2rag.recovery.textual_recovery`)."""
         pidx = yield from self._passage_index()
+        if pidx is not None and pidx.ids:  # Eq. 11 embeds Lin(τ), Eq. 12 the rerank query
+            yield from self._prefetch_texts([lin, cfg.rerank_query(query, lin)])
         return (yield from textual_recovery(self.graph, pidx, query, lin, anchors, cfg))
