@@ -31,7 +31,7 @@ from kgpath.graph.model import short
 from kgpath.index.bm25 import BM25Index
 from kgpath.index.hybrid import hybrid_scores
 from kgpath.index.passage_vectors import PassageVectors, passage_vectors
-from kgpath.index.vector import VectorIndex, top_k
+from kgpath.index.vector import COMPACT_KINDS, CompactVectorIndex, VectorIndex, top_k
 
 __all__ = ["GraphIndex", "check_candidates", "check_query"]
 
@@ -89,6 +89,15 @@ class GraphIndex:
         :func:`~kgpath.embeddings.as_embedder`); defaults to the bundled offline model.
     bm25_k1, bm25_b
         BM25 parameters (paper defaults 1.5 / 0.75).
+    vectors
+        Node vector storage: ``"float32"`` (default; shares the graph's vectors, FAISS),
+        or a compact store (:class:`~kgpath.index.vector.CompactVectorIndex`):
+        ``"float16"`` (scores within 5e-4 of float32) or ``"int8"`` (approximate). A
+        compact index never writes vectors into the graph: it takes the graph's vectors
+        when its embedder made them, embeds the other nodes itself in chunks of
+        ``compact_chunk`` texts and keeps only the encoded rows, so no float32 matrix of
+        the graph is kept alive by the index (don't store vectors on the graph to save
+        that memory too).
     """
 
     def __init__(
@@ -98,7 +107,13 @@ class GraphIndex:
         *,
         bm25_k1: float = 1.5,
         bm25_b: float = 0.75,
+        vectors: str = "float32",
+        compact_chunk: int = 8192,
     ) -> None:
+        if vectors not in ("float32", *COMPACT_KINDS):
+            raise ConfigError(
+                f"vectors must be 'float32', 'float16' or 'int8', got {short(vectors)}"
+            )
         if not isinstance(graph, KnowledgeGraph):
             raise ConfigError(
                 f"graph must be a KnowledgeGraph, got {type(graph).__name__}: {short(graph)}"
@@ -106,7 +121,10 @@ class GraphIndex:
         self.graph = graph
         self.embedder = as_embedder(embedder) if embedder is not None else default_embedder()
         self.bm25_k1, self.bm25_b = bm25_k1, bm25_b
-        self._vec: VectorIndex | None = None
+        self.vectors = vectors
+        self.compact_chunk = max(1, int(compact_chunk))
+        self._vec: VectorIndex | CompactVectorIndex | None = None
+        self._ctexts: list[str] = []  # compact mode: the text each stored row encodes
         self._bm25: BM25Index | None = None
         self._built_version = -1
         self._own: np.ndarray | None = None  # private vectors (another embedder's in graph)
@@ -218,12 +236,73 @@ class GraphIndex:
         shared = self._shared()
         if shared is None:
             shared = same_embedder(self.embedder, self.graph.embedding_owner or {})
+        if self.vectors != "float32":
+            todo = self._compact_plan(shared)
+            for rows, texts in self._compact_chunks(todo):
+                self._compact_put(rows, texts, self.embedder.embed_passages(texts))
+            self._compact_done()
+            return
         if not shared:
             self._use_own()
         missing, texts = self._plan(shared)
         logger.info("indexing %r: embedding %d node(s)", self.graph, len(missing))
         vecs = self.embedder.embed_passages(texts) if missing else None
         self._store(shared, missing, texts, vecs)
+
+    # Compact mode (vectors="float16"|"int8"): rows live only in a CompactVectorIndex.
+    def _compact_plan(self, shared: bool) -> list[int]:
+        """Grow the store, copy in the graph's vectors when this embedder made all of
+        them, and return the node rows still to embed (new or edited nodes)."""
+        g = self.graph
+        n = len(g)
+        nodes = g.nodes
+        if isinstance(self._vec, CompactVectorIndex):
+            self._vec.grow(n)
+        else:
+            self._vec = None
+        self._ctexts += [""] * (n - len(self._ctexts))
+        stale = [i for i in range(n) if self._ctexts[i] != nodes[i].search_text]
+        if not (shared and stale and g.embedding_dim and not g.missing_embeddings()):
+            return stale
+        emb = g.embeddings  # the graph's own matrix, read in chunks (no copy kept)
+        for a in range(0, len(stale), self.compact_chunk):
+            rows = np.asarray(stale[a:a + self.compact_chunk], np.int64)
+            self._compact_put(rows, [nodes[i].search_text for i in rows], emb[rows])
+        return []
+
+    def _compact_chunks(self, todo: list[int]) -> Any:
+        if todo:
+            logger.info("indexing %r: embedding %d node(s) into a %s store", self.graph,
+                        len(todo), self.vectors)
+        nodes = self.graph.nodes
+        for a in range(0, len(todo), self.compact_chunk):
+            rows = todo[a:a + self.compact_chunk]
+            yield rows, [nodes[i].search_text for i in rows]
+
+    def _compact_put(self, rows: Sequence[int], texts: list[str], vecs: np.ndarray) -> None:
+        vecs = np.asarray(vecs, dtype=np.float32)
+        if vecs.ndim != 2 or vecs.shape[0] != len(rows):
+            raise EmbeddingError(
+                f"embedder returned vectors of shape {vecs.shape} for {len(rows)} texts"
+            )
+        if self._vec is None:
+            self._vec = CompactVectorIndex(kind=self.vectors, n=len(self.graph),
+                                           dim=vecs.shape[1])
+        store = self._vec
+        assert isinstance(store, CompactVectorIndex)
+        if vecs.shape[1] != store.dim:
+            raise EmbeddingError(
+                f"embedder dimension {vecs.shape[1]} does not match the index's {store.dim}"
+            )
+        if len(rows):
+            _remember_record(self.embedder, embedder_record(self.embedder, texts[0], vecs[0]))
+        store.put(rows, vecs)
+        for i, t in zip(rows, texts):
+            self._ctexts[int(i)] = t
+
+    def _compact_done(self) -> None:
+        self._bm25 = None
+        self._built_version = self.graph.version
 
     def _alock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -248,6 +327,12 @@ class GraphIndex:
                 shared = self._shared()
                 if shared is None:
                     shared = await asame_embedder(self.embedder, self.graph.embedding_owner or {})
+                if self.vectors != "float32":
+                    todo = self._compact_plan(shared)
+                    for rows, texts in self._compact_chunks(todo):
+                        self._compact_put(rows, texts, await self.embedder.aembed_passages(texts))
+                    self._compact_done()
+                    return
                 if not shared:
                     self._use_own()
                 missing, texts = self._plan(shared)
@@ -269,8 +354,8 @@ class GraphIndex:
         return self
 
     @property
-    def vector_index(self) -> VectorIndex:
-        """The FAISS index over node embeddings."""
+    def vector_index(self) -> VectorIndex | CompactVectorIndex:
+        """The index over node embeddings (FAISS float32, or the compact store)."""
         self._ensure()
         assert self._vec is not None
         return self._vec

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -79,6 +79,8 @@ class PassageIndex:
     texts: list[str]
     tokens: list[set[str]]
     index: VectorIndex
+    text_rows: dict[str, int] | None = field(default=None, repr=False, compare=False)
+    """Passage text -> row, built on first use (see :mod:`kgpath.methods.c2rag.scoring`)."""
 
 
 def build_passage_index(

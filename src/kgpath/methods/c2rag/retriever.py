@@ -49,6 +49,7 @@ from kgpath.methods.c2rag.recovery import (
     textual_recovery,
 )
 from kgpath.methods.c2rag.result import C2RAGResult
+from kgpath.methods.c2rag.scoring import MemoScorer
 from kgpath.prompts.c2rag import PLANNER_PROMPT
 from kgpath.rerank import EmbeddingReranker, Reranker
 
@@ -169,6 +170,13 @@ class ConstraintCheckedRetriever:
             reranker if reranker is not None else EmbeddingReranker(self.embedder)
         )
         self._reranker_given = reranker is not None
+        # the default reranker's scores from vectors embedded once per text (issue 14)
+        self._memo_scorer = (
+            MemoScorer(self.embedder)
+            if not self._reranker_given and type(self.reranker) is EmbeddingReranker
+            else None
+        )
+        self._default_reranker = self.reranker
         if not callable(getattr(self.reranker, "score", None)):
             raise ConfigError(
                 f"reranker must implement score(query, texts), got {type(reranker).__name__}"
@@ -238,22 +246,48 @@ class ConstraintCheckedRetriever:
         return cfg.resolve(reranker_given=self._reranker_given)
 
     # ------------------------------------------------------------------ drivers
+    def _memo(self) -> MemoScorer | None:
+        """The memoising scorer while the default reranker and embedder are in place."""
+        memo = self._memo_scorer
+        if memo is None or self.reranker is not self._default_reranker:
+            return None
+        if memo.embedder is not self.embedder or getattr(self.reranker, "embedder", None) \
+                is not self.embedder:
+            return None
+        return memo
+
+    def _remembered(self, req: Req) -> np.ndarray | None:
+        """Vectors of an ``embed_queries`` request already embedded by :meth:`_prefetch`."""
+        memo = self._memo()
+        if memo is None or req.op != "embed_queries" or not req.args[0]:
+            return None
+        vecs = [memo.query_vector(t) for t in req.args[0]]
+        return None if any(v is None for v in vecs) else np.stack(vecs)  # type: ignore[arg-type]
+
     def _serve(self, req: Req) -> Any:
+        if (hit := self._remembered(req)) is not None:
+            return hit
         if req.op == "embed_queries":
             return self.embedder.embed_queries(*req.args)
         if req.op == "embed_passages":
             return self.embedder.embed_passages(*req.args)
         if req.op == "score":
+            if (memo := self._memo()) is not None:
+                return memo.score(*req.args, self._passages)
             return self.reranker.score(*req.args)
         assert self.llm is not None
         return self.llm.complete(*req.args)
 
     async def _aserve(self, req: Req) -> Any:
+        if (hit := self._remembered(req)) is not None:
+            return hit
         if req.op == "embed_queries":
             return await self.embedder.aembed_queries(*req.args)
         if req.op == "embed_passages":
             return await self.embedder.aembed_passages(*req.args)
         if req.op == "score":
+            if (memo := self._memo()) is not None:
+                return await memo.ascore(*req.args, self._passages)
             ascore = getattr(self.reranker, "ascore", None)
             if ascore is None:
                 return self.reranker.score(*req.args)
@@ -460,6 +494,7 @@ class ConstraintCheckedRetriever:
             names = ", ".join(repr(a.name) for a in spec.anchors)
             hop = dataclasses.replace(base, reason=f"empty neighbourhood around {names}")
         else:
+            yield from self._prefetch(pool, spec, query, cfg)
             initial, z = yield from rank_candidates(
                 pool, spec.constraint, query, spec.lin, cfg, self._rel_cache
             )
@@ -468,6 +503,42 @@ class ConstraintCheckedRetriever:
             return hop
         rec = yield from self._recover(query, spec.lin, spec.anchors, cfg)
         return dataclasses.replace(hop, recovery=rec)
+
+    def _prefetch(
+        self, pool: Sequence[Any], spec: _HopSpec, query: str, cfg: C2RAGConfig
+    ) -> Generator[Req, Any, None]:
+        """One ``embed_queries`` request for what Eq. 5-6 will embed (the relations not
+        cached yet and, with the default reranker, its query), instead of two."""
+        if self._memo() is None or cfg.scorer != "reranker":
+            return
+        rels = [x.relation for x in pool] + list(spec.constraint.relation_set(cfg.m))
+        missing = [t for t in rels if t not in self._rel_cache]
+        yield from self._prefetch_texts([*missing, cfg.rerank_query(query, spec.lin)], rels)
+
+    def _prefetch_texts(
+        self, texts: Sequence[str], rels: Sequence[str] = ()
+    ) -> Generator[Req, Any, None]:
+        """Embed (``embed_queries``) the texts not remembered yet in one request; those
+        in ``rels`` also go to the relation cache (Eq. 5)."""
+        memo = self._memo()
+        if memo is None:
+            return
+        rel_set = set(rels)
+        missing = list(dict.fromkeys(
+            t for t in texts if memo.query_vector(t) is None or
+            (t in rel_set and t not in self._rel_cache)
+        ))
+        if len(missing) < 2:
+            return  # nothing to batch: the usual requests follow
+        vecs = np.asarray((yield Req("embed_queries", (missing,))), dtype=np.float32)
+        if vecs.shape[0] != len(missing):
+            raise BackendError(
+                f"embedder returned {vecs.shape[0]} vectors for {len(missing)} texts"
+            )
+        memo.remember_queries(missing, vecs)
+        for t, v in zip(missing, vecs, strict=True):
+            if t in rel_set:
+                self._rel_cache[t] = v
 
     # ------------------------------------------------------------------ recovery
     def _passage_index(self) -> Generator[Req, Any, PassageIndex | None]:
@@ -483,4 +554,6 @@ class ConstraintCheckedRetriever:
     ) -> Generator[Req, Any, TextualRecovery]:
         """Eq. 11-12 (:func:`~kgpath.methods.c2rag.recovery.textual_recovery`)."""
         pidx = yield from self._passage_index()
+        if pidx is not None and pidx.ids:  # Eq. 11 embeds Lin(τ), Eq. 12 the rerank query
+            yield from self._prefetch_texts([lin, cfg.rerank_query(query, lin)])
         return (yield from textual_recovery(self.graph, pidx, query, lin, anchors, cfg))

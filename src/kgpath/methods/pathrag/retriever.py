@@ -94,7 +94,8 @@ class PathRAGRetriever:
         self.keyword_prompt = keyword_prompt
         self.qa_prompt = qa_prompt
         self._names: tuple[int, np.ndarray] | None = None
-        self._edge_vecs: tuple[int, np.ndarray] | None = None
+        self._edge_vecs: tuple[int, np.ndarray, np.ndarray] | None = None
+        """(graph version, edge text vectors, edge degrees): built once per version."""
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -135,15 +136,12 @@ class PathRAGRetriever:
         if hv is None or cfg.num_relations == 0 or g.num_edges == 0:
             return []
         if self._edge_vecs is None or self._edge_vecs[0] != g.version:
+            version = g.version
             texts = [relation_text(g, e) for e in g.edges]
             mat = self.index.embedder.embed_passages(texts)
-            self._edge_vecs = (g.version, np.asarray(mat, dtype=np.float32))
-        csr = g.csr()
-        deg = np.diff(csr["out_indptr"]) + np.bincount(csr["out_indices"], minlength=g.num_nodes)
-        ends = [(g.index_of(e.source), g.index_of(e.target)) for e in g.edges]
-        edeg = np.asarray([deg[a] + deg[b] for a, b in ends], dtype=np.int64)
+            self._edge_vecs = (version, np.asarray(mat, dtype=np.float32), _edge_degree(g))
         hits = retrieve_relations(
-            hv, self._edge_vecs[1], edeg, cfg.num_relations, cfg.min_similarity,
+            hv, self._edge_vecs[1], self._edge_vecs[2], cfg.num_relations, cfg.min_similarity,
             cfg.min_similarity_z,
         )
         return [
@@ -392,6 +390,14 @@ def _base_trace(
         "top_k": cfg.top_k,
         "ordering": ordering.name or type(ordering).__name__,
     }
+
+
+def _edge_degree(g: KnowledgeGraph) -> np.ndarray:
+    """Each edge's endpoint degrees added (in + out), as ``_get_edge_data`` orders them."""
+    csr = g.csr()
+    deg = np.diff(csr["out_indptr"]) + np.bincount(csr["out_indices"], minlength=g.num_nodes)
+    ends = [(g.index_of(e.source), g.index_of(e.target)) for e in g.edges]
+    return np.asarray([deg[a] + deg[b] for a, b in ends], dtype=np.int64)
 
 
 def _node_keywords(kws: KeywordExtraction, cfg: PathRAGConfig) -> tuple[str, ...]:
