@@ -251,8 +251,10 @@ class GraphIndex:
 
     # Compact mode (vectors="float16"|"int8"): rows live only in a CompactVectorIndex.
     def _compact_plan(self, shared: bool) -> list[int]:
-        """Grow the store, copy in the graph's vectors when this embedder made all of
-        them, and return the node rows still to embed (new or edited nodes)."""
+        """Grow the store and return the node rows still to embed (new or edited nodes).
+
+        The graph's vectors are copied in when this embedder made all of them.
+        """
         g = self.graph
         n = len(g)
         nodes = g.nodes
@@ -279,7 +281,8 @@ class GraphIndex:
             rows = todo[a:a + self.compact_chunk]
             yield rows, [nodes[i].search_text for i in rows]
 
-    def _compact_put(self, rows: Sequence[int], texts: list[str], vecs: np.ndarray) -> None:
+    def _compact_put(self, rows: Sequence[int] | np.ndarray, texts: list[str],
+                     vecs: np.ndarray) -> None:
         vecs = np.asarray(vecs, dtype=np.float32)
         if vecs.ndim != 2 or vecs.shape[0] != len(rows):
             raise EmbeddingError(

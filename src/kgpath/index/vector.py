@@ -254,8 +254,10 @@ class CompactVectorIndex:
         k: int,
         candidates: Sequence[int] | np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Top-``k`` rows by cosine, optionally only among ``candidates`` (best first,
-        ties by ascending row); as :meth:`VectorIndex.search`."""
+        """Top-``k`` rows by cosine, optionally only among ``candidates``.
+
+        Best first, ties by ascending row; as :meth:`VectorIndex.search`.
+        """
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
             raise ConfigError(f"k must be a positive int, got {short(k)}")
         q = self._query(query)

@@ -29,8 +29,10 @@ _NAME_INDEX_LOCK = threading.Lock()
 
 
 def _name_index(graph: KnowledgeGraph) -> dict[str, int]:
-    """Token key of every node name -> its first node index (cached per graph version;
-    a scan of every name per question cost ~40 ms on a 10k-node graph)."""
+    """Token key of every node name -> its first node index, cached per graph version.
+
+    A scan of every name per question cost ~40 ms on a 10k-node graph.
+    """
     with _NAME_INDEX_LOCK:
         hit = _NAME_INDEX.get(graph)
     if hit is not None and hit[0] == graph.version:

@@ -273,7 +273,8 @@ class ConstraintCheckedRetriever:
             return self.embedder.embed_passages(*req.args)
         if req.op == "score":
             if (memo := self._memo()) is not None:
-                return memo.score(*req.args, self._passages)
+                query, texts = req.args
+                return memo.score(query, texts, self._passages)
             return self.reranker.score(*req.args)
         assert self.llm is not None
         return self.llm.complete(*req.args)
@@ -287,7 +288,8 @@ class ConstraintCheckedRetriever:
             return await self.embedder.aembed_passages(*req.args)
         if req.op == "score":
             if (memo := self._memo()) is not None:
-                return await memo.ascore(*req.args, self._passages)
+                query, texts = req.args
+                return await memo.ascore(query, texts, self._passages)
             ascore = getattr(self.reranker, "ascore", None)
             if ascore is None:
                 return self.reranker.score(*req.args)
@@ -507,8 +509,10 @@ class ConstraintCheckedRetriever:
     def _prefetch(
         self, pool: Sequence[Any], spec: _HopSpec, query: str, cfg: C2RAGConfig
     ) -> Generator[Req, Any, None]:
-        """One ``embed_queries`` request for what Eq. 5-6 will embed (the relations not
-        cached yet and, with the default reranker, its query), instead of two."""
+        """One ``embed_queries`` request for what Eq. 5-6 will embed, instead of two.
+
+        That is the relations not cached yet and, with the default reranker, its query.
+        """
         if self._memo() is None or cfg.scorer != "reranker":
             return
         rels = [x.relation for x in pool] + list(spec.constraint.relation_set(cfg.m))
@@ -518,8 +522,10 @@ class ConstraintCheckedRetriever:
     def _prefetch_texts(
         self, texts: Sequence[str], rels: Sequence[str] = ()
     ) -> Generator[Req, Any, None]:
-        """Embed (``embed_queries``) the texts not remembered yet in one request; those
-        in ``rels`` also go to the relation cache (Eq. 5)."""
+        """Embed (``embed_queries``) the texts not remembered yet, in one request.
+
+        Those in ``rels`` also go to the relation cache (Eq. 5).
+        """
         memo = self._memo()
         if memo is None:
             return
