@@ -274,3 +274,10 @@ def test_from_documents_with_an_embedder_embeds_the_corpus_once() -> None:
     assert g.missing_embeddings() == [] and g.embedding_owner["dim"] == 32
     GraphIndex(g, emb).build()
     assert Counting.texts == 2  # the index uses the passage-mean node vectors
+
+
+def test_bad_batch_size_is_a_typed_error() -> None:
+    from kgpath import ConfigError
+
+    with pytest.raises(ConfigError, match="batch_size"):
+        graph_from_documents(["A."], extractor=_Fixed({}), batch_size=0)

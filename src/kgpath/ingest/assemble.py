@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgpath._progress import progress
+from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.ingest.documents import (
     ChunkingConfig,
@@ -182,6 +183,18 @@ def _batches(passages: Sequence[TextPassage], size: int) -> list[Sequence[TextPa
     return [passages[i:i + size] for i in range(0, len(passages), size)]
 
 
+def _prepare(graph: KnowledgeGraph, documents: Iterable[Any], extractor: Extractor | None,
+             llm: Any, chunking: ChunkingConfig | None, batch_size: int,
+             ) -> tuple[IngestReport, list[TextPassage], Extractor, list[Sequence[TextPassage]]]:
+    """Validate, chunk and add passages; the extractor and the batches still to extract."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigError(f"batch_size must be a positive int, got {batch_size!r}")
+    report = IngestReport()
+    todo = _passages_to_extract(graph, documents, chunking, report)
+    ex = extractor if extractor is not None else _default_extractor(llm)
+    return report, todo, ex, _batches(todo, batch_size)
+
+
 def ingest_documents(
     graph: KnowledgeGraph,
     documents: Iterable[Any],
@@ -192,13 +205,9 @@ def ingest_documents(
     batch_size: int = 64,
 ) -> IngestReport:
     """Add ``documents`` to ``graph`` (see :func:`graph_from_documents`); return the counts."""
-    report = IngestReport()
-    todo = _passages_to_extract(graph, documents, chunking, report)
-    ex = extractor if extractor is not None else _default_extractor(llm)
-    found: list[Extraction] = []
-    for batch in progress(_batches(todo, batch_size), desc="extracting", unit="batch",
-                          threshold=1):
-        found.extend(ex.extract(batch))
+    report, todo, ex, batches = _prepare(graph, documents, extractor, llm, chunking, batch_size)
+    found = [x for batch in progress(batches, desc="extracting", unit="batch", threshold=1)
+             for x in ex.extract(batch)]
     _merge(graph, ex, todo, found, report)
     return report
 
@@ -213,12 +222,8 @@ async def aingest_documents(
     batch_size: int = 64,
 ) -> IngestReport:
     """Async :func:`ingest_documents` (the extractor's ``aextract``)."""
-    report = IngestReport()
-    todo = _passages_to_extract(graph, documents, chunking, report)
-    ex = extractor if extractor is not None else _default_extractor(llm)
-    found: list[Extraction] = []
-    for batch in _batches(todo, batch_size):
-        found.extend(await ex.aextract(batch))
+    report, todo, ex, batches = _prepare(graph, documents, extractor, llm, chunking, batch_size)
+    found = [x for batch in batches for x in await ex.aextract(batch)]
     _merge(graph, ex, todo, found, report)
     return report
 
