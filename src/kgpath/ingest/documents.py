@@ -10,11 +10,11 @@ metadata (plus ``doc_id`` and ``chunk_index``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgpath.build.chunk_graph.chunking import split_sentences
 from kgpath.errors import ConfigError, GraphError
 
 __all__ = [
@@ -25,12 +25,6 @@ __all__ = [
     "coerce_documents",
     "split_sentences",
 ]
-
-# A sentence ends at . ! ? (optionally followed by quotes/brackets) and whitespace, unless
-# the dot ends a short abbreviation or an initial ("Dr.", "U.S.", "J. R. R.").
-_SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
-_ABBREV = re.compile(r"(?:\b(?:[A-Z]|Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|vs|etc|e\.g|i\.e|No|Fig)\.)$")
-
 
 @dataclass(frozen=True, kw_only=True)
 class ChunkingConfig:
@@ -137,30 +131,6 @@ def coerce_documents(documents: Iterable[Any]) -> list[SourceDocument]:
             raise GraphError(f"duplicate document id {d.id!r}")
         seen.add(d.id)
         out.append(d)
-    return out
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split ``text`` into sentences with a regular expression (fast, language-light).
-
-    Examples
-    --------
-    >>> split_sentences("Dr. Curie won. She moved to Paris! Why? Yes.")
-    ['Dr. Curie won.', 'She moved to Paris!', 'Why?', 'Yes.']
-    """
-    out: list[str] = []
-    for para in re.split(r"\n\s*\n", text):
-        start = 0
-        for m in _SENT_END.finditer(para):
-            piece = para[start:m.start()].strip()
-            if _ABBREV.search(piece):
-                continue
-            if piece:
-                out.append(" ".join(piece.split()))
-            start = m.end()
-        tail = para[start:].strip()
-        if tail:
-            out.append(" ".join(tail.split()))
     return out
 
 
