@@ -15,7 +15,7 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -111,17 +111,22 @@ class LLMExtractor:
         os.replace(tmp, self.cache_dir / f"{self._key(prompt)}.json")
 
     # ------------------------------------------------------------------ one passage
-    def _one(self, passage: TextPassage) -> Extraction:
+    def _attempts(self, passage: TextPassage) -> Generator[str, str | KgpathError, Extraction]:
+        """The retry loop for one passage, shared by the sync and async paths.
+
+        Yields each prompt that needs a completion and receives the reply, or the
+        :class:`KgpathError` the call raised; returns the extraction (or a recorded skip).
+        """
         prompt = self.render(passage.text)
         notes: list[str] = []
         reply = self._cached(prompt)
         for attempt in range(self.retries + 1):
             if reply is None:
-                try:
-                    reply = self.llm.complete(prompt)
-                except KgpathError as exc:
-                    notes.append(f"attempt {attempt + 1}: {exc}")
+                got = yield prompt
+                if isinstance(got, KgpathError):
+                    notes.append(f"attempt {attempt + 1}: {got}")
                     continue
+                reply = got
             ex = self._parse(passage, reply, notes)
             if ex is not None:
                 self._store(prompt, reply)
@@ -129,24 +134,32 @@ class LLMExtractor:
             reply = None
         return Extraction(passage.id, notes=(*notes, "skipped: no usable reply"))
 
+    def _one(self, passage: TextPassage) -> Extraction:
+        gen = self._attempts(passage)
+        try:
+            prompt = next(gen)
+            while True:
+                try:
+                    got: str | KgpathError = self.llm.complete(prompt)
+                except KgpathError as exc:
+                    got = exc
+                prompt = gen.send(got)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
     async def _aone(self, passage: TextPassage, gate: asyncio.Semaphore) -> Extraction:
-        prompt = self.render(passage.text)
-        notes: list[str] = []
-        reply = self._cached(prompt)
-        for attempt in range(self.retries + 1):
-            if reply is None:
+        gen = self._attempts(passage)
+        try:
+            prompt = next(gen)
+            while True:
                 try:
                     async with gate:
-                        reply = await self.llm.acomplete(prompt)
+                        got: str | KgpathError = await self.llm.acomplete(prompt)
                 except KgpathError as exc:
-                    notes.append(f"attempt {attempt + 1}: {exc}")
-                    continue
-            ex = self._parse(passage, reply, notes)
-            if ex is not None:
-                self._store(prompt, reply)
-                return ex
-            reply = None
-        return Extraction(passage.id, notes=(*notes, "skipped: no usable reply"))
+                    got = exc
+                prompt = gen.send(got)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
 
     def _parse(self, passage: TextPassage, reply: str, notes: list[str]) -> Extraction | None:
         try:
