@@ -15,18 +15,129 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from kgpath.errors import GraphError, KgpathError, short
-from kgpath.graph.knowledge_graph import KnowledgeGraph
 from kgpath.graph.model import Edge, Node, as_provenance, check_id, check_text
 
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["from_arrays", "from_networkx", "from_pathrag6", "from_triples", "to_networkx"]
+    from kgpath.graph.knowledge_graph import KnowledgeGraph
+
+__all__ = [
+    "GraphBuilders", "from_arrays", "from_networkx", "from_pathrag6", "from_triples",
+    "to_networkx",
+]
+
+
+class GraphBuilders:
+    """The constructors of :class:`~kgpath.graph.KnowledgeGraph` (a mixin it inherits).
+
+    Thin delegations to the functions of this module (and :mod:`kgpath.ingest`); ``cls``
+    is the class they are called on, so a subclass builds itself.
+    """
+
+    @classmethod
+    def from_triples(
+        cls,
+        triples: Iterable[Sequence[str]],
+        passages: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
+        *,
+        provenance: Sequence[Sequence[str]] | None = None,
+    ) -> KnowledgeGraph:
+        """Build a graph from ``(head, relation, tail)`` triples.
+
+        Node ids and names are the entity strings. ``passages`` maps passage id to text;
+        ``provenance[i]`` lists the passage ids that support ``triples[i]`` (they are also
+        attached to both end nodes). See :func:`kgpath.graph.from_triples`.
+        """
+        return from_triples(triples, passages, provenance=provenance, cls=_kg_class(cls))
+
+    @classmethod
+    def from_arrays(
+        cls,
+        node_ids: Sequence[str],
+        sources: Sequence[int] | np.ndarray,
+        targets: Sequence[int] | np.ndarray,
+        *,
+        relations: Sequence[str] | None = None,
+        texts: Sequence[str] | None = None,
+        embeddings: np.ndarray | None = None,
+    ) -> KnowledgeGraph:
+        """Bulk-build from node ids and integer edge endpoint arrays (fast path).
+
+        ``sources[i] -> targets[i]`` index into ``node_ids``. Duplicate
+        ``(source, target, relation)`` edges are merged as in :meth:`add_edge`. Intended
+        for large generated or exported graphs (10^5-10^6 nodes).
+        See :func:`kgpath.graph.from_arrays`.
+        """
+        return from_arrays(
+            node_ids, sources, targets, relations=relations, texts=texts,
+            embeddings=embeddings, cls=_kg_class(cls),
+        )
+
+    @classmethod
+    def from_documents(cls, documents: Iterable[Any], *, extractor: Any = None, llm: Any = None,
+                       chunking: Any = None, batch_size: int = 64,
+                       embedder: Any = None) -> KnowledgeGraph:
+        """Build a graph from raw documents in one call (chunk, extract, merge).
+
+        Offline by default (spaCy, ``pip install 'kgpath[nlp]'``); with ``llm`` an LLM
+        extracts entities and triples. Accepts strings, ``(id, text)`` pairs, mappings,
+        LlamaIndex and LangChain documents. See
+        :func:`kgpath.ingest.graph_from_documents` (the code lives in :mod:`kgpath.ingest`;
+        this is a convenience delegation). With ``embedder`` the graph is also indexed at
+        the cost of embedding the corpus once: every passage is embedded and each entity
+        node gets the normalised mean of the passages that cite it
+        (:func:`kgpath.ingest.vectors.embed_graph`, a documented kgpath choice).
+
+        Examples
+        --------
+        >>> g = KnowledgeGraph.from_documents(["Curie was born in Warsaw."])  # doctest: +SKIP
+        """
+        from kgpath.ingest import ingest_documents
+
+        g = _kg_class(cls)()
+        ingest_documents(g, documents, extractor=extractor, llm=llm, chunking=chunking,
+                         batch_size=batch_size)
+        if embedder is not None and g.passages:
+            from kgpath.ingest.vectors import embed_graph
+
+            embed_graph(g, embedder)
+        return g
+
+    def add_documents(self, documents: Iterable[Any], **kwargs: Any) -> Any:
+        """Extend this graph with documents; unchanged passages are skipped.
+
+        Returns the :class:`~kgpath.ingest.IngestReport`. Keyword arguments as
+        :meth:`from_documents`.
+        """
+        from kgpath.ingest import ingest_documents
+
+        return ingest_documents(cast("KnowledgeGraph", self), documents, **kwargs)
+
+    @classmethod
+    def from_pathrag6(cls, directory: str | os.PathLike[str]) -> KnowledgeGraph:
+        """Load one PathRAG-6 domain folder (``nodes.json`` + ``edges.json``)."""
+        return from_pathrag6(directory, cls=_kg_class(cls))
+
+    @classmethod
+    def from_networkx(cls, graph: nx.Graph) -> KnowledgeGraph:
+        """Build from a networkx (Multi)(Di)Graph.
+
+        Node attributes ``name``, ``text``, ``type``, ``provenance``, ``embedding`` and
+        edge attributes ``relation``, ``text``, ``type``, ``weight``, ``provenance`` are
+        used when present; other attributes go to ``metadata``. An undirected graph gets
+        both directions of every edge.
+        """
+        return from_networkx(graph, cls=_kg_class(cls))
+
+    def to_networkx(self) -> nx.MultiDiGraph:
+        """Export to a ``networkx.MultiDiGraph`` with the same attributes."""
+        return to_networkx(cast("KnowledgeGraph", self))
 
 
 def from_triples(
@@ -34,7 +145,7 @@ def from_triples(
     passages: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
     *,
     provenance: Sequence[Sequence[str]] | None = None,
-    cls: type[KnowledgeGraph] = KnowledgeGraph,
+    cls: type[KnowledgeGraph] | None = None,
 ) -> KnowledgeGraph:
     """Build a graph from ``(head, relation, tail)`` triples.
 
@@ -42,7 +153,7 @@ def from_triples(
     ``provenance[i]`` lists the passage ids that support ``triples[i]`` (they are also
     attached to both end nodes); a single string there is one passage id.
     """
-    g = cls()
+    g = _new(cls)
     if passages is not None:
         items = passages.items() if isinstance(passages, Mapping) else passages
         for pid, text in items:
@@ -62,6 +173,24 @@ def from_triples(
                 n.id, n.name, n.text, n.type, n.metadata, tuple(dict.fromkeys(cites))
             )
     return g
+
+
+def _kg_class(cls: type[GraphBuilders]) -> type[KnowledgeGraph]:
+    """The mixin's ``cls`` is always :class:`KnowledgeGraph` or a subclass of it."""
+    return cast("type[KnowledgeGraph]", cls)
+
+
+def _new(cls: type[KnowledgeGraph] | None) -> KnowledgeGraph:
+    """An empty graph of class ``cls`` (``KnowledgeGraph`` when ``None``).
+
+    Imported here, not at module level: ``knowledge_graph`` imports this module for
+    :class:`GraphBuilders`.
+    """
+    if cls is None:
+        from kgpath.graph.knowledge_graph import KnowledgeGraph
+
+        cls = KnowledgeGraph
+    return cls()
 
 
 def _add_triple(
@@ -96,7 +225,7 @@ def from_arrays(
     relations: Sequence[str] | None = None,
     texts: Sequence[str] | None = None,
     embeddings: np.ndarray | None = None,
-    cls: type[KnowledgeGraph] = KnowledgeGraph,
+    cls: type[KnowledgeGraph] | None = None,
 ) -> KnowledgeGraph:
     """Bulk-build from node ids and integer edge endpoint arrays (fast path).
 
@@ -105,7 +234,7 @@ def from_arrays(
     :meth:`~kgpath.graph.KnowledgeGraph.add_edge`. Intended for large generated or
     exported graphs (10^5-10^6 nodes).
     """
-    g = cls()
+    g = _new(cls)
     empty: Mapping[str, Any] = MappingProxyType({})
     ids = [check_id(x, f"node_ids[{k}]") for k, x in enumerate(node_ids)]
     if len(set(ids)) != len(ids):
@@ -159,7 +288,7 @@ def _same_length(values: Any, n: int, what: str, other: str) -> list[Any]:
 
 
 def from_pathrag6(
-    directory: str | os.PathLike[str], *, cls: type[KnowledgeGraph] = KnowledgeGraph
+    directory: str | os.PathLike[str], *, cls: type[KnowledgeGraph] | None = None
 ) -> KnowledgeGraph:
     """Load one PathRAG-6 domain folder (``nodes.json`` + ``edges.json``)."""
     d = Path(directory)
@@ -181,9 +310,9 @@ def from_pathrag6(
 
 
 def _pathrag6_records(
-    nodes: Any, edges: Any, cls: type[KnowledgeGraph]
+    nodes: Any, edges: Any, cls: type[KnowledgeGraph] | None
 ) -> KnowledgeGraph:
-    g = cls()
+    g = _new(cls)
     for rec in nodes:
         meta = dict(rec.get("metadata") or {})
         g.add_node(
@@ -209,7 +338,7 @@ _NX_EDGE_ATTRS = {"relation", "text", "type", "weight", "provenance"}
 
 
 def from_networkx(
-    graph: nx.Graph, *, cls: type[KnowledgeGraph] = KnowledgeGraph
+    graph: nx.Graph, *, cls: type[KnowledgeGraph] | None = None
 ) -> KnowledgeGraph:
     """Build from a networkx (Multi)(Di)Graph.
 
@@ -218,7 +347,7 @@ def from_networkx(
     used when present; other attributes go to ``metadata``. An undirected graph gets
     both directions of every edge.
     """
-    g = cls()
+    g = _new(cls)
     seen: dict[str, Any] = {}
     for nid, attrs in graph.nodes(data=True):
         key = str(nid)

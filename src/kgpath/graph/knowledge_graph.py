@@ -9,8 +9,9 @@ Duplicate edges: adding an edge with the same ``(source, target, relation)`` as 
 one merges it into the existing edge (weight becomes the maximum, provenance the union). The
 PathRAG-6 data contains such duplicates; counting them twice would bias out-degrees.
 
-Building from other shapes lives in :mod:`kgpath.graph.builders`, saving and loading in
-:mod:`kgpath.graph.persistence`; the classmethods here delegate to them.
+Building from other shapes lives in :mod:`kgpath.graph.builders` (its
+:class:`~kgpath.graph.builders.GraphBuilders` mixin gives the ``from_*`` classmethods), saving
+and loading in :mod:`kgpath.graph.persistence` (:meth:`KnowledgeGraph.save`/``load`` delegate).
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ import logging
 import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from kgpath.errors import EmbeddingError, EmptyGraphError, GraphError, NodeNotFoundError
+from kgpath.graph.builders import GraphBuilders
 from kgpath.graph.csr import (
     BFSResult,
     bfs,
@@ -45,15 +47,12 @@ from kgpath.graph.model import (
     short,
 )
 
-if TYPE_CHECKING:
-    import networkx as nx
-
 __all__ = ["KnowledgeGraph"]
 
 logger = logging.getLogger(__name__)
 
 
-class KnowledgeGraph:
+class KnowledgeGraph(GraphBuilders):
     """Directed multi-relational graph with passages and optional node embeddings.
 
     Examples
@@ -453,118 +452,6 @@ class KnowledgeGraph:
             )
         assert self._emb is not None
         return self._emb
-
-    # ------------------------------------------------------------------ builders
-    # Thin delegations: the code lives in kgpath.graph.builders / kgpath.graph.persistence,
-    # which import this module (hence the imports inside the methods).
-    @classmethod
-    def from_triples(
-        cls,
-        triples: Iterable[Sequence[str]],
-        passages: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
-        *,
-        provenance: Sequence[Sequence[str]] | None = None,
-    ) -> KnowledgeGraph:
-        """Build a graph from ``(head, relation, tail)`` triples.
-
-        Node ids and names are the entity strings. ``passages`` maps passage id to text;
-        ``provenance[i]`` lists the passage ids that support ``triples[i]`` (they are also
-        attached to both end nodes). See :func:`kgpath.graph.builders.from_triples`.
-        """
-        from kgpath.graph import builders
-
-        return builders.from_triples(triples, passages, provenance=provenance, cls=cls)
-
-    @classmethod
-    def from_arrays(
-        cls,
-        node_ids: Sequence[str],
-        sources: Sequence[int] | np.ndarray,
-        targets: Sequence[int] | np.ndarray,
-        *,
-        relations: Sequence[str] | None = None,
-        texts: Sequence[str] | None = None,
-        embeddings: np.ndarray | None = None,
-    ) -> KnowledgeGraph:
-        """Bulk-build from node ids and integer edge endpoint arrays (fast path).
-
-        ``sources[i] -> targets[i]`` index into ``node_ids``. Duplicate
-        ``(source, target, relation)`` edges are merged as in :meth:`add_edge`. Intended
-        for large generated or exported graphs (10^5-10^6 nodes).
-        See :func:`kgpath.graph.builders.from_arrays`.
-        """
-        from kgpath.graph import builders
-
-        return builders.from_arrays(
-            node_ids, sources, targets, relations=relations, texts=texts,
-            embeddings=embeddings, cls=cls,
-        )
-
-    @classmethod
-    def from_documents(cls, documents: Iterable[Any], *, extractor: Any = None, llm: Any = None,
-                       chunking: Any = None, batch_size: int = 64,
-                       embedder: Any = None) -> KnowledgeGraph:
-        """Build a graph from raw documents in one call (chunk, extract, merge).
-
-        Offline by default (spaCy, ``pip install 'kgpath[nlp]'``); with ``llm`` an LLM
-        extracts entities and triples. Accepts strings, ``(id, text)`` pairs, mappings,
-        LlamaIndex and LangChain documents. See
-        :func:`kgpath.ingest.graph_from_documents` (the code lives in :mod:`kgpath.ingest`;
-        this is a convenience delegation). With ``embedder`` the graph is also indexed at
-        the cost of embedding the corpus once: every passage is embedded and each entity
-        node gets the normalised mean of the passages that cite it
-        (:func:`kgpath.ingest.vectors.embed_graph`, a documented kgpath choice).
-
-        Examples
-        --------
-        >>> g = KnowledgeGraph.from_documents(["Curie was born in Warsaw."])  # doctest: +SKIP
-        """
-        from kgpath.ingest import ingest_documents
-
-        g = cls()
-        ingest_documents(g, documents, extractor=extractor, llm=llm, chunking=chunking,
-                         batch_size=batch_size)
-        if embedder is not None and g.passages:
-            from kgpath.ingest.vectors import embed_graph
-
-            embed_graph(g, embedder)
-        return g
-
-    def add_documents(self, documents: Iterable[Any], **kwargs: Any) -> Any:
-        """Extend this graph with documents; unchanged passages are skipped.
-
-        Returns the :class:`~kgpath.ingest.IngestReport`. Keyword arguments as
-        :meth:`from_documents`.
-        """
-        from kgpath.ingest import ingest_documents
-
-        return ingest_documents(self, documents, **kwargs)
-
-    @classmethod
-    def from_pathrag6(cls, directory: str | os.PathLike[str]) -> KnowledgeGraph:
-        """Load one PathRAG-6 domain folder (``nodes.json`` + ``edges.json``)."""
-        from kgpath.graph import builders
-
-        return builders.from_pathrag6(directory, cls=cls)
-
-    @classmethod
-    def from_networkx(cls, graph: nx.Graph) -> KnowledgeGraph:
-        """Build from a networkx (Multi)(Di)Graph.
-
-        Node attributes ``name``, ``text``, ``type``, ``provenance``, ``embedding`` and
-        edge attributes ``relation``, ``text``, ``type``, ``weight``, ``provenance`` are
-        used when present; other attributes go to ``metadata``. An undirected graph gets
-        both directions of every edge.
-        """
-        from kgpath.graph import builders
-
-        return builders.from_networkx(graph, cls=cls)
-
-    def to_networkx(self) -> nx.MultiDiGraph:
-        """Export to a ``networkx.MultiDiGraph`` with the same attributes."""
-        from kgpath.graph import builders
-
-        return builders.to_networkx(self)
 
     # ------------------------------------------------------------------ persistence
     def save(self, directory: str | os.PathLike[str]) -> None:
