@@ -26,6 +26,7 @@ import numpy as np
 
 from kgpath.errors import EmbeddingError, EmptyGraphError, GraphError, NodeNotFoundError
 from kgpath.graph.builders import GraphBuilders
+from kgpath.graph.columns import EdgeColumns, HashIndex, NodeColumns
 from kgpath.graph.csr import (
     BFSResult,
     bfs,
@@ -69,12 +70,13 @@ class KnowledgeGraph(GraphBuilders):
     """
 
     def __init__(self) -> None:
-        self._nodes: list[Node] = []
-        self._edges: list[Edge] = []
+        # lists and dicts, or read-only column views in the compact mode (graph/columns.py)
+        self._nodes: list[Node] | NodeColumns = []
+        self._edges: list[Edge] | EdgeColumns = []
         self._passages: dict[str, Passage] = {}
-        self._node_index: dict[str, int] = {}
+        self._node_index: Mapping[str, int] = {}
         self._edge_key: dict[tuple[str, str, str], int] = {}
-        self._name_index: dict[str, list[int]] | None = None
+        self._name_index: dict[str, list[int]] | HashIndex | None = None
         self._emb: np.ndarray | None = None
         self._emb_mask: np.ndarray | None = None
         self._emb_owner: dict[str, Any] | None = None
@@ -101,6 +103,7 @@ class KnowledgeGraph(GraphBuilders):
         A single string ``provenance`` is one passage id.
         """
         check_id(id, "node id")
+        self._thaw()
         node = Node(
             id=id,
             name=check_text(name, f"name of node {id!r}") if name is not None else id,
@@ -109,6 +112,7 @@ class KnowledgeGraph(GraphBuilders):
             metadata=dict(metadata or {}),
             provenance=as_provenance(provenance, f"node {id!r}"),
         )
+        assert isinstance(self._nodes, list) and isinstance(self._node_index, dict)
         idx = self._node_index.get(id)
         if idx is None:
             idx = len(self._nodes)
@@ -154,6 +158,8 @@ class KnowledgeGraph(GraphBuilders):
             )
         check_text(relation, f"relation of edge {source!r} -> {target!r}")
         check_text(text, f"text of edge {source!r} -> {target!r}")
+        self._thaw()
+        assert isinstance(self._edges, list)
         key = (source, target, relation)
         prov = as_provenance(provenance, f"edge {source!r} -> {target!r}")
         if key in self._edge_key:
@@ -200,13 +206,33 @@ class KnowledgeGraph(GraphBuilders):
 
     @property
     def nodes(self) -> Sequence[Node]:
-        """All nodes in index order."""
-        return tuple(self._nodes)
+        """All nodes in index order (a read-only view in the compact mode)."""
+        return self._nodes if isinstance(self._nodes, NodeColumns) else tuple(self._nodes)
 
     @property
     def edges(self) -> Sequence[Edge]:
-        """All edges in index order."""
-        return tuple(self._edges)
+        """All edges in index order (a read-only view in the compact mode)."""
+        return self._edges if isinstance(self._edges, EdgeColumns) else tuple(self._edges)
+
+    @property
+    def compact(self) -> bool:
+        """True while nodes and edges live in arrays (``from_arrays(..., compact=True)``).
+
+        See :mod:`kgpath.graph.columns`; the first ``add_node``/``add_edge`` converts the
+        graph to Python objects (same content, the object mode's memory).
+        """
+        return isinstance(self._nodes, NodeColumns)
+
+    def _thaw(self) -> None:
+        """Convert a compact graph to the object mode before a mutation."""
+        if not isinstance(self._nodes, NodeColumns):
+            return
+        logger.info("converting compact %r to Python objects for a mutation", self)
+        self._nodes = list(self._nodes)
+        self._edges = list(self._edges)
+        self._node_index = {n.id: i for i, n in enumerate(self._nodes)}
+        self._edge_key = {(e.source, e.target, e.relation): i for i, e in enumerate(self._edges)}
+        self._name_index = None
 
     @property
     def passages(self) -> Mapping[str, Passage]:
@@ -262,6 +288,8 @@ class KnowledgeGraph(GraphBuilders):
 
     def find_by_name(self, name: str) -> list[int]:
         """Indices of nodes whose name equals ``name`` (case- and space-insensitive)."""
+        if self._name_index is None and isinstance(self._nodes, NodeColumns):
+            self._name_index = HashIndex(self._nodes.ids, key=norm_name)  # names are ids
         if self._name_index is None:
             idx: dict[str, list[int]] = {}
             for i, n in enumerate(self._nodes):
@@ -283,6 +311,8 @@ class KnowledgeGraph(GraphBuilders):
 
         See :func:`kgpath.graph.csr.build_csr`.
         """
+        if self._csr is None and isinstance(self._edges, EdgeColumns):
+            self._csr = self._edges.csr(len(self._nodes))
         if self._csr is None:
             self._csr = build_csr(self._edges, self._node_index, len(self._nodes))
             logger.debug("built CSR adjacency: %d nodes, %d edges", len(self._nodes),
@@ -396,7 +426,7 @@ class KnowledgeGraph(GraphBuilders):
                 raise EmbeddingError(
                     f"embedding matrix must have shape ({n}, d), got {mat.shape}"
                 )
-            _check_finite(mat, [x.id for x in self._nodes])
+            _check_finite(mat, self._nodes)
             if self._emb is not None and mat.shape[1] != self._emb.shape[1]:
                 raise EmbeddingError(
                     f"embedding dimension {mat.shape[1]} does not match the graph's "
@@ -409,7 +439,7 @@ class KnowledgeGraph(GraphBuilders):
         for node_id, vec in embeddings.items():
             i = self.index_of(node_id)
             v = np.asarray(vec, dtype=np.float32).reshape(-1)
-            _check_finite(v[None, :], [node_id])
+            _check_finite(v[None, :], [self._nodes[i]])
             if self._emb is None:
                 self._emb = np.zeros((n, v.size), dtype=np.float32)
                 self._emb_mask = np.zeros(n, dtype=bool)
@@ -479,9 +509,9 @@ class KnowledgeGraph(GraphBuilders):
 
 
 # ---------------------------------------------------------------------- helpers
-def _check_finite(mat: np.ndarray, ids: Sequence[str]) -> None:
+def _check_finite(mat: np.ndarray, nodes: Sequence[Node]) -> None:
     bad = ~np.isfinite(mat).all(axis=1)
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
-        name = ids[first] if first < len(ids) else first
+        name = nodes[first].id if first < len(nodes) else first
         raise EmbeddingError(f"embedding for node {name!r} contains NaN or inf")
