@@ -92,7 +92,9 @@ class GraphIndex:
     vectors
         Node vector storage: ``"float32"`` (default; shares the graph's vectors, FAISS),
         or a compact store (:class:`~kgpath.index.vector.CompactVectorIndex`):
-        ``"float16"`` (scores within 5e-4 of float32) or ``"int8"`` (approximate). A
+        ``"float16"`` (scores within 5e-4 of float32), ``"int8"`` (approximate) or
+        ``"int8+float16"`` (int8 in memory, the top rows re-scored exactly from a
+        memory-mapped float16 file: float16's ranking at int8's resident memory). A
         compact index never writes vectors into the graph: it takes the graph's vectors
         when its embedder made them, embeds the other nodes itself in chunks of
         ``compact_chunk`` texts and keeps only the encoded rows, so no float32 matrix of
@@ -112,7 +114,7 @@ class GraphIndex:
     ) -> None:
         if vectors not in ("float32", *COMPACT_KINDS):
             raise ConfigError(
-                f"vectors must be 'float32', 'float16' or 'int8', got {short(vectors)}"
+                f"vectors must be 'float32' or one of {COMPACT_KINDS}, got {short(vectors)}"
             )
         if not isinstance(graph, KnowledgeGraph):
             raise ConfigError(
@@ -124,7 +126,9 @@ class GraphIndex:
         self.vectors = vectors
         self.compact_chunk = max(1, int(compact_chunk))
         self._vec: VectorIndex | CompactVectorIndex | None = None
-        self._ctexts: list[str] = []  # compact mode: the text each stored row encodes
+        # compact mode: hash() of the text each stored row encodes (8 bytes a node, not a
+        # str: at 10^6 nodes the texts would cost more than an int8 store's scales)
+        self._chash = np.zeros(0, dtype=np.int64)
         self._bm25: BM25Index | None = None
         self._built_version = -1
         self._own: np.ndarray | None = None  # private vectors (another embedder's in graph)
@@ -250,7 +254,7 @@ class GraphIndex:
         self._store(shared, missing, texts, vecs)
 
     # Compact mode (vectors="float16"|"int8"): rows live only in a CompactVectorIndex.
-    def _compact_plan(self, shared: bool) -> list[int]:
+    def _compact_plan(self, shared: bool) -> np.ndarray:
         """Grow the store and return the node rows still to embed (new or edited nodes).
 
         The graph's vectors are copied in when this embedder made all of them.
@@ -262,18 +266,21 @@ class GraphIndex:
             self._vec.grow(n)
         else:
             self._vec = None
-        self._ctexts += [""] * (n - len(self._ctexts))
-        stale = [i for i in range(n) if self._ctexts[i] != nodes[i].search_text]
-        if not (shared and stale and g.embedding_dim and not g.missing_embeddings()):
+        if self._chash.size < n:  # hash("") == 0: a new row matches only an empty text
+            self._chash = np.concatenate([self._chash, np.zeros(n - self._chash.size, np.int64)])
+        now = np.fromiter((hash(nd.search_text) for nd in nodes), dtype=np.int64, count=n)
+        stale = np.flatnonzero(now != self._chash[:n])
+        del now
+        if not (shared and stale.size and g.embedding_dim and not g.missing_embeddings()):
             return stale
         emb = g.embeddings  # the graph's own matrix, read in chunks (no copy kept)
         for a in range(0, len(stale), self.compact_chunk):
-            rows = np.asarray(stale[a:a + self.compact_chunk], np.int64)
+            rows = stale[a:a + self.compact_chunk]
             self._compact_put(rows, [nodes[i].search_text for i in rows], emb[rows])
-        return []
+        return stale[:0]
 
-    def _compact_chunks(self, todo: list[int]) -> Any:
-        if todo:
+    def _compact_chunks(self, todo: np.ndarray) -> Any:
+        if todo.size:
             logger.info("indexing %r: embedding %d node(s) into a %s store", self.graph,
                         len(todo), self.vectors)
         nodes = self.graph.nodes
@@ -301,7 +308,7 @@ class GraphIndex:
             _remember_record(self.embedder, embedder_record(self.embedder, texts[0], vecs[0]))
         store.put(rows, vecs)
         for i, t in zip(rows, texts):
-            self._ctexts[int(i)] = t
+            self._chash[int(i)] = hash(t)
 
     def _compact_done(self) -> None:
         self._bm25 = None

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from kgpath.errors import ConfigError, EmbeddingError, short
+from kgpath.index.rescore import RESCORE_TOP, Float16File, rescore
 
 __all__ = ["COMPACT_KINDS", "CompactVectorIndex", "VectorIndex", "top_k"]
 
@@ -129,7 +130,7 @@ class VectorIndex:
 
 # ---------------------------------------------------------------------- compact store
 #: Storage kinds of :class:`CompactVectorIndex` (``"float32"`` is :class:`VectorIndex`).
-COMPACT_KINDS = ("float16", "int8")
+COMPACT_KINDS = ("float16", "int8", "int8+float16")
 _CHUNK = 16384  # rows decoded per block in a full scan (≈ 25 MB of float32 at d = 384)
 
 
@@ -153,13 +154,18 @@ class CompactVectorIndex:
       depth 3 (150 candidates on average): recall@10 0.989 of float32, just outside the
       issue's 0.01 tolerance, hence float16 is the mode chosen for that target; int8
       halves the store again (370 MB vs 732 MB) where that tolerance is acceptable.
+    * ``"int8+float16"``: the int8 codes in memory score every row, and the short list that
+      can reach the top ``rescore_top`` (by the int8 error bound) is re-scored from a
+      float16 copy in an anonymous file read through a memory map
+      (:mod:`kgpath.index.rescore`): the top ``rescore_top`` rows and scores are those of
+      ``"float16"``, with int8's resident memory plus the re-scored rows' pages.
 
     Rows are written with :meth:`put` (in chunks, so a float32 copy of the whole matrix
     never exists) or given at once to the constructor.
     """
 
     def __init__(self, vectors: np.ndarray | None = None, *, kind: str = "float16",
-                 n: int = 0, dim: int = 0) -> None:
+                 n: int = 0, dim: int = 0, rescore_top: int = RESCORE_TOP) -> None:
         if kind not in COMPACT_KINDS:
             raise ConfigError(f"kind must be one of {COMPACT_KINDS}, got {short(kind)}")
         self.kind = kind
@@ -170,7 +176,9 @@ class CompactVectorIndex:
             n, dim = mat.shape
         dt = np.float16 if kind == "float16" else np.int8
         self.codes = np.zeros((n, dim), dtype=dt)
-        self.scale = np.ones(n, dtype=np.float32) if kind == "int8" else None
+        self.scale = np.ones(n, dtype=np.float32) if kind != "float16" else None
+        self.exact = Float16File(n, dim) if kind == "int8+float16" and dim else None
+        self.rescore_top = int(rescore_top)
         if vectors is not None and n:
             self.put(np.arange(n), mat)
 
@@ -184,8 +192,13 @@ class CompactVectorIndex:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the stored rows (codes and per-row scales)."""
+        """Bytes held in memory by the stored rows (codes and per-row scales)."""
         return int(self.codes.nbytes + (0 if self.scale is None else self.scale.nbytes))
+
+    @property
+    def file_bytes(self) -> int:
+        """Bytes of the float16 re-scoring file (``"int8+float16"``), else 0."""
+        return 0 if self.exact is None else self.exact.file_bytes
 
     def grow(self, n: int) -> None:
         """Extend to ``n`` rows (new rows zero) for nodes added to the graph."""
@@ -194,6 +207,8 @@ class CompactVectorIndex:
             self.codes = np.vstack([self.codes, np.zeros((extra, self.dim), self.codes.dtype)])
             if self.scale is not None:
                 self.scale = np.concatenate([self.scale, np.ones(extra, np.float32)])
+            if self.exact is not None:
+                self.exact.grow(n)
 
     def put(self, rows: Sequence[int] | np.ndarray, vecs: np.ndarray) -> None:
         """Encode float32 ``vecs`` into ``rows`` (finite values checked)."""
@@ -212,6 +227,8 @@ class CompactVectorIndex:
         scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
         self.codes[idx] = np.rint(v / scale[:, None]).astype(np.int8)
         self.scale[idx] = scale
+        if self.exact is not None:
+            self.exact.put(idx, v)
 
     def decode(self, rows: np.ndarray | slice) -> np.ndarray:
         """float32 rows (as stored: rounded or dequantised)."""
@@ -232,11 +249,19 @@ class CompactVectorIndex:
         s = self.codes[rows].astype(np.float32) @ q
         return s * self.scale[rows] if self.scale is not None else s
 
-    def _all(self, q: np.ndarray) -> np.ndarray:
+    def _all(self, q: np.ndarray, top: int = 0) -> np.ndarray:
         out = np.empty(len(self), dtype=np.float32)
         for a in range(0, len(self), _CHUNK):
             out[a:a + _CHUNK] = self._dot(slice(a, a + _CHUNK), q)
-        return out
+        return self._rescored(np.arange(len(self)), out, q, top)
+
+    def _rescored(self, rows: np.ndarray, s: np.ndarray, q: np.ndarray, top: int) -> np.ndarray:
+        """``s`` with the float16 short list re-scored (``"int8+float16"`` only)."""
+        exact = self.exact
+        if exact is None or self.scale is None:
+            return s
+        return rescore(rows, s, self.scale[rows], q, lambda r: exact.read(r) @ q,
+                       max(top, self.rescore_top))
 
     def scores(self, query: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
         """Cosine of ``query`` to every row (or to ``candidates`` rows, in that order)."""
@@ -246,7 +271,7 @@ class CompactVectorIndex:
         cand = np.asarray(candidates, dtype=np.int64)
         if cand.size and (cand.min() < 0 or cand.max() >= len(self)):
             raise ConfigError(f"candidate row out of range [0, {len(self)})")
-        return self._dot(cand, q)
+        return self._rescored(cand, self._dot(cand, q), q, 0)
 
     def search(
         self,
@@ -262,7 +287,7 @@ class CompactVectorIndex:
             raise ConfigError(f"k must be a positive int, got {short(k)}")
         q = self._query(query)
         if candidates is None:
-            s = self._all(q)
+            s = self._all(q, int(k))
             pos = top_k(s, min(int(k), len(self)))
             return pos.astype(np.int64), s[pos]
         cand = np.unique(np.asarray(candidates, dtype=np.int64))
@@ -270,6 +295,6 @@ class CompactVectorIndex:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         if cand[0] < 0 or cand[-1] >= len(self):
             raise ConfigError(f"candidate row out of range [0, {len(self)})")
-        s = self._dot(cand, q)
+        s = self._rescored(cand, self._dot(cand, q), q, int(k))
         pos = top_k(s, min(int(k), cand.size))
         return cand[pos], s[pos]
