@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
@@ -38,9 +38,35 @@ __all__ = ["EdgeColumns", "HashIndex", "NodeColumns", "StringColumn", "fill_colu
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _BLOCK = 65536  # strings encoded per block while building a column
+_T = TypeVar("_T")
 
 
-class StringColumn(Sequence[str]):
+class _Rows(Sequence[_T]):
+    """A read-only sequence whose rows are made on access by :meth:`_at`."""
+
+    __slots__ = ()
+
+    def _at(self, j: int) -> _T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, i: int) -> _T: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[_T]: ...
+    def __getitem__(self, i: int | slice) -> _T | list[_T]:
+        n = len(self)
+        if isinstance(i, slice):
+            return [self._at(j) for j in range(*i.indices(n))]
+        j = int(i) + n if int(i) < 0 else int(i)
+        if not 0 <= j < n:
+            raise IndexError(f"row {i} out of range for {n} rows")
+        return self._at(j)
+
+    def __iter__(self) -> Iterator[_T]:
+        return (self._at(j) for j in range(len(self)))
+
+
+class StringColumn(_Rows[str]):
     """``n`` strings stored as one UTF-8 blob (``uint8``) and ``n + 1`` ``int64`` offsets."""
 
     __slots__ = ("_blob", "_off")
@@ -75,14 +101,7 @@ class StringColumn(Sequence[str]):
     def __len__(self) -> int:
         return int(self._off.shape[0] - 1)
 
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-    def __getitem__(self, i: int | slice) -> str | list[str]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        j = _row(i, len(self))
+    def _at(self, j: int) -> str:
         return self._blob[self._off[j]:self._off[j + 1]].tobytes().decode("utf-8")
 
     @property
@@ -98,15 +117,6 @@ def _encode_block(block: list[str], parts: list[bytes], lengths: list[np.ndarray
     lengths.append(np.fromiter(map(len, enc), dtype=np.int64, count=len(enc)))
     if hashes is not None:
         hashes.append(np.fromiter(map(hash, block), dtype=np.int64, count=len(block)))
-
-
-def _row(i: Any, n: int) -> int:
-    j = int(i)
-    if j < 0:
-        j += n
-    if not 0 <= j < n:
-        raise IndexError(f"row {i} out of range for {n} rows")
-    return j
 
 
 class HashIndex:
@@ -184,7 +194,7 @@ class IdMap(Mapping[str, int]):
         return len(self._ids)
 
 
-class NodeColumns(Sequence[Node]):
+class NodeColumns(_Rows[Node]):
     """Read-only view of the nodes: ``Node(id, name=id, text, None, {}, ())`` per row."""
 
     __slots__ = ("ids", "texts")
@@ -195,19 +205,9 @@ class NodeColumns(Sequence[Node]):
     def __len__(self) -> int:
         return len(self.ids)
 
-    @overload
-    def __getitem__(self, i: int) -> Node: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[Node]: ...
-    def __getitem__(self, i: int | slice) -> Node | list[Node]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        j = _row(i, len(self))
+    def _at(self, j: int) -> Node:
         nid = self.ids[j]
         return Node(nid, nid, self.texts[j] if self.texts is not None else "", None, _EMPTY)
-
-    def __iter__(self) -> Iterator[Node]:
-        return (self[j] for j in range(len(self)))
 
     @property
     def nbytes(self) -> int:
@@ -215,7 +215,7 @@ class NodeColumns(Sequence[Node]):
         return self.ids.nbytes + (self.texts.nbytes if self.texts is not None else 0)
 
 
-class EdgeColumns(Sequence[Edge]):
+class EdgeColumns(_Rows[Edge]):
     """Read-only view of the edges: endpoints ``int32``, relations as interned codes."""
 
     __slots__ = ("dst", "ids", "rel", "relations", "src")
@@ -228,20 +228,10 @@ class EdgeColumns(Sequence[Edge]):
     def __len__(self) -> int:
         return int(self.src.shape[0])
 
-    @overload
-    def __getitem__(self, i: int) -> Edge: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[Edge]: ...
-    def __getitem__(self, i: int | slice) -> Edge | list[Edge]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        j = _row(i, len(self))
+    def _at(self, j: int) -> Edge:
         r = self.relations[int(self.rel[j])] if self.rel is not None else ""
         return Edge(self.ids[int(self.src[j])], self.ids[int(self.dst[j])], r, "", None, 1.0,
                     (), _EMPTY)
-
-    def __iter__(self) -> Iterator[Edge]:
-        return (self[j] for j in range(len(self)))
 
     def csr(self, n: int) -> dict[str, np.ndarray]:
         """CSR arrays as :func:`kgpath.graph.csr.build_csr`, from the endpoint arrays."""
