@@ -52,6 +52,7 @@ def test_int8_float16_ranks_as_float16_with_int8_memory():
     half = CompactVectorIndex(m, kind="float16")
     mixed = CompactVectorIndex(m, kind="int8+float16", rescore_top=20)
     assert mixed.nbytes == 3000 * 384 + 3000 * 4 and mixed.file_bytes == 3000 * 384 * 2
+    np.testing.assert_array_equal(mixed.vectors, half.vectors)  # decoded from the file
     cand = np.random.default_rng(6).choice(3000, 900, replace=False)
     want, got = half.scores(q, cand), mixed.scores(q, cand)
     top_w, top_g = np.argsort(-want, kind="stable")[:20], np.argsort(-got, kind="stable")[:20]

@@ -82,7 +82,7 @@ class Float16File:
             if b > a:
                 os.pwrite(fd, v16[a:b].tobytes(), int(idx[a]) * self.row_bytes)
 
-    def read(self, rows: np.ndarray) -> np.ndarray:
+    def read(self, rows: np.ndarray | slice) -> np.ndarray:
         """float32 copies of ``rows``."""
         if self._map is None:
             self._map = np.memmap(self._f, dtype=np.float16, mode="r",

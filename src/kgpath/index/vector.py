@@ -231,7 +231,9 @@ class CompactVectorIndex:
             self.exact.put(idx, v)
 
     def decode(self, rows: np.ndarray | slice) -> np.ndarray:
-        """float32 rows (as stored: rounded or dequantised)."""
+        """float32 rows (as stored: rounded or dequantised; the float16 copy if there is one)."""
+        if self.exact is not None:
+            return self.exact.read(rows)
         out = self.codes[rows].astype(np.float32)
         if self.scale is not None:
             out *= self.scale[rows][:, None]
