@@ -6,7 +6,7 @@ Every configuration runs in a FRESH subprocess (so its RSS is its own), one afte
   objects + ``GraphIndex(vectors="float32")`` (FAISS);
 * ``compact`` graph (``from_arrays(..., compact=True)``, :mod:`kgpath.graph.columns`) with
   each vector store in ``--kinds``: ``"int8+float16"`` (int8 resident, the short list that
-  can reach the top 64 re-scored exactly from an anonymous memory-mapped float16 file,
+  can reach the top 64 re-scored exactly from an anonymous float16 file (os.pread),
   :mod:`kgpath.index.rescore`), ``"float16"``, ``"int8"``.
 
 The graph has random edges and no vectors on it; node ``"n<i>"`` gets a unit vector from
@@ -104,7 +104,9 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     index = GraphIndex(g, emb, vectors=args.kind).build()
     store = index.vector_index
     row.update(index_build_s=time.perf_counter() - t0, rss_index_mb=rss_mb(),
-               store_mb=getattr(store, "nbytes", store.vectors.nbytes) / 2**20,
+               # VectorIndex (float32) keeps its matrix as .vectors; never decode a compact one
+               store_mb=(store.nbytes if hasattr(store, "nbytes") else store.vectors.nbytes)
+               / 2**20,
                file_mb=getattr(store, "file_bytes", 0) / 2**20)
     pcr = PathConstrainedRetriever(index)
     rng = np.random.default_rng(7)

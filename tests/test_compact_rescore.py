@@ -43,6 +43,8 @@ def test_float16_file_round_trip_runs_and_grow():
     np.testing.assert_array_equal(f.read(np.array([5, 4])),
                                   np.array([[0.1, 0.2, 0.3], [0, 0, 0]], np.float16))
     assert f.file_bytes == 6 * 3 * 2
+    with pytest.raises(ConfigError, match="out of range"):
+        f.read(np.array([6]))
     f.close()
 
 

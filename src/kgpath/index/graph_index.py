@@ -94,7 +94,7 @@ class GraphIndex:
         or a compact store (:class:`~kgpath.index.vector.CompactVectorIndex`):
         ``"float16"`` (scores within 5e-4 of float32), ``"int8"`` (approximate) or
         ``"int8+float16"`` (int8 in memory, the top rows re-scored exactly from a
-        memory-mapped float16 file: float16's ranking at int8's resident memory). A
+        float16 file read back row by row: float16's ranking at int8's resident memory). A
         compact index never writes vectors into the graph: it takes the graph's vectors
         when its embedder made them, embeds the other nodes itself in chunks of
         ``compact_chunk`` texts and keeps only the encoded rows, so no float32 matrix of

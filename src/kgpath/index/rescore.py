@@ -1,7 +1,7 @@
 """Exact re-scoring for the ``"int8+float16"`` compact vector store (issue 14).
 
 The int8 codes stay in memory and score every candidate; a float16 copy of every row lives
-in a file read through a read-only memory map, and only a short list is re-scored from it.
+in an anonymous file, and only a short list is read back (``os.pread``) and re-scored.
 The short list is chosen with the int8 error bound, so that the top ``top`` rows and their
 scores are those of the ``"float16"`` store (up to float32 summation order) while the
 process keeps only 1 byte per dimension resident:
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -37,12 +37,15 @@ _SLACK = 1e-4  # float32 summation error of a 384-term dot product, with room to
 
 
 class Float16File:
-    """``(n, dim)`` float16 rows in an anonymous temporary file, read via ``np.memmap``.
+    """``(n, dim)`` float16 rows in an anonymous temporary file, read row by row.
 
-    Rows are written with ``os.pwrite`` (they go to the page cache, not to this process's
-    resident set) and read through a read-only map, so only the pages of rows actually
-    re-scored become resident. The file has no name (``tempfile.TemporaryFile``): it
-    vanishes when the store is dropped or the process ends. Never pickled.
+    Rows are written with ``os.pwrite`` and read with ``os.pread`` (one call per run of
+    consecutive rows): the file lives in the kernel's page cache, and the process holds
+    only the rows it is re-scoring. Not a memory map, by measurement: with ``np.memmap``
+    every touched row also mapped its neighbours (the kernel's fault-around, 64 KB), and
+    200 PCR queries at 10^6 nodes made the whole 732 MB file resident (RSS 669 -> 1402 MB,
+    ``benchmarks/bench_compact.py``). The file has no name (``tempfile.TemporaryFile``):
+    it vanishes when the store is dropped or the process ends. Never pickled.
     """
 
     def __init__(self, n: int, dim: int, directory: str | os.PathLike[str] | None = None
@@ -51,7 +54,6 @@ class Float16File:
             raise ConfigError(f"Float16File needs n >= 0 and dim > 0, got ({n}, {dim})")
         self._f = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 - owned by self
         self.dim, self.n = dim, 0
-        self._map: np.ndarray | None = None
         self.grow(n)
 
     @property
@@ -68,7 +70,7 @@ class Float16File:
         """Extend to ``n`` rows (new rows read as zeros)."""
         if n > self.n:
             os.ftruncate(self._f.fileno(), n * self.row_bytes)
-            self.n, self._map = n, None
+            self.n = n
 
     def put(self, rows: Sequence[int] | np.ndarray, vecs: np.ndarray) -> None:
         """Write ``vecs`` (rounded to float16) to ``rows``, one ``pwrite`` per run."""
@@ -76,23 +78,33 @@ class Float16File:
         order = np.argsort(idx, kind="stable")
         idx = idx[order]
         v16 = np.ascontiguousarray(np.asarray(vecs, dtype=np.float32)[order].astype(np.float16))
-        cuts = [0, *(np.flatnonzero(np.diff(idx) != 1) + 1).tolist(), idx.size]
         fd = self._f.fileno()
-        for a, b in zip(cuts[:-1], cuts[1:]):
-            if b > a:
-                os.pwrite(fd, v16[a:b].tobytes(), int(idx[a]) * self.row_bytes)
+        for a, b in _runs(idx):
+            os.pwrite(fd, v16[a:b].tobytes(), int(idx[a]) * self.row_bytes)
 
     def read(self, rows: np.ndarray | slice) -> np.ndarray:
-        """float32 copies of ``rows``."""
-        if self._map is None:
-            self._map = np.memmap(self._f, dtype=np.float16, mode="r",
-                                  shape=(self.n, self.dim))
-        return np.asarray(self._map[rows], dtype=np.float32)
+        """float32 copies of ``rows`` (a slice reads every row it names: avoid on big files)."""
+        idx = np.arange(self.n)[rows] if isinstance(rows, slice) \
+            else np.asarray(rows, dtype=np.int64).reshape(-1)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.n):
+            raise ConfigError(f"row out of range [0, {self.n})")
+        order = np.argsort(idx, kind="stable")
+        srt = idx[order]
+        fd, rb = self._f.fileno(), self.row_bytes
+        raw = b"".join(os.pread(fd, (b - a) * rb, int(srt[a]) * rb) for a, b in _runs(srt))
+        out = np.empty((idx.size, self.dim), dtype=np.float32)
+        out[order] = np.frombuffer(raw, dtype=np.float16).reshape(idx.size, self.dim)
+        return out
 
     def close(self) -> None:
-        """Drop the map and the file."""
-        self._map = None
+        """Delete the file."""
         self._f.close()
+
+
+def _runs(srt: np.ndarray) -> Iterator[tuple[int, int]]:
+    """``(a, b)`` position ranges of the runs of consecutive values in sorted ``srt``."""
+    cuts = [0, *(np.flatnonzero(np.diff(srt) != 1) + 1).tolist(), srt.size]
+    return ((a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a)
 
 
 def rescore(rows: np.ndarray, approx: np.ndarray, scale: np.ndarray, q: np.ndarray,

@@ -156,7 +156,7 @@ class CompactVectorIndex:
       halves the store again (370 MB vs 732 MB) where that tolerance is acceptable.
     * ``"int8+float16"``: the int8 codes in memory score every row, and the short list that
       can reach the top ``rescore_top`` (by the int8 error bound) is re-scored from a
-      float16 copy in an anonymous file read through a memory map
+      float16 copy in an anonymous file, read back row by row
       (:mod:`kgpath.index.rescore`): the top ``rescore_top`` rows and scores are those of
       ``"float16"``, with int8's resident memory plus the re-scored rows' pages.
 
