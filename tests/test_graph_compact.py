@@ -110,3 +110,24 @@ def test_compact_embeddings_and_persistence(tmp_path):
     bad[1, 0] = np.nan
     with pytest.raises(EmbeddingError, match="'b'"):
         g.set_embeddings(bad)
+
+
+def test_pcr_and_index_on_compact_graph_equal_object_mode():
+    from kgpath import HashingEmbedder
+    from kgpath.index import GraphIndex
+    from kgpath.methods.pcr import PathConstrainedRetriever
+
+    rng = np.random.default_rng(3)
+    n, m = 60, 240
+    ids = [f"e{i}" for i in range(n)]
+    texts = [f"entity {i} of kind {i % 4} near {i % 9}" for i in range(n)]
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    rel = [("likes", "knows", "near")[k % 3] for k in range(m)]
+    out = []
+    for g in _both(ids, src, dst, relations=rel, texts=texts):
+        pcr = PathConstrainedRetriever(GraphIndex(g, HashingEmbedder(48)))
+        res = pcr.retrieve("kind 2 near 5", anchor="e7", k=6, max_depth=3)
+        out.append([(h.node, round(h.score, 6), h.path, h.edges, h.path_text(g))
+                    for h in res.hits])
+    assert out[0] == out[1] and len(out[0]) == 6
+    assert any(len(h[3]) >= 2 for h in out[1])  # multi-hop paths with their edges
