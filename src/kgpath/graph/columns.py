@@ -20,7 +20,8 @@ layout as :func:`kgpath.graph.csr.build_csr`. Mutating a compact graph (``add_no
 ``add_edge``) first converts it to the object mode (:meth:`KnowledgeGraph._thaw`), so the
 compact mode changes memory, never behaviour. This is a kgpath extension, not from a paper.
 
-Measured (``benchmarks/bench_compact.py``, 10^6 nodes / 5·10^6 edges): see that module.
+Measured (``benchmarks/bench_compact.py``, 10^6 nodes / 5·10^6 edges, fresh processes): RSS
+after building the graph and its CSR 266 MB compact vs 1,917 MB with Python objects.
 """
 
 from __future__ import annotations
