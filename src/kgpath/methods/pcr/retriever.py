@@ -28,6 +28,7 @@ from kgpath.methods.pcr.search import (
     node_scores,
     take,
 )
+from kgpath.methods.pcr.templates import template_hits
 
 __all__ = ["PathConstrainedRetriever"]
 
@@ -277,6 +278,8 @@ class PathConstrainedRetriever:
                 anchors[0].id,
             )
             hits, scored = _fallback_hits(b, region, keys[0], query, qv, cfg)
+        elif cfg.score == "template":  # kgpath extension: relation-chain templates
+            hits, scored = template_hits(b, keys, query, qv, cfg)
         else:
             hits, scored = _search_region(b, region, query, qv, cfg)
         logger.debug("PCR anchors=%r (%s) reachable=%d scored=%d", [a.id for a in anchors],
