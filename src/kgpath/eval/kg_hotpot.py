@@ -19,8 +19,8 @@ the passage vectors embedded once.
   cosine + 0.3 · best citing hit score). ``PCR_DEPTH = 3`` and ``PCR_ANCHORS = 3`` were
   chosen on questions 0-49 from depth {1, 2, 3} x anchors {1, 3, 5} (R@5 50-81 there, in
   hit order); ``PCR_HITS = 20`` and the weight 0.7 from 10 hits x weight {0, 0.5, 0.7,
-  1} and hits {5, 10, 20} x weight {0.5, 0.7} (R@5 on q0-49: 81-89; 20 / 0.7 best at 89), with the anchors' passages
-  not put first (first: R@5 69 on q0-49 at every weight).
+  1} and hits {5, 10, 20} x weight {0.5, 0.7} (R@5 on q0-49: 81-89; 20 / 0.7 best at
+  89), with the anchors' passages not put first (first: R@5 69 on q0-49 at 10 hits).
 * ``pathrag``, ``c2rag``: through the facade, LLM-free (offline keywords; fallback plan).
 * ``traversal``: the facade's default traversal on the chunk graph of the same passages
   (built once, cached beside the document graph).
