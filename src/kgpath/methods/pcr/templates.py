@@ -7,8 +7,11 @@ wrote a film) must be found through the chain the question asks about, and that 
 not be its shortest path.
 
 A *template* is a sequence of steps ``(relation, forward)`` from an anchor. Its endpoint set
-is computed by set propagation over the CSR adjacency (walks, so a chain may come back to a
-node seen before: "films sharing an actor with X" walks X → actor → film). Every template
+is computed by set propagation over the CSR adjacency: walks, so a chain may come back to a
+node seen before ("films sharing an actor with X" walks X → actor → film), except to the
+anchor itself, which no step's node set contains (the films "directed by the director of
+X" are the director's other films, so X's own genres or actors are not among the answers
+unless another film has them too). Every template
 of 1..``max_depth`` steps whose endpoint set is not empty is written as text with its
 direction, the anchor by name and every other node as :data:`~kgpath.methods.pcr.pathscore.MASK`::
 
@@ -148,8 +151,8 @@ def relation_templates(
         for t in level:
             steps, spent = _expand(graph, t.frontiers[-1], direction)
             budget -= spent
-            nxt.extend(Template(anchor, t.steps + (s,), t.frontiers + (nodes,))
-                       for s, nodes in steps)
+            nxt.extend(Template(anchor, t.steps + (s,), t.frontiers + (kept,))
+                       for s, nodes in steps if len(kept := nodes[nodes != anchor]))
             if budget < 0 or len(found) + len(nxt) >= max_templates:
                 return found + nxt[:max(0, max_templates - len(found))]
         found.extend(nxt)
