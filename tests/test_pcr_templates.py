@@ -73,7 +73,7 @@ def test_stem_and_lexical_matches():
 def test_template_ranking_hand_computed(films, table_embedder):
     pcr = PathConstrainedRetriever(films, embedder=table_embedder(VECS))
     kw = dict(max_depth=2, direction="both", include_anchor=False, score="template",
-              path_text="relations")
+              path_text="relations", template_node_weight=0.0)
     res = pcr.retrieve(Q, anchor="ann", **kw)
     # written/directed: 0 + 2 x 0.1; starred/directed: 0.05 + 0.1; written: 0 + 0.1;
     # starred: 0
@@ -87,6 +87,10 @@ def test_template_ranking_hand_computed(films, table_embedder):
     plain = pcr.retrieve(Q, anchor="ann", template_lexical=0.0, **kw)
     assert plain.ids[0] == "d2" and plain.hits[0].score == pytest.approx(0.05)
     assert plain.hits[0].node_score == pytest.approx(0.6)
+    # + 0.6 x mean endpoint node score: starred/directed 0.15 + 0.6 x 0.6 = 0.51
+    typed = pcr.retrieve(Q, anchor="ann", **{**kw, "template_node_weight": 0.6})
+    assert typed.ids == ["d2", "d1", "f1", "f2"]
+    assert [h.score for h in typed.hits] == pytest.approx([0.51, 0.2, 0.1, 0.0])
     with pytest.raises(ConfigError, match="template_lexical"):
         pcr.retrieve(Q, anchor="ann", template_lexical=2.0, **kw)
 

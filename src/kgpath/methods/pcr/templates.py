@@ -19,10 +19,14 @@ direction, the anchor by name and every other node as :data:`~kgpath.methods.pcr
     "something directed by Timo Tjahjanto, something written by something"
 
 (each triple in its own direction: a step walked backwards puts the new node first). The
-template texts are embedded in one call and scored by cosine to the query; a node's score is
-its best template's score, ties broken by the node's own score (Eq. 2), then by template
-order. The hit's path is one walk of its best template (its ``hops`` is that template's
-length, which may exceed the node's shortest distance).
+template texts are embedded in one call and scored by cosine to the query, plus
+``template_lexical`` per step whose relation names a word of the query
+(:func:`lexical_matches`) and ``template_node_weight`` times the mean node score (Eq. 2) of
+the chain's endpoints (at most :data:`ENDPOINT_SAMPLE`): the relation words carry the
+question's chain, the endpoints its answer type. A node's score is its best template's
+score, ties broken by the node's own score (Eq. 2), then by template order. The hit's
+path is one walk of its best template (its ``hops`` is that template's length, which may
+exceed the node's shortest distance).
 
 Bounds: at most ``MAX_TEMPLATES`` templates per anchor (breadth first, so shorter ones are
 kept) and ``MAX_EDGES`` adjacency entries gathered per anchor; ``max_depth=None`` means
@@ -57,6 +61,7 @@ __all__ = [
 DEFAULT_DEPTH = 3
 MAX_TEMPLATES = 4000
 MAX_EDGES = 20_000_000
+ENDPOINT_SAMPLE = 100
 
 Step = tuple[str, bool]
 
@@ -302,6 +307,10 @@ def template_hits(b: Any, anchors: Sequence[int], query: str, qv: np.ndarray,
     if cfg.template_lexical:
         tscores = tscores + cfg.template_lexical * np.asarray(
             [lexical_matches(query, t.steps) for t in templates], np.float32)
+    if cfg.template_node_weight:
+        tscores = tscores + cfg.template_node_weight * np.asarray(
+            [float(np.mean(node_scores(b, query, qv, t.endpoints[:ENDPOINT_SAMPLE], cfg)))
+             for t in templates], np.float32)
     exclude = set() if cfg.include_anchor else {int(a) for a in anchors}
     ranked = rank_by_templates(templates, tscores,
                                lambda idx: node_scores(b, query, qv, idx, cfg), cfg.k,
