@@ -119,3 +119,18 @@ def test_rank_passages_hand_computed(table_embedder):
     assert [p for p, _ in rank_passages([res], q, rows, mat, weight=0.0)] == ["p1", "p2", "p0"]
     with pytest.raises(ConfigError, match="weight"):
         rank_passages([res], q, rows, mat, weight=1.5)
+
+
+def test_templates_need_the_in_memory_backend(films, table_embedder, tmp_path):
+    from kgpath import GraphIndex
+    from kgpath.methods.pcr import CypherPCR
+    from kgpath.stores import EmbeddedCypherDriver, load_graph
+
+    emb = table_embedder(VECS)
+    drv = EmbeddedCypherDriver.open(tmp_path / "db")
+    try:
+        db = CypherPCR(drv, embedder=emb, schema=load_graph(drv, GraphIndex(films, emb)))
+        with pytest.raises(ConfigError, match="in-memory"):
+            db.retrieve(Q, anchor="ann", score="template", direction="both")
+    finally:
+        drv.close()

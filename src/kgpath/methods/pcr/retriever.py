@@ -114,6 +114,9 @@ class PathConstrainedRetriever:
         return cfg
 
     def _check_mode(self, cfg: PCRConfig) -> None:
+        if cfg.score == "template" and not isinstance(self.backend, InMemoryBackend):
+            raise ConfigError(f"score='template' needs the in-memory backend, not "
+                              f"{self.backend.name!r} (it walks the CSR arrays)")
         needed = {cfg.mode} | ({"vector", "bm25"} if cfg.mode == "hybrid"
                                 and cfg.hybrid_norm != "max" else set())
         if not needed <= set(self.backend.modes):
