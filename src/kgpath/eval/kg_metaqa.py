@@ -9,8 +9,10 @@ asks). The question text has its anchor's brackets removed. Each method returns 
 entity list with the anchor removed; Hits@k = the first k entities contain an answer.
 
 * ``pcr``: anchor given, ``direction="both"``, ``max_depth`` = the question's hop count,
-  ``include_anchor=False``, native nodes in hit order (node text similarity only: PCR has no
-  relation-aware scoring yet, issue 12 item 4).
+  ``include_anchor=False``, native nodes in hit order (Eq. 2: node text similarity only).
+* ``pcr_template``: the same with ``score="template"``, ``path_text="relations"`` (kgpath
+  extension, :mod:`kgpath.methods.pcr.templates`: nodes ranked by the best relation chain
+  reaching them, chains scored against the question).
 * ``pathrag``, ``c2rag``: the facade's native evidence, LLM-free; entities in the order the
   items' ``node_ids``/``node_id`` traces (a triple: its tail, then its head) first name
   them (neither takes the anchor).
@@ -37,7 +39,7 @@ from kgpath.graph import KnowledgeGraph
 
 __all__ = ["KG_METHODS", "MetaQAQuestion", "evaluate_metaqa", "load_metaqa", "metaqa_graph"]
 
-KG_METHODS = ("pcr", "pathrag", "c2rag", "walk")
+KG_METHODS = ("pcr", "pcr_template", "pathrag", "c2rag", "walk")
 
 
 @dataclass(frozen=True)
@@ -111,11 +113,11 @@ def _walk(g: KnowledgeGraph, emb: Embedder) -> Callable[[MetaQAQuestion], list[s
     return run
 
 
-def _pcr(g: KnowledgeGraph, index: Any) -> Callable[[MetaQAQuestion], list[str]]:
+def _pcr(g: KnowledgeGraph, index: Any, **opts: Any) -> Callable[[MetaQAQuestion], list[str]]:
     from kgpath.facade import EvidenceRetriever
 
     r = EvidenceRetriever("pcr", index, k=10, output="native", direction="both",
-                          include_anchor=False)
+                          include_anchor=False, **opts)
 
     def run(q: MetaQAQuestion) -> list[str]:
         return [e.id for e in r.retrieve(q.text, anchor=q.anchor, max_depth=q.hops)]
@@ -169,7 +171,10 @@ def evaluate_metaqa(
     from kgpath.index.graph_index import GraphIndex
 
     index = GraphIndex(graph, embedder)
-    makers = {"pcr": lambda: _pcr(graph, index), "walk": lambda: _walk(graph, embedder),
+    makers = {"pcr": lambda: _pcr(graph, index),
+              "pcr_template": lambda: _pcr(graph, index, score="template",
+                                           path_text="relations"),
+              "walk": lambda: _walk(graph, embedder),
               "pathrag": lambda: _native("pathrag", index),
               "c2rag": lambda: _native("c2rag", index)}
     qs = [q for q in questions if q.reachable and q.anchor in graph]

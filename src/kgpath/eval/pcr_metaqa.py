@@ -8,8 +8,9 @@ Every variant runs PCR from the given anchor with ``max_depth = hops``, edges fo
 both directions (MetaQA questions walk relations backwards: "films directed by X") and the
 anchor excluded (it is never an answer). Variants: ``node`` (Eq. 2, the paper), ``path``
 and ``mixed`` (the kgpath path-aware extension), each with ``path_text`` ``full`` or
-``relations``. Questions are split in two halves (file order); constants are chosen on the
-first half (``A``) and both halves are reported.
+``relations``, and ``template/relations`` (relation-chain templates, also a kgpath
+extension: :mod:`kgpath.methods.pcr.templates`). Questions are split in two halves (file
+order); constants are chosen on the first half (``A``) and both halves are reported.
 
 Node vectors of the 43k entities take minutes to compute: ``vectors=FILE.npy`` caches them
 (written when absent). Path texts are embedded per query through a text cache shared by the
@@ -43,6 +44,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "mixed/relations": {"score": "mixed", "path_text": "relations"},
     "path/full": {"score": "path", "path_text": "full"},
     "mixed/full": {"score": "mixed", "path_text": "full"},
+    "template/relations": {"score": "template", "path_text": "relations"},
 }
 
 

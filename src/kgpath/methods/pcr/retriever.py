@@ -28,6 +28,7 @@ from kgpath.methods.pcr.search import (
     node_scores,
     take,
 )
+from kgpath.methods.pcr.templates import template_hits
 
 __all__ = ["PathConstrainedRetriever"]
 
@@ -113,6 +114,9 @@ class PathConstrainedRetriever:
         return cfg
 
     def _check_mode(self, cfg: PCRConfig) -> None:
+        if cfg.score == "template" and not isinstance(self.backend, InMemoryBackend):
+            raise ConfigError(f"score='template' needs the in-memory backend, not "
+                              f"{self.backend.name!r} (it walks the CSR arrays)")
         needed = {cfg.mode} | ({"vector", "bm25"} if cfg.mode == "hybrid"
                                 and cfg.hybrid_norm != "max" else set())
         if not needed <= set(self.backend.modes):
@@ -277,6 +281,8 @@ class PathConstrainedRetriever:
                 anchors[0].id,
             )
             hits, scored = _fallback_hits(b, region, keys[0], query, qv, cfg)
+        elif cfg.score == "template":  # kgpath extension: relation-chain templates
+            hits, scored = template_hits(b, keys, query, qv, cfg)
         else:
             hits, scored = _search_region(b, region, query, qv, cfg)
         logger.debug("PCR anchors=%r (%s) reachable=%d scored=%d", [a.id for a in anchors],

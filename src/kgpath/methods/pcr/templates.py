@@ -1,0 +1,325 @@
+"""Relation-path templates: rank nodes by the best relation chain reaching them (kgpath extension).
+
+**Not in the PCR paper** (Eq. 2 ranks a reachable node by its own text). ``score="template"``
+goes further than :mod:`kgpath.methods.pcr.pathscore`, which scores the *one* BFS-tree path
+of each node: a node reached by several relation chains ("John Pilger" both acted in and
+wrote a film) must be found through the chain the question asks about, and that chain need
+not be its shortest path.
+
+A *template* is a sequence of steps ``(relation, forward)`` from an anchor. Its endpoint set
+is computed by set propagation over the CSR adjacency: walks, so a chain may come back to a
+node seen before ("films sharing an actor with X" walks X → actor → film), except to the
+anchor itself, which no step's node set contains (the films "directed by the director of
+X" are the director's other films, so X's own genres or actors are not among the answers
+unless another film has them too). Every template
+of 1..``max_depth`` steps whose endpoint set is not empty is written as text with its
+direction, the anchor by name and every other node as :data:`~kgpath.methods.pcr.pathscore.MASK`::
+
+    directed_by backwards, then written_by forwards, from "Timo Tjahjanto":
+    "something directed by Timo Tjahjanto, something written by something"
+
+(each triple in its own direction: a step walked backwards puts the new node first). The
+template texts are embedded in one call and scored by cosine to the query, plus
+``template_lexical`` per step whose relation names a word of the query
+(:func:`lexical_matches`) and ``template_node_weight`` times the mean node score (Eq. 2) of
+the chain's endpoints (at most :data:`ENDPOINT_SAMPLE`): the relation words carry the
+question's chain, the endpoints its answer type. A node's score is its best template's
+score, ties broken by the node's own score (Eq. 2), then by template order. The hit's
+path is one walk of its best template (its ``hops`` is that template's length, which may
+exceed the node's shortest distance).
+
+Bounds: at most ``MAX_TEMPLATES`` templates per anchor (breadth first, so shorter ones are
+kept) and ``MAX_EDGES`` adjacency entries gathered per anchor; ``max_depth=None`` means
+:data:`DEFAULT_DEPTH`. In-memory graphs only (it needs the CSR arrays).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kgpath.errors import ConfigError
+from kgpath.graph import Direction, Edge, KnowledgeGraph
+from kgpath.methods.pcr.pathscore import MASK, humanize_relation
+
+__all__ = [
+    "DEFAULT_DEPTH",
+    "MAX_EDGES",
+    "MAX_TEMPLATES",
+    "Template",
+    "relation_codes",
+    "relation_templates",
+    "template_text",
+    "template_walk",
+]
+
+DEFAULT_DEPTH = 3
+MAX_TEMPLATES = 4000
+MAX_EDGES = 20_000_000
+ENDPOINT_SAMPLE = 100
+
+Step = tuple[str, bool]
+
+
+@dataclass(frozen=True)
+class Template:
+    """A relation chain from ``anchor`` (node index) and the nodes at each of its steps.
+
+    ``frontiers[i]`` holds the sorted node indices reached after ``i`` steps (``frontiers[0]``
+    is the anchor alone); the last one is the endpoint set.
+    """
+
+    anchor: int
+    steps: tuple[Step, ...]
+    frontiers: tuple[np.ndarray, ...]
+
+    @property
+    def endpoints(self) -> np.ndarray:
+        """Node indices the whole chain reaches."""
+        return self.frontiers[-1]
+
+
+_CODES: dict[int, tuple[int, KnowledgeGraph, np.ndarray, list[str]]] = {}
+
+
+def relation_codes(graph: KnowledgeGraph) -> tuple[np.ndarray, list[str]]:
+    """``(code per edge index, label per code)``, cached per graph and version."""
+    hit = _CODES.get(id(graph))
+    if hit is not None and hit[1] is graph and hit[0] == graph.version:
+        return hit[2], hit[3]
+    labels: dict[str, int] = {}
+    codes = np.fromiter((labels.setdefault(e.relation or "", len(labels)) for e in graph.edges),
+                        np.int32, graph.num_edges)
+    if len(_CODES) > 8:
+        _CODES.clear()
+    _CODES[id(graph)] = (graph.version, graph, codes, list(labels))
+    return codes, list(labels)
+
+
+def _gather(csr: dict[str, np.ndarray], side: str, nodes: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Adjacency entries of ``nodes`` on one side: ``(from node, to node, edge index)``."""
+    ip = csr[f"{side}_indptr"]
+    lo, hi = ip[nodes], ip[nodes + 1]
+    n = (hi - lo).astype(np.int64)
+    total = int(n.sum())
+    if not total:
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    start = np.repeat(lo - np.concatenate(([0], np.cumsum(n)[:-1])), n)
+    pos = start + np.arange(total, dtype=np.int64)
+    return (np.repeat(nodes, n), csr[f"{side}_indices"][pos].astype(np.int64),
+            csr[f"{side}_edges"][pos].astype(np.int64))
+
+
+def _expand(graph: KnowledgeGraph, frontier: np.ndarray, direction: Direction,
+            ) -> tuple[list[tuple[Step, np.ndarray]], int]:
+    """Each ``(relation, forward)`` step out of ``frontier`` with the nodes it reaches."""
+    csr = graph.csr()
+    codes, labels = relation_codes(graph)
+    sides = {"out": ("out",), "in": ("in",), "both": ("out", "in")}[direction]
+    out: list[tuple[Step, np.ndarray]] = []
+    gathered = 0
+    for side in sides:
+        _, dst, eid = _gather(csr, side, frontier)
+        gathered += len(eid)
+        if not len(eid):
+            continue
+        rel = codes[eid]
+        order = np.lexsort((dst, rel))
+        rel, dst = rel[order], dst[order]
+        cuts = np.flatnonzero(np.diff(rel)) + 1
+        for r, nodes in zip(rel[np.concatenate(([0], cuts))], np.split(dst, cuts)):
+            out.append(((labels[int(r)], side == "out"), np.unique(nodes)))
+    return out, gathered
+
+
+def relation_templates(
+    graph: KnowledgeGraph, anchor: int, *, max_depth: int | None, direction: Direction,
+    max_templates: int = MAX_TEMPLATES, max_edges: int = MAX_EDGES,
+) -> list[Template]:
+    """Every relation chain of 1..``max_depth`` steps from ``anchor`` (breadth first).
+
+    A chain is kept when it reaches at least one node; expansion stops at the bounds of the
+    module docstring (the templates found so far are returned).
+    """
+    depth = DEFAULT_DEPTH if max_depth is None else max_depth
+    level = [Template(anchor, (), (np.asarray([anchor], np.int64),))]
+    found: list[Template] = []
+    budget = max_edges
+    for _ in range(depth):
+        nxt: list[Template] = []
+        for t in level:
+            steps, spent = _expand(graph, t.frontiers[-1], direction)
+            budget -= spent
+            nxt.extend(Template(anchor, t.steps + (s,), t.frontiers + (kept,))
+                       for s, nodes in steps if len(kept := nodes[nodes != anchor]))
+            if budget < 0 or len(found) + len(nxt) >= max_templates:
+                return found + nxt[:max(0, max_templates - len(found))]
+        found.extend(nxt)
+        level = nxt
+    return found
+
+
+def template_text(steps: Sequence[Step], anchor_name: str, *, mask_anchor: bool = False) -> str:
+    """A template as text: each step's triple in its own direction (module docstring).
+
+    Examples
+    --------
+    >>> template_text([("directed_by", False), ("written_by", True)], "Timo")
+    'something directed by Timo, something written by something'
+    >>> template_text([("born_in", True)], "Marie Curie")
+    'Marie Curie born in something'
+    """
+    names = [MASK if mask_anchor else anchor_name] + [MASK] * len(steps)
+    parts = []
+    for i, (rel, forward) in enumerate(steps):
+        a, b = names[i], names[i + 1]
+        src, dst = (a, b) if forward else (b, a)
+        parts.append(f"{src} {humanize_relation(rel)} {dst}")
+    return ", ".join(parts) if parts else anchor_name
+
+
+def template_walk(graph: KnowledgeGraph, t: Template, node: int,
+                  ) -> tuple[tuple[str, ...], tuple[Edge, ...]]:
+    """One walk of template ``t`` from its anchor to ``node`` (ids and edges), backwards.
+
+    At each step the first adjacency entry (edge order) that follows the step's relation and
+    comes from the previous frontier is taken.
+    """
+    csr = graph.csr()
+    codes, labels = relation_codes(graph)
+    ids, edges = [node], []
+    cur = node
+    for i in range(len(t.steps) - 1, -1, -1):
+        rel, forward = t.steps[i]
+        side = "in" if forward else "out"  # walk the step backwards
+        _, dst, eid = _gather(csr, side, np.asarray([cur], np.int64))
+        ok = (codes[eid] == labels.index(rel)) & np.isin(dst, t.frontiers[i])
+        j = int(np.flatnonzero(ok)[0])
+        cur = int(dst[j])
+        ids.append(cur)
+        edges.append(graph.edge_at(int(eid[j])))
+    return (tuple(graph.node_at(i).id for i in reversed(ids)), tuple(reversed(edges)))
+
+
+_SUFFIXES = ("ions", "ion", "ing", "ers", "ors", "ed", "er", "or", "es", "en", "s")
+_WORDS = re.compile(r"[^\W\d_]+")
+
+
+def stem(word: str) -> str:
+    """A crude stem: lower case, one common suffix off (3 letters kept), at most 4 letters.
+
+    >>> [stem(w) for w in ("directed", "director", "acted", "actors", "written", "writer")]
+    ['dire', 'dire', 'act', 'act', 'writ', 'writ']
+    """
+    w = word.lower()
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: -len(suf)]
+            break
+    return w[:4]
+
+
+def lexical_matches(query: str, steps: Sequence[Step]) -> int:
+    """How many steps name a relation word the query uses (each query word used once).
+
+    Words of 3+ letters that are not stop words (:data:`kgpath.index.bm25.STOPWORDS`), as
+    :func:`stem`; a step matches when one of its words is still unused in the query.
+    """
+    from kgpath.index.bm25 import STOPWORDS
+
+    left = Counter(stem(w) for w in _WORDS.findall(query)
+                   if len(w) >= 3 and w.lower() not in STOPWORDS)
+    n = 0
+    for rel, _ in steps:
+        for w in _WORDS.findall(humanize_relation(rel)):
+            s = stem(w)
+            if len(w) >= 3 and w.lower() not in STOPWORDS and left[s] > 0:
+                left[s] -= 1
+                n += 1
+                break
+    return n
+
+
+def best_templates(texts_scores: np.ndarray) -> np.ndarray:
+    """Template order: best score first, ties in enumeration order (shorter first)."""
+    return np.lexsort((np.arange(len(texts_scores)), -np.asarray(texts_scores)))
+
+
+def rank_by_templates(
+    templates: Sequence[Template], tscores: np.ndarray, node_score: Any, k: int,
+    *, exclude: set[int],
+) -> list[tuple[int, int, float]]:
+    """Top-``k`` ``(node index, template index, node score)``: best template, then node score.
+
+    ``node_score(indices) -> scores`` is called once per template visited (best first) on the
+    nodes it newly reaches; ``exclude`` (the anchors, unless included) is never returned.
+    """
+    seen = set(exclude)
+    out: list[tuple[int, int, float]] = []
+    for ti in best_templates(tscores):
+        new = np.asarray([v for v in templates[int(ti)].endpoints.tolist() if v not in seen],
+                         np.int64)
+        if not len(new):
+            continue
+        seen.update(new.tolist())
+        ns = np.asarray(node_score(new), np.float32)
+        for j in np.lexsort((np.arange(len(new)), -ns))[:k - len(out)]:
+            out.append((int(new[j]), int(ti), float(ns[j])))
+        if len(out) >= k:
+            break
+    return out
+
+
+def template_hits(b: Any, anchors: Sequence[int], query: str, qv: np.ndarray,
+                  cfg: Any) -> tuple[list[Any], int]:
+    """``score="template"``: the top-``cfg.k`` hits and the number of templates scored.
+
+    ``b`` is an in-memory backend (its ``graph`` and ``index``); the template texts name the
+    anchor unless ``cfg.path_text == "relations"`` (then the anchor is masked too, so every
+    query shares one text per chain).
+    """
+    from kgpath.backends.memory import InMemoryBackend
+    from kgpath.methods.pcr.pathscore import path_similarity
+    from kgpath.methods.pcr.result import PCRHit
+    from kgpath.methods.pcr.retriever import backend_embedder
+    from kgpath.methods.pcr.search import node_scores
+
+    if not isinstance(b, InMemoryBackend):
+        raise ConfigError(f"score='template' needs the in-memory backend, not {b.name!r}")
+    graph: KnowledgeGraph = b.graph
+    templates: list[Template] = []
+    texts: list[str] = []
+    for a in anchors:
+        root = [Template(int(a), (), (np.asarray([a], np.int64),))] if cfg.include_anchor else []
+        ts = root + relation_templates(graph, int(a), max_depth=cfg.max_depth,
+                                       direction=cfg.direction)
+        name = graph.node_at(int(a)).name
+        texts += [template_text(t.steps, name, mask_anchor=cfg.path_text == "relations")
+                  for t in ts]
+        templates += ts
+    tscores = path_similarity(backend_embedder(b), qv, texts)
+    if cfg.template_lexical:
+        tscores = tscores + cfg.template_lexical * np.asarray(
+            [lexical_matches(query, t.steps) for t in templates], np.float32)
+    if cfg.template_node_weight:
+        tscores = tscores + cfg.template_node_weight * np.asarray(
+            [float(np.mean(node_scores(b, query, qv, t.endpoints[:ENDPOINT_SAMPLE], cfg)))
+             for t in templates], np.float32)
+    exclude = set() if cfg.include_anchor else {int(a) for a in anchors}
+    ranked = rank_by_templates(templates, tscores,
+                               lambda idx: node_scores(b, query, qv, idx, cfg), cfg.k,
+                               exclude=exclude)
+    hits = []
+    for v, ti, ns in ranked:
+        ids, edges = template_walk(graph, templates[ti], v)
+        hits.append(PCRHit(node=graph.node_at(v), score=float(tscores[ti]),
+                           hops=len(edges), path=ids, edges=edges, node_score=ns,
+                           path_score=float(tscores[ti])))
+    return hits, len(templates)
+
