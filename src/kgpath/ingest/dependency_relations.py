@@ -1,0 +1,213 @@
+"""Relations between entity mentions from the shortest dependency path (Bunescu & Mooney 2005).
+
+R. C. Bunescu and R. J. Mooney, "A Shortest Path Dependency Kernel for Relation Extraction",
+HLT/EMNLP 2005: the information about the relation between two entity mentions of one
+sentence is concentrated on the shortest path between them in the dependency graph. Their
+kernel *learns* from the path; here, offline and without training data, the path is read by
+rules (a kgpath heuristic built on that observation):
+
+* a relation is emitted for two mentions of one sentence when the path between them has at
+  most ``max_path`` edges, passes through a *trigger* (a verb, a preposition, a copula or an
+  apposition) and through no other entity mention (that mention would be the one related);
+* coordination is transparent: the path starts at the first conjunct, so "X and Y founded Z"
+  gives ``X -[founded]-> Z`` and ``Y -[founded]-> Z`` (conjunction distribution), and two
+  conjuncts of one list are not related to each other by their coordination;
+* the label is the verb phrase, nouns and prepositions on the path in sentence order
+  ("is album by", "was played at"); the head is the subject's side (the passive agent's side
+  when there is one), else the earlier mention.
+
+Mentions are named entities (NER, proper-noun runs), the document's topic (see
+:mod:`kgpath.ingest.spacy_extractor`) and, optionally, *concepts*: bare common-noun phrases
+(no determiner, possessive or number: "polonium", "nuclear fission"), which name a kind of
+thing rather than one referent of the text. A relation needs at least one named end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kgpath.ingest.extraction import ExtractedRelation
+
+__all__ = ["Mention", "concept_mentions", "path_relations", "shortest_path", "span_root"]
+
+_ARG_DEPS = ("nsubj", "nsubjpass", "dobj", "pobj", "attr", "appos", "conj", "dative", "oprd")
+_SUBJ_DEPS = ("nsubj", "csubj", "agent")
+_DETERMINERS = ("det", "poss", "nummod", "predet")
+_ADJUNCT_DEPS = ("prep", "npadvmod", "advmod", "advcl", "tmod")
+MAX_PREDICATES = 2
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One mention in a parsed sentence: display name, node type, token span and root."""
+
+    name: str
+    type: str
+    start: int
+    end: int
+    """Token indices (document), ``end`` exclusive."""
+    root: int
+    named: bool = True
+    """False for a concept (a bare common-noun phrase)."""
+
+
+def span_root(doc: Any, start: int, end: int) -> int:
+    """The token of ``doc[start:end]`` whose head lies outside the span."""
+    for t in doc[start:end]:
+        if t.head.i < start or t.head.i >= end or t.head.i == t.i:
+            return t.i
+    return end - 1
+
+
+def concept_mentions(sent: Any, taken: set[int], noun_phrase: Any) -> list[Mention]:
+    """Bare common-noun arguments of the sentence: no determiner, possessive or number.
+
+    ``noun_phrase(token)`` gives the display name; ``taken`` are the tokens of other mentions.
+    """
+    out = []
+    for tok in sent:
+        if (tok.pos_ != "NOUN" or tok.i in taken or tok.dep_ not in _ARG_DEPS
+                or any(c.dep_ in _DETERMINERS for c in tok.children)):
+            continue
+        out.append(Mention(noun_phrase(tok), "Concept", tok.i, tok.i + 1, tok.i, named=False))
+    return out
+
+
+def _start(doc: Any, mention: Mention, roots: set[int]) -> Any:
+    """The path's start: the mention root, or the first conjunct of its coordination."""
+    tok = doc[mention.root]
+    while tok.dep_ == "conj" and tok.head.pos_ in ("NOUN", "PROPN", "PRON"):
+        tok = tok.head
+    return tok
+
+
+def shortest_path(a: Any, b: Any) -> list[Any]:
+    """Tokens on the dependency-tree path from ``a`` to ``b`` (both included)."""
+    up_a = [a, *a.ancestors]
+    up_b = [b, *b.ancestors]
+    pos_b = {t.i: k for k, t in enumerate(up_b)}
+    for k, t in enumerate(up_a):
+        if t.i in pos_b:
+            return up_a[:k + 1] + list(reversed(up_b[:pos_b[t.i]]))
+    return []
+
+
+def _trigger(path: Sequence[Any]) -> bool:
+    inner = path[1:-1]
+    return (any(t.pos_ in ("VERB", "AUX", "ADP") for t in inner)
+            or any(t.dep_ == "appos" for t in path))
+
+
+def _adjuncts_of_one_head(path: Sequence[Any]) -> bool:
+    """Both ends hang off the path's top as adjuncts ("played on Sunday at Wrigley Field")."""
+    top = _top(path)
+    sides = [path[k] for k in (top - 1, top + 1) if 0 <= k < len(path)]
+    return len(sides) == 2 and all(t.dep_ in _ADJUNCT_DEPS for t in sides)
+
+
+def _top(path: Sequence[Any]) -> int:
+    """Index of the path's highest token (the two ends' lowest common ancestor)."""
+    return min(range(len(path)), key=lambda k: len(list(path[k].ancestors)))
+
+
+def _crosses_clause(path: Sequence[Any]) -> bool:
+    """A predicate below the path's top has a subject of its own: the ends are in two clauses.
+
+    "Mullin missed 20 games and Hardaway missed 16" relates neither Mullin to Hardaway nor
+    Mullin to the 16; a subjectless lower clause (shared subject of a coordinated verb, a
+    participle, an infinitive) keeps the upper subject ("relocated from", "traded X to Y").
+    """
+    top = _top(path)
+    for k, t in enumerate(path):
+        if k != top and (t.pos_ == "VERB" or t.pos_ == "AUX") and any(
+                c.dep_ in ("nsubj", "nsubjpass", "csubj") for c in t.children):
+            return True
+    return False
+
+
+def _bad_appos(path: Sequence[Any], a: Mention, b: Mention) -> bool:
+    """Appositions kept: "City, State" (two places) and "X, <noun> of Y" only.
+
+    Other appositions between names are mostly lists ("David, Hiorns, Skaer") that the
+    small model parses as appositions.
+    """
+    if not any(t.dep_ == "appos" for t in path):
+        return False
+    if len(path) == 2:
+        return not (a.type == b.type == "Place")
+    if len(path) != 4:
+        return True
+    noun = path[1] if path[1].dep_ == "appos" else path[2]
+    return not (noun.dep_ == "appos" and noun.pos_ == "NOUN" and path[1 if noun is path[2]
+                                                                    else 2].pos_ == "ADP")
+
+
+def _predicates(path: Sequence[Any]) -> int:
+    """Verbs and copulas inside the path (auxiliaries excluded)."""
+    return sum(t.pos_ == "VERB" or (t.pos_ == "AUX" and t.dep_ not in ("aux", "auxpass"))
+               for t in path[1:-1])
+
+
+def _label(path: Sequence[Any]) -> str:
+    """Verb phrases, nouns and prepositions of the path's inside, in sentence order."""
+    words: list[str] = []
+    for t in sorted(path[1:-1], key=lambda t: t.i):
+        if t.pos_ in ("VERB", "AUX"):
+            aux = [c.text.lower() for c in t.children if c.dep_ in ("auxpass", "neg")]
+            prt = [c.text.lower() for c in t.children if c.dep_ == "prt"]
+            words += [*aux, t.text.lower(), *prt]
+        elif t.pos_ == "ADP":
+            words.append(t.text.lower())
+        elif t.pos_ in ("NOUN", "PROPN"):
+            words.append(t.lemma_.lower())
+    return " ".join(words) or "related to"
+
+
+def _kind(path: Sequence[Any]) -> str:
+    if any(t.dep_ == "appos" for t in path):
+        return "appos"
+    inner = path[1:-1]
+    if any(t.lemma_ == "be" and t.pos_ == "AUX" and t.dep_ != "auxpass" for t in inner):
+        return "copula"
+    if any(t.pos_ == "ADP" for t in inner):
+        return "prep"
+    return "svo"
+
+
+def _is_head_side(path: Sequence[Any]) -> bool | None:
+    """True when the path's start is the subject side, False when its end is, else None."""
+    for k, t in enumerate(path):
+        if t.dep_ in _SUBJ_DEPS and k + 1 < len(path) and path[k + 1].i == t.head.i:
+            return True
+        if t.dep_ in _SUBJ_DEPS and k > 0 and path[k - 1].i == t.head.i:
+            return False
+    return None
+
+
+def path_relations(doc: Any, mentions: Sequence[Mention], text: str, *,
+                   max_path: int = 4) -> Iterator[ExtractedRelation]:
+    """One relation per pair of mentions joined by a short, triggered, mention-free path."""
+    owner = {i: m for m in mentions for i in range(m.start, m.end)}
+    roots = {m.root for m in mentions}
+    seen: set[frozenset[str]] = set()
+    for x, a in enumerate(mentions):
+        for b in mentions[x + 1:]:
+            pair = frozenset((a.name, b.name))
+            if len(pair) < 2 or pair in seen or not (a.named or b.named):
+                continue
+            sa, sb = _start(doc, a, roots), _start(doc, b, roots)
+            if sa.i == sb.i:
+                continue  # conjuncts of one list
+            path = shortest_path(sa, sb)
+            if (not path or len(path) - 1 > max_path or not _trigger(path)
+                    or _predicates(path) > MAX_PREDICATES or _adjuncts_of_one_head(path)
+                    or _crosses_clause(path) or _bad_appos(path, a, b)):
+                continue
+            if any(t.i in owner and owner[t.i] not in (a, b) for t in path[1:-1]):
+                continue
+            seen.add(pair)
+            side = _is_head_side(path)
+            head, tail = (a, b) if side or (side is None and a.start < b.start) else (b, a)
+            yield ExtractedRelation(head.name, _label(path), tail.name, _kind(path), text)
