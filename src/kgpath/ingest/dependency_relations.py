@@ -75,12 +75,17 @@ def concept_mentions(sent: Any, taken: set[int], noun_phrase: Any) -> list[Menti
     return out
 
 
-def _start(doc: Any, mention: Mention, roots: set[int]) -> Any:
-    """The path's start: the mention root, or the first conjunct of its coordination."""
-    tok = doc[mention.root]
-    while tok.dep_ == "conj" and tok.head.pos_ in ("NOUN", "PROPN", "PRON"):
-        tok = tok.head
-    return tok
+def _strip_conj(path: list[Any]) -> list[Any]:
+    """Drop the climb up a coordination at either end of the path.
+
+    "X and Y founded Z": the path Y -conj-> X -nsubj-> founded -> Z starts, once stripped,
+    at X (the first conjunct), so Y is related to Z as X is (conjunction distribution).
+    """
+    while len(path) > 2 and path[0].dep_ == "conj" and path[0].head.i == path[1].i:
+        path = path[1:]
+    while len(path) > 2 and path[-1].dep_ == "conj" and path[-1].head.i == path[-2].i:
+        path = path[:-1]
+    return path
 
 
 def shortest_path(a: Any, b: Any) -> list[Any]:
@@ -92,6 +97,27 @@ def shortest_path(a: Any, b: Any) -> list[Any]:
         if t.i in pos_b:
             return up_a[:k + 1] + list(reversed(up_b[:pos_b[t.i]]))
     return []
+
+
+def _conjuncts(path: Sequence[Any]) -> bool:
+    """Every edge of the path is a coordination: two members of one list."""
+    return all((x.dep_ == "conj" and x.head.i == y.i) or (y.dep_ == "conj" and y.head.i == x.i)
+               for x, y in zip(path, path[1:]))
+
+
+def _object_adjunct(path: Sequence[Any], named_objects: set[int]) -> bool:
+    """Subject and an adjunct of a verb that has a named direct object.
+
+    "The Raptors acquired Murray from the Cavaliers": the adjunct is about the object (Murray
+    came from the Cavaliers), so the subject is not related to it; the object is.
+    """
+    top = _top(path)
+    verb = path[top]
+    if verb.pos_ not in ("VERB", "AUX") or not 0 < top < len(path) - 1:
+        return False
+    sides = {path[top - 1].dep_, path[top + 1].dep_}
+    return ("prep" in sides and sides & {"nsubj", "nsubjpass", "csubj"} != set()
+            and any(c.dep_ == "dobj" and c.i in named_objects for c in verb.children))
 
 
 def _trigger(path: Sequence[Any]) -> bool:
@@ -190,20 +216,20 @@ def path_relations(doc: Any, mentions: Sequence[Mention], text: str, *,
                    max_path: int = 4) -> Iterator[ExtractedRelation]:
     """One relation per pair of mentions joined by a short, triggered, mention-free path."""
     owner = {i: m for m in mentions for i in range(m.start, m.end)}
-    roots = {m.root for m in mentions}
+    named_roots = {m.root for m in mentions if m.named}
     seen: set[frozenset[str]] = set()
     for x, a in enumerate(mentions):
         for b in mentions[x + 1:]:
             pair = frozenset((a.name, b.name))
             if len(pair) < 2 or pair in seen or not (a.named or b.named):
                 continue
-            sa, sb = _start(doc, a, roots), _start(doc, b, roots)
-            if sa.i == sb.i:
-                continue  # conjuncts of one list
-            path = shortest_path(sa, sb)
+            path = _strip_conj(shortest_path(doc[a.root], doc[b.root]))
+            if _conjuncts(path):
+                continue  # two members of one list
             if (not path or len(path) - 1 > max_path or not _trigger(path)
                     or _predicates(path) > MAX_PREDICATES or _adjuncts_of_one_head(path)
-                    or _crosses_clause(path) or _bad_appos(path, a, b)):
+                    or _crosses_clause(path) or _bad_appos(path, a, b)
+                    or _object_adjunct(path, named_roots)):
                 continue
             if any(t.i in owner and owner[t.i] not in (a, b) for t in path[1:-1]):
                 continue

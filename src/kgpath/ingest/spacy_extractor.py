@@ -255,7 +255,8 @@ class _SentenceReader:
                     self._mark(sent.doc[a:b], topic.name, topic.type)
         for ent in sent.ents:
             typ = NER_TYPES.get(ent.label_)
-            if typ is not None and not any(t.i in self.span_of for t in ent):
+            if (typ is not None and not any(t.i in self.span_of for t in ent)
+                    and any(t.text[:1].isupper() for t in ent)):
                 self._mark(ent, _clean(ent), typ)
         for run in _propn_runs(sent, self.span_of):
             self._mark(run, _span_text(run), "Entity")
@@ -282,16 +283,24 @@ class _SentenceReader:
     def _pronoun(self, tok: Any) -> tuple[str, str] | None:
         """Resolve a subject/object pronoun (a heuristic, not coreference).
 
-        he/she/him/her: the topic when it is a person, else the person of the previous
-        sentences (their last subject, else the last person named), else the last person
-        named before it in this sentence. it/they/them: the topic when it is not a person.
+        First the nearest named subject before it in the same sentence, of a compatible
+        type ("the Rams became ... after they relocated": the Rams), a recency rule in the
+        spirit of Hobbs (1978). Else he/she/him/her: the topic when it is a person, else the
+        person of the previous sentences (their last subject, else the last person named).
+        it/they/them: the topic when it is not a person.
         """
         low, topic = tok.lower_, self.topic
-        person_topic = topic is not None and topic.type == "Person"
-        if low in ("it", "they", "them"):
-            return (topic.name, topic.type) if topic is not None and not person_topic else None
-        if low not in ("he", "she", "him", "her"):
+        personal = low in ("he", "she", "him", "her")
+        if not personal and low not in ("it", "they", "them"):
             return None
+        near = [m for t in self.sent if t.i < tok.i and t.dep_ in _SUBJ and t.i in self.span_of
+                for m in [self.span_of[t.i]] if (m.type == "Person") == personal
+                and (topic is None or m.name != topic.name)]
+        if near:
+            return near[-1].name, near[-1].type
+        person_topic = topic is not None and topic.type == "Person"
+        if not personal:
+            return (topic.name, topic.type) if topic is not None and not person_topic else None
         if person_topic:
             return topic.name, topic.type  # type: ignore[union-attr]
         before = [m.name for i, m in sorted(self.span_of.items())
@@ -318,8 +327,14 @@ class _SentenceReader:
                 yield ExtractedEntity(m.name, m.type, self.text)
 
     def mentions(self, concepts: bool) -> list[Mention]:
-        """Named mentions (nationalities excluded) and, if asked, bare-noun concepts."""
-        out = [m for m in dict.fromkeys(self.span_of.values()) if m.type != "Group"]
+        """Named mentions and, if asked, bare-noun concepts.
+
+        Left out: nationalities ("American") and names that only modify a common noun
+        ("the NFL team", "the Midwest regions"): the noun phrase is about the common noun.
+        """
+        doc = self.sent.doc
+        out = [m for m in dict.fromkeys(self.span_of.values()) if m.type != "Group"
+               and not (doc[m.root].dep_ == "compound" and doc[m.root].head.pos_ == "NOUN")]
         if concepts:
             out += concept_mentions(self.sent, set(self.span_of), self._noun_phrase)
         return sorted(out, key=lambda m: m.start)
@@ -356,6 +371,7 @@ def _propn_runs(sent: Any, taken: Any) -> Iterator[list[Any]]:
     lone capitalised word opening the sentence (capitalisation there says nothing).
     """
     run: list[Any] = []
+    first = next((t.i for t in sent if not t.is_space), sent.start)
     for tok in [*sent, None]:
         if tok is not None and tok.i not in taken and tok.ent_type_ not in _UNTYPED_NER and (
                 tok.pos_ == "PROPN" or (run and tok.text == "-" and tok.nbor(1).pos_ == "PROPN"
@@ -363,7 +379,7 @@ def _propn_runs(sent: Any, taken: Any) -> Iterator[list[Any]]:
             run.append(tok)
             continue
         if run and any(t.text[:1].isupper() for t in run) and not (
-                len(run) == 1 and run[0].i == sent.start):
+                len(run) == 1 and run[0].i == first):
             yield run
         run = []
 
