@@ -30,13 +30,17 @@ from typing import Any
 
 from kgpath.ingest.extraction import ExtractedRelation
 
-__all__ = ["Mention", "concept_mentions", "path_relations", "shortest_path", "span_root"]
+__all__ = [
+    "Mention", "concept_mentions", "path_relations", "shortest_path", "span_root",
+    "term_mentions",
+]
 
 _ARG_DEPS = ("nsubj", "nsubjpass", "dobj", "pobj", "attr", "appos", "conj", "dative", "oprd")
 _SUBJ_DEPS = ("nsubj", "csubj", "agent")
 _DETERMINERS = ("det", "poss", "nummod", "predet")
 _ADJUNCT_DEPS = ("prep", "npadvmod", "advmod", "advcl", "tmod")
 MAX_PREDICATES = 2
+CONCEPT_TAGS = ("NN",)
 
 
 @dataclass(frozen=True)
@@ -62,17 +66,59 @@ def span_root(doc: Any, start: int, end: int) -> int:
 
 
 def concept_mentions(sent: Any, taken: set[int], noun_phrase: Any) -> list[Mention]:
-    """Bare common-noun arguments of the sentence: no determiner, possessive or number.
+    """Bare singular common nouns that are a verb's object ("discovered polonium").
 
-    ``noun_phrase(token)`` gives the display name; ``taken`` are the tokens of other mentions.
+    Bare: no determiner, possessive or number, so the noun names a kind of thing (a
+    substance, a field) rather than one referent of the text ("the album", "two games").
+    Object: the direct object of a verb, or the passive subject when an agent names the
+    doer ("Polonium was discovered by Marie Curie"), or a conjunct of one.
+    ``noun_phrase(token)`` gives the display name; ``taken`` are the tokens of other
+    mentions.
     """
+    first = next((t.i for t in sent if not t.is_space), sent.start)
     out = []
     for tok in sent:
-        if (tok.pos_ != "NOUN" or tok.i in taken or tok.dep_ not in _ARG_DEPS
-                or any(c.dep_ in _DETERMINERS for c in tok.children)):
+        if (tok.pos_ != "NOUN" or tok.tag_ not in CONCEPT_TAGS or tok.i in taken
+                or (tok.text[:1].isupper() and tok.i != first)
+                or any(c.dep_ in _DETERMINERS for c in tok.children)
+                or _object_of(tok) is None):
             continue
         out.append(Mention(noun_phrase(tok), "Concept", tok.i, tok.i + 1, tok.i, named=False))
     return out
+
+
+def term_mentions(sent: Any, taken: set[int], noun_phrase: Any) -> list[Mention]:
+    """Bare common-noun arguments, singular or plural ("alpha particles", "nuclear fission").
+
+    Wider than :func:`concept_mentions`: these only take part in co-occurrence edges.
+    """
+    first = next((t.i for t in sent if not t.is_space), sent.start)
+    return [Mention(noun_phrase(t), "Concept", t.i, t.i + 1, t.i, named=False) for t in sent
+            if t.pos_ == "NOUN" and t.i not in taken and t.dep_ in _ARG_DEPS
+            and not (t.text[:1].isupper() and t.i != first)
+            and not any(c.dep_ in _DETERMINERS for c in t.children)]
+
+
+def _object_of(tok: Any) -> Any:
+    """The verb ``tok`` is the object of (through conjuncts), else None."""
+    while tok.dep_ == "conj" and tok.head.pos_ == "NOUN":
+        tok = tok.head
+    verb = tok.head
+    if verb.pos_ != "VERB":
+        return None
+    if tok.dep_ == "dobj" or (tok.dep_ == "nsubjpass"
+                              and any(c.dep_ == "agent" for c in verb.children)):
+        return verb
+    return None
+
+
+def _concept_path(path: Sequence[Any]) -> bool:
+    """A concept is related only to the subject (or passive agent) of the verb it is the
+    object of: subject -> verb -> object, or agent -> by -> verb -> passive subject."""
+    inner = [t for t in path[1:-1]]
+    verbs = [t for t in inner if t.pos_ == "VERB"]
+    return (len(verbs) == 1 and all(t is verbs[0] or t.dep_ == "agent" for t in inner)
+            and any(t.dep_ in ("nsubj", "pobj") for t in (path[0], path[-1])))
 
 
 def _strip_conj(path: list[Any]) -> list[Any]:
@@ -179,9 +225,13 @@ def _predicates(path: Sequence[Any]) -> int:
 def _label(path: Sequence[Any]) -> str:
     """Verb phrases, nouns and prepositions of the path's inside, in sentence order."""
     words: list[str] = []
+    active = any(t.dep_ == "agent" for t in path)  # "discovered by X" reads "X discovered"
     for t in sorted(path[1:-1], key=lambda t: t.i):
+        if t.dep_ == "agent":
+            continue
         if t.pos_ in ("VERB", "AUX"):
-            aux = [c.text.lower() for c in t.children if c.dep_ in ("auxpass", "neg")]
+            aux = [c.text.lower() for c in t.children
+                   if c.dep_ == "neg" or (c.dep_ == "auxpass" and not active)]
             prt = [c.text.lower() for c in t.children if c.dep_ == "prt"]
             words += [*aux, t.text.lower(), *prt]
         elif t.pos_ == "ADP":
@@ -224,8 +274,8 @@ def path_relations(doc: Any, mentions: Sequence[Mention], text: str, *,
             if len(pair) < 2 or pair in seen or not (a.named or b.named):
                 continue
             path = _strip_conj(shortest_path(doc[a.root], doc[b.root]))
-            if _conjuncts(path):
-                continue  # two members of one list
+            if _conjuncts(path) or (not (a.named and b.named) and not _concept_path(path)):
+                continue  # two members of one list, or a concept not a verb's object
             if (not path or len(path) - 1 > max_path or not _trigger(path)
                     or _predicates(path) > MAX_PREDICATES or _adjuncts_of_one_head(path)
                     or _crosses_clause(path) or _bad_appos(path, a, b)

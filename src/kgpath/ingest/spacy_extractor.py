@@ -35,6 +35,7 @@ from kgpath.ingest.dependency_relations import (
     concept_mentions,
     path_relations,
     span_root,
+    term_mentions,
 )
 from kgpath.ingest.documents import TextPassage
 from kgpath.ingest.extraction import (
@@ -170,7 +171,7 @@ class SpacyExtractor:
             found = list(path_relations(doc, mentions, reader.text, max_path=self.max_path))
             rels.extend(found)
             if self.cooccurrence:
-                rels.extend(reader.cooccurrences(found))
+                rels.extend(reader.cooccurrences(found, self.concepts))
         return Extraction(passage_id, tuple(ents), tuple(rels))
 
 
@@ -354,10 +355,18 @@ class _SentenceReader:
                     end = pobj.i
         return _span_text(doc[left:end + 1]).lower()
 
-    def cooccurrences(self, found: Sequence[ExtractedRelation]) -> Iterator[ExtractedRelation]:
-        """Named entities of the sentence that no syntactic relation links (first 8)."""
+    def cooccurrences(self, found: Sequence[ExtractedRelation], concepts: bool = False
+                      ) -> Iterator[ExtractedRelation]:
+        """Mentions of the sentence that no syntactic relation links.
+
+        The first 8 named mentions and, with ``concepts``, the first 4 bare common-noun
+        arguments (:func:`.dependency_relations.term_mentions`).
+        """
         linked = {frozenset((r.head, r.tail)) for r in found}
         names = list(dict.fromkeys(m.name for m in self.span_of.values()))[:8]
+        if concepts:
+            terms = term_mentions(self.sent, set(self.span_of), self._noun_phrase)
+            names += list(dict.fromkeys(m.name for m in terms if m.name not in names))[:4]
         for i, a in enumerate(names):
             for b in names[i + 1:]:
                 if frozenset((a, b)) not in linked:
