@@ -151,6 +151,12 @@ def _conjuncts(path: Sequence[Any]) -> bool:
                for x, y in zip(path, path[1:]))
 
 
+def _in_list(tok: Any) -> bool:
+    """The token is one member of a coordination of nouns."""
+    return (tok.dep_ == "conj" and tok.head.pos_ in ("NOUN", "PROPN")) or any(
+        c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN") for c in tok.children)
+
+
 def _object_adjunct(path: Sequence[Any], named_objects: set[int]) -> bool:
     """Subject and an adjunct of a verb that has a named direct object.
 
@@ -167,9 +173,15 @@ def _object_adjunct(path: Sequence[Any], named_objects: set[int]) -> bool:
 
 
 def _trigger(path: Sequence[Any]) -> bool:
+    """A verb, preposition or apposition on the path, or one name possessing the other."""
     inner = path[1:-1]
     return (any(t.pos_ in ("VERB", "AUX", "ADP") for t in inner)
-            or any(t.dep_ == "appos" for t in path))
+            or any(t.dep_ == "appos" for t in path) or _possessive(path))
+
+
+def _possessive(path: Sequence[Any]) -> bool:
+    """"Brazil's Marta": the possessor is the path's one edge."""
+    return len(path) == 2 and any(t.dep_ == "poss" for t in path)
 
 
 def _adjuncts_of_one_head(path: Sequence[Any]) -> bool:
@@ -238,10 +250,14 @@ def _label(path: Sequence[Any]) -> str:
             words.append(t.text.lower())
         elif t.pos_ in ("NOUN", "PROPN"):
             words.append(t.lemma_.lower())
+    if not words and _possessive(path):
+        return "of"
     return " ".join(words) or "related to"
 
 
 def _kind(path: Sequence[Any]) -> str:
+    if _possessive(path):
+        return "poss"
     if any(t.dep_ == "appos" for t in path):
         return "appos"
     inner = path[1:-1]
@@ -276,6 +292,8 @@ def path_relations(doc: Any, mentions: Sequence[Mention], text: str, *,
             path = _strip_conj(shortest_path(doc[a.root], doc[b.root]))
             if _conjuncts(path) or (not (a.named and b.named) and not _concept_path(path)):
                 continue  # two members of one list, or a concept not a verb's object
+            if _in_list(doc[a.root]) and _in_list(doc[b.root]):
+                continue  # list x list ("stars A and B as C and D"): pairs are not stated
             if (not path or len(path) - 1 > max_path or not _trigger(path)
                     or _predicates(path) > MAX_PREDICATES or _adjuncts_of_one_head(path)
                     or _crosses_clause(path) or _bad_appos(path, a, b)
@@ -284,6 +302,6 @@ def path_relations(doc: Any, mentions: Sequence[Mention], text: str, *,
             if any(t.i in owner and owner[t.i] not in (a, b) for t in path[1:-1]):
                 continue
             seen.add(pair)
-            side = _is_head_side(path)
+            side = (path[-1].dep_ == "poss") if _possessive(path) else _is_head_side(path)
             head, tail = (a, b) if side or (side is None and a.start < b.start) else (b, a)
             yield ExtractedRelation(head.name, _label(path), tail.name, _kind(path), text)

@@ -252,7 +252,8 @@ class _SentenceReader:
         self.span_of: dict[int, Mention] = {}  # token index -> its mention
         if topic is not None:
             for a, b in topic.spans:
-                if a >= sent.start and b <= sent.end:
+                a, b = max(a, sent.start), min(b, sent.end)  # a title may straddle a split
+                if a < b and any(t.is_alpha for t in sent.doc[a:b]):
                     self._mark(sent.doc[a:b], topic.name, topic.type)
         for ent in sent.ents:
             typ = NER_TYPES.get(ent.label_)
@@ -285,7 +286,8 @@ class _SentenceReader:
         """Resolve a subject/object pronoun (a heuristic, not coreference).
 
         First the nearest named subject before it in the same sentence, of a compatible
-        type ("the Rams became ... after they relocated": the Rams), a recency rule in the
+        type (he/she: a person; it: not a person; they: any), e.g. "the Rams became ...
+        after they relocated": the Rams, a recency rule in the
         spirit of Hobbs (1978). Else he/she/him/her: the topic when it is a person, else the
         person of the previous sentences (their last subject, else the last person named).
         it/they/them: the topic when it is not a person.
@@ -295,7 +297,8 @@ class _SentenceReader:
         if not personal and low not in ("it", "they", "them"):
             return None
         near = [m for t in self.sent if t.i < tok.i and t.dep_ in _SUBJ and t.i in self.span_of
-                for m in [self.span_of[t.i]] if (m.type == "Person") == personal
+                for m in [self.span_of[t.i]] if (m.type == "Person" or low != "it")
+                and (m.type == "Person" or not personal)
                 and (topic is None or m.name != topic.name)]
         if near:
             return near[-1].name, near[-1].type
@@ -331,11 +334,12 @@ class _SentenceReader:
         """Named mentions and, if asked, bare-noun concepts.
 
         Left out: nationalities ("American") and names that only modify a common noun
-        ("the NFL team", "the Midwest regions"): the noun phrase is about the common noun.
+        ("the NFL team", "India's first film"): the noun phrase is about the common noun.
         """
         doc = self.sent.doc
         out = [m for m in dict.fromkeys(self.span_of.values()) if m.type != "Group"
-               and not (doc[m.root].dep_ == "compound" and doc[m.root].head.pos_ == "NOUN")]
+               and not (doc[m.root].dep_ in ("compound", "poss")
+                        and doc[m.root].head.pos_ == "NOUN")]
         if concepts:
             out += concept_mentions(self.sent, set(self.span_of), self._noun_phrase)
         return sorted(out, key=lambda m: m.start)
