@@ -184,6 +184,8 @@ class Topic:
     type: str
     spans: tuple[tuple[int, int], ...]
     nouns: frozenset[str]
+    person: bool = False
+    """Referred to as he/she (see :func:`find_topic`)."""
 
 
 def find_topic(doc: Any) -> Topic | None:
@@ -209,7 +211,19 @@ def find_topic(doc: Any) -> Topic | None:
     typ = next((NER_TYPES.get(e.label_, "Entity") for e in doc.ents
                 if e.start >= spans[1][0] and e.end <= spans[1][1] and e.label_ in NER_TYPES
                 and e.end - e.start >= (spans[1][1] - spans[1][0]) / 2), "Entity")
-    return Topic(name, typ, tuple(spans), _topic_nouns(doc, name, spans))
+    return Topic(name, typ, tuple(spans), _topic_nouns(doc, name, spans),
+                 _is_person(doc, typ))
+
+
+def _is_person(doc: Any, typ: str) -> bool:
+    """Whether the text calls its topic he/she: personal pronouns outnumber "it"/"its".
+
+    NER alone mislabels titles ("Come Down", an album, as a person); without pronouns the
+    NER type decides.
+    """
+    personal = sum(t.lower_ in ("he", "she", "his", "him", "her") for t in doc)
+    neuter = sum(t.lower_ in ("it", "its") for t in doc)
+    return personal > neuter if personal + neuter else typ == "Person"
 
 
 def _subject_topic(doc: Any) -> Topic | None:
@@ -223,7 +237,9 @@ def _subject_topic(doc: Any) -> Topic | None:
             return None
         name = _clean(ent)
         spans = [(e.start, e.end) for e in doc.ents if _clean(e) == name]
-        return Topic(name, NER_TYPES[ent.label_], tuple(spans), _topic_nouns(doc, name, spans))
+        typ = NER_TYPES[ent.label_]
+        return Topic(name, typ, tuple(spans), _topic_nouns(doc, name, spans),
+                     _is_person(doc, typ))
     return None
 
 
@@ -235,7 +251,7 @@ def _topic_nouns(doc: Any, name: str, spans: Sequence[tuple[int, int]]) -> froze
     inside = {i for a, b in spans for i in range(a, b)}
     for tok in doc:
         if tok.dep_ == "attr" and tok.pos_ == "NOUN" and any(
-                c.dep_ == "nsubj" and c.i in inside for c in tok.head.children):
+                c.dep_ in _SUBJ and c.i in inside for c in tok.head.children):
             nouns.add(tok.lemma_.lower())
     return frozenset(nouns)
 
@@ -298,11 +314,10 @@ class _SentenceReader:
             return None
         near = [m for t in self.sent if t.i < tok.i and t.dep_ in _SUBJ and t.i in self.span_of
                 for m in [self.span_of[t.i]] if (m.type == "Person" or low != "it")
-                and (m.type == "Person" or not personal)
-                and (topic is None or m.name != topic.name)]
+                and (m.type == "Person" or not personal)]
         if near:
             return near[-1].name, near[-1].type
-        person_topic = topic is not None and topic.type == "Person"
+        person_topic = topic is not None and topic.person
         if not personal:
             return (topic.name, topic.type) if topic is not None and not person_topic else None
         if person_topic:
