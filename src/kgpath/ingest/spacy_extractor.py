@@ -29,7 +29,7 @@ only with ``concepts=True`` (the default) and only as the bare object of a verb 
 is named ("Curie discovered polonium"; not "missed the season").
 
 Co-occurrence edges (``co-occurs with``, kind ``cooccurrence``, weight 0.5) link the mentions of
-one sentence (the first 8 named ones, plus with ``concepts`` the first 4 bare common-noun
+one sentence (the first 8 named ones, plus with ``terms`` the first 4 bare common-noun
 arguments) that no syntactic relation links: more recall, much less precision, kept apart.
 """
 
@@ -124,8 +124,11 @@ class SpacyExtractor:
     cooccurrence
         Add ``co-occurs with`` edges between named entities of one sentence.
     concepts
-        Keep bare common-noun phrases ("polonium") as relation ends (type ``Concept``),
-        linked only to a named entity or the topic.
+        Keep a bare singular common noun ("polonium") as a relation end (type ``Concept``)
+        when it is the object of a verb whose subject is named.
+    terms
+        Also link the first 4 bare common-noun arguments of a sentence by co-occurrence
+        edges (needs ``cooccurrence``).
     max_path
         Longest dependency path (edges) between two mentions that still gives a relation.
     batch_size
@@ -144,7 +147,7 @@ class SpacyExtractor:
     name = "spacy"
 
     def __init__(self, model: Any = "en_core_web_sm", *, cooccurrence: bool = True,
-                 concepts: bool = True, max_path: int = MAX_PATH,
+                 concepts: bool = True, terms: bool = True, max_path: int = MAX_PATH,
                  batch_size: int = 32) -> None:
         for label, value in (("batch_size", batch_size), ("max_path", max_path)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -152,6 +155,7 @@ class SpacyExtractor:
         self.model = model
         self.cooccurrence = bool(cooccurrence)
         self.concepts = bool(concepts)
+        self.terms = bool(terms)
         self.max_path = max_path
         self.batch_size = batch_size
 
@@ -184,7 +188,7 @@ class SpacyExtractor:
             found = list(path_relations(doc, mentions, reader.text, max_path=self.max_path))
             rels.extend(found)
             if self.cooccurrence:
-                rels.extend(reader.cooccurrences(found, self.concepts))
+                rels.extend(reader.cooccurrences(found, self.terms))
         return Extraction(passage_id, tuple(ents), tuple(rels))
 
 
@@ -390,18 +394,19 @@ class _SentenceReader:
                     end = pobj.i
         return _span_text(doc[left:end + 1]).lower()
 
-    def cooccurrences(self, found: Sequence[ExtractedRelation], concepts: bool = False
+    def cooccurrences(self, found: Sequence[ExtractedRelation], terms: bool = False
                       ) -> Iterator[ExtractedRelation]:
         """Mentions of the sentence that no syntactic relation links.
 
-        The first 8 named mentions and, with ``concepts``, the first 4 bare common-noun
+        The first 8 named mentions and, with ``terms``, the first 4 bare common-noun
         arguments (:func:`.dependency_relations.term_mentions`).
         """
         linked = {frozenset((r.head, r.tail)) for r in found}
         names = list(dict.fromkeys(m.name for m in self.span_of.values()))[:8]
-        if concepts:
-            terms = term_mentions(self.sent, set(self.span_of), self._noun_phrase)
-            names += list(dict.fromkeys(m.name for m in terms if m.name not in names))[:4]
+        if terms:
+            found_terms = term_mentions(self.sent, set(self.span_of), self._noun_phrase)
+            names += list(dict.fromkeys(m.name for m in found_terms
+                                        if m.name not in names))[:4]
         for i, a in enumerate(names):
             for b in names[i + 1:]:
                 if frozenset((a, b)) not in linked:
