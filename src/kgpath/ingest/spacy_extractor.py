@@ -2,8 +2,8 @@
 
 This is the LLM-free default of :func:`kgpath.ingest.graph_from_documents`. It is weaker
 than an LLM extractor, by design and measurably (``benchmarks/bench_extraction.py``; on the 50
-hand-labelled HotpotQA passages, triple precision 0.71 / recall 0.58 on the passages the rules
-were chosen on, 0.45 / 0.34 on the other 25).
+hand-labelled HotpotQA passages, triple precision 0.73 / recall 0.58 on the passages the rules
+were chosen on, 0.46 / 0.34 on the other 25).
 
 Entities: spaCy NER (dates and numbers excluded, a name must have a capital letter) and
 proper-noun runs NER missed (a lone capitalised word opening a sentence is not one).
