@@ -44,8 +44,9 @@ class ExtractedEntity:
 class ExtractedRelation:
     """``head --relation--> tail`` with its kind and the sentence that states it.
 
-    ``kind`` is ``"svo"``, ``"prep"``, ``"copula"``, ``"appos"``, ``"llm"`` or
-    ``"cooccurrence"`` (the weaker, typed co-occurrence relation).
+    ``kind`` is ``"svo"``, ``"prep"``, ``"copula"``, ``"appos"``, ``"poss"`` (a possessive:
+    "Brazil's Marta"), ``"llm"`` or ``"cooccurrence"`` (the weaker, typed co-occurrence
+    relation).
     """
 
     head: str
