@@ -93,6 +93,8 @@ class PathConstrainedRetriever:
             )
         self.config = config or PCRConfig()
         self._check_mode(self.config)
+        self._configs_base = self.config
+        self._configs: dict[tuple[Any, ...], PCRConfig] = {}
 
     @property
     def index(self) -> GraphIndex:
@@ -107,9 +109,23 @@ class PathConstrainedRetriever:
         return self.index.graph
 
     def _config(self, overrides: dict[str, Any]) -> PCRConfig:
-        # None means "not given", except max_depth where None explicitly means unlimited
+        # None means "not given", except max_depth where None explicitly means unlimited.
+        # The validated config of each hashable override set is remembered (a handful per
+        # retriever in practice; ``dataclasses.replace`` + validation was ~10 us per call).
+        if self._configs_base is not self.config:  # the config was replaced: start over
+            self._configs_base, self._configs = self.config, {}
+        try:
+            # the type too: 1 == True == 1.0 hash alike but validate differently
+            key = tuple(sorted((k, type(v), v) for k, v in overrides.items()))
+            cached = self._configs.get(key)
+        except TypeError:  # an unhashable override value: no caching
+            key, cached = None, None
+        if cached is not None:
+            return cached
         cfg = with_overrides(self.config, overrides, label="PCR", none_is_value={"max_depth"})
         self._check_mode(cfg)
+        if key is not None and len(self._configs) < 64:
+            self._configs[key] = cfg
         return cfg
 
     def _check_mode(self, cfg: PCRConfig) -> None:

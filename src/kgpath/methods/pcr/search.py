@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from kgpath.index.graph_index import GraphIndex
 from kgpath.index.hybrid import hybrid_scores
 from kgpath.index.vector import top_k
 from kgpath.methods.pcr.config import PCRConfig, SearchMode
-from kgpath.methods.pcr.result import PCRHit
+from kgpath.methods.pcr.result import LAZY, PCRHit
 
 __all__ = [
     "Region",
@@ -158,10 +159,14 @@ def make_hit(
     b: GraphBackend[Any, Any], tree: BFSTree[Any] | None, key: Any, pos: int, score: float,
     node_score: float | None = None, path_score: float | None = None,
 ) -> PCRHit:
-    """A hit with its shortest path (BFS parent pointers back to its anchor)."""
+    """A hit with its shortest path (BFS parent pointers back to its anchor).
+
+    The path and its edges are resolved on first read (``b.path(tree, pos)``), see
+    :class:`PCRHit`.
+    """
     if tree is None or pos < 0:
         return PCRHit(node=b.node(key), score=score, hops=None, path=(),
                       node_score=node_score, path_score=path_score)
-    ids, edges = b.path(tree, pos)
-    return PCRHit(node=b.node(key), score=score, hops=int(tree.dist[pos]), path=ids,
-                  edges=edges, node_score=node_score, path_score=path_score)
+    return PCRHit(node=b.node(key), score=score, hops=int(tree.dist[pos]), path=LAZY,
+                  edges=LAZY, node_score=node_score, path_score=path_score,
+                  resolve=partial(b.path, tree, pos))
