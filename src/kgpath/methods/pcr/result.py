@@ -70,6 +70,21 @@ class PCRHit:
     resolve: PathResolver | None = field(default=None, repr=False, compare=False)
     """Returns ``(path, edges)`` when they were given as :data:`LAZY`."""
 
+    @classmethod
+    def lazy(
+        cls, node: Node, score: float, hops: int, resolve: PathResolver,
+        node_score: float | None = None, path_score: float | None = None,
+    ) -> PCRHit:
+        """A hit whose ``path`` and ``edges`` are ``resolve()``'d on first read.
+
+        Fills the fields directly (the frozen ``__init__`` sets them one by one through
+        ``object.__setattr__``, several times slower, and PCR builds k of these per query).
+        """
+        hit = object.__new__(cls)
+        hit.__dict__.update(node=node, score=score, hops=hops, path=LAZY, edges=LAZY,
+                            node_score=node_score, path_score=path_score, resolve=resolve)
+        return hit
+
     def _materialise(self) -> None:
         if self.resolve is None:
             raise ValueError("PCRHit built with LAZY path/edges needs resolve=")

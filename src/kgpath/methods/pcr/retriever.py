@@ -24,6 +24,7 @@ from kgpath.methods.pcr.search import (
     Region,
     global_fallback,
     make_hit,
+    make_hits,
     merge_regions,
     node_scores,
     take,
@@ -366,13 +367,8 @@ def _search_region(
         path = _path_scores(b, region, tree_of, pos, qv, cfg)
         scores = path if cfg.score == "path" else mix_scores(path, node, cfg.path_weight)
     top = top_k(scores, min(cfg.k, len(cand)))
-    hits = [
-        make_hit(b, region.trees[int(tree_of[p])], cand[int(p)], int(pos[p]),
-                 float(scores[p]),
-                 None if path is None else float(node[p]),
-                 None if path is None else float(path[p]))
-        for p in top
-    ]
+    hits = make_hits(b, region, top if sel is None else sel[top], scores[top],
+                     None if path is None else node[top], None if path is None else path[top])
     return hits, len(cand)
 
 

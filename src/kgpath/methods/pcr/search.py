@@ -21,11 +21,12 @@ from kgpath.index.graph_index import GraphIndex
 from kgpath.index.hybrid import hybrid_scores
 from kgpath.index.vector import top_k
 from kgpath.methods.pcr.config import PCRConfig, SearchMode
-from kgpath.methods.pcr.result import LAZY, PCRHit
+from kgpath.methods.pcr.result import PCRHit
 
 __all__ = [
     "Region",
     "constrained_search",
+    "make_hits",
     "merge_regions",
     "node_scores",
     "reachable_candidates",
@@ -167,6 +168,28 @@ def make_hit(
     if tree is None or pos < 0:
         return PCRHit(node=b.node(key), score=score, hops=None, path=(),
                       node_score=node_score, path_score=path_score)
-    return PCRHit(node=b.node(key), score=score, hops=int(tree.dist[pos]), path=LAZY,
-                  edges=LAZY, node_score=node_score, path_score=path_score,
-                  resolve=partial(b.path, tree, pos))
+    return PCRHit.lazy(b.node(key), score, int(tree.dist[pos]), partial(b.path, tree, pos),
+                       node_score, path_score)
+
+
+def make_hits(
+    b: GraphBackend[Any, Any], region: Region, sel: np.ndarray, scores: np.ndarray,
+    node_score: np.ndarray | None = None, path_score: np.ndarray | None = None,
+) -> list[PCRHit]:
+    """:func:`make_hit` for the region entries ``sel`` (the top-k), best first.
+
+    Converts each array once (``tolist``) instead of reading numpy scalars per hit; the
+    values are the same (``float32.tolist()`` gives the floats ``float()`` gives).
+    """
+    keys = take(region.keys, sel)
+    keys = keys.tolist() if isinstance(keys, np.ndarray) else keys
+    trees = [region.trees[t] for t in region.tree_of[sel].tolist()]
+    extra = [None if a is None else a.tolist() for a in (node_score, path_score)]
+    return [
+        PCRHit.lazy(b.node(key), sc, hops, partial(b.path, tree, p),
+                    None if extra[0] is None else extra[0][i],
+                    None if extra[1] is None else extra[1][i])
+        for i, (key, tree, p, hops, sc) in enumerate(zip(
+            keys, trees, region.pos[sel].tolist(), region.dist[sel].tolist(),
+            scores.tolist()))
+    ]
