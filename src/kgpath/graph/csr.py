@@ -154,7 +154,7 @@ class _Levels:
         )
 
 
-SMALL_FRONTIER = 24
+SMALL_FRONTIER = 16
 """Levels whose frontier has at most this many nodes are expanded in Python (see :func:`bfs`)."""
 
 
