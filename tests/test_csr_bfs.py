@@ -15,9 +15,9 @@ def _graph(n: int, m: int, seed: int) -> KnowledgeGraph:
                                       rng.integers(0, n, m))
 
 
-def _fields(r: csr_mod.BFSResult) -> list[list[int]]:
-    return [r.nodes.tolist(), r.dist.tolist(), r.parent.tolist(), r.parent_edge.tolist(),
-            r.parent_pos.tolist()]
+def _fields(r: csr_mod.BFSResult) -> list[tuple[str, list[int]]]:
+    arrays = (r.nodes, r.dist, r.parent, r.parent_edge, r.parent_pos)
+    return [(str(a.dtype), a.tolist()) for a in arrays]
 
 
 def test_hand_computed_small_graph() -> None:
@@ -26,6 +26,7 @@ def test_hand_computed_small_graph() -> None:
                                      ("c", "r", "d"), ("d", "r", "a")])
     ia, ib, ic, idd = (g.index_of(x) for x in "abcd")
     r = g.bfs("a", direction="out")
+    assert [dt for dt, _ in _fields(r)] == ["int32"] * 5
     assert r.nodes.tolist() == [ia, ib, ic, idd]
     assert r.dist.tolist() == [0, 1, 1, 2]
     assert r.parent.tolist() == [-1, ia, ia, ib]
