@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,26 +10,91 @@ from kgpath.evidence import Evidence, check_output, passages_from_sources, rank_
 from kgpath.graph import Edge, KnowledgeGraph, Node
 from kgpath.methods.pcr.config import PCRConfig
 
-__all__ = ["PCRHit", "PCRResult", "format_path"]
+__all__ = ["LAZY", "PCRHit", "PCRResult", "format_path"]
+
+
+LAZY: Any = object()
+"""Placeholder for :attr:`PCRHit.path` / :attr:`PCRHit.edges` until first read."""
+
+PathResolver = Callable[[], tuple[tuple[str, ...], tuple[Edge, ...]]]
+
+
+class _OnFirstRead:
+    """Descriptor of :class:`PCRHit`'s ``path`` and ``edges``: stored, or resolved when read.
+
+    A hit made with ``path=LAZY, edges=LAZY, resolve=fn`` calls ``fn()`` (the backend's
+    ``path(tree, pos)``) the first time either is read and keeps both; equality, ``repr``,
+    pickling and :func:`dataclasses.replace` read them like any field, so a lazy hit is
+    indistinguishable from an eager one. The default (class access) is ``()``.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return ()
+        value = obj.__dict__[self.name]
+        if value is LAZY:
+            obj._materialise()
+            value = obj.__dict__[self.name]
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.name] = value
 
 
 @dataclass(frozen=True)
 class PCRHit:
-    """One retrieved node with its score and structural trace."""
+    """One retrieved node with its score and structural trace.
+
+    ``path`` and ``edges`` may be resolved on first read (kgpath: PCR builds hits with
+    ``resolve=`` so a caller who reads only ids and scores never pays for the paths; issue
+    14). Node indices and edge indices of a graph are append-only, so a path read later
+    names the same nodes and edges.
+    """
 
     node: Node
     score: float
     hops: int | None
     """Shortest-path length from the (nearest) anchor (``None`` if reached only by global
     fallback)."""
-    path: tuple[str, ...]
+    path: tuple[str, ...] = _OnFirstRead()  # type: ignore[assignment]
     """Node ids of a shortest path anchor -> node (empty if unreachable)."""
-    edges: tuple[Edge, ...] = ()
+    edges: tuple[Edge, ...] = _OnFirstRead()  # type: ignore[assignment]
     """The edges along :attr:`path`."""
     node_score: float | None = None
     """With path-aware scoring (``score="path"|"mixed"``): the node's own score."""
     path_score: float | None = None
     """With path-aware scoring: the query's cosine to the textualised path."""
+    resolve: PathResolver | None = field(default=None, repr=False, compare=False)
+    """Returns ``(path, edges)`` when they were given as :data:`LAZY`."""
+
+    @classmethod
+    def lazy(
+        cls, node: Node, score: float, hops: int, resolve: PathResolver,
+        node_score: float | None = None, path_score: float | None = None,
+    ) -> PCRHit:
+        """A hit whose ``path`` and ``edges`` are ``resolve()``'d on first read.
+
+        Fills the fields directly (the frozen ``__init__`` sets them one by one through
+        ``object.__setattr__``, several times slower, and PCR builds k of these per query).
+        """
+        hit = object.__new__(cls)
+        hit.__dict__.update(node=node, score=score, hops=hops, path=LAZY, edges=LAZY,
+                            node_score=node_score, path_score=path_score, resolve=resolve)
+        return hit
+
+    def _materialise(self) -> None:
+        if self.resolve is None:
+            raise ValueError("PCRHit built with LAZY path/edges needs resolve=")
+        path, edges = self.resolve()
+        self.__dict__["path"], self.__dict__["edges"] = tuple(path), tuple(edges)
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self.__dict__["path"] is LAZY or self.__dict__["edges"] is LAZY:
+            self._materialise()
+        return {**self.__dict__, "resolve": None}
 
     @property
     def id(self) -> str:

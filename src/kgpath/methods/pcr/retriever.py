@@ -24,6 +24,7 @@ from kgpath.methods.pcr.search import (
     Region,
     global_fallback,
     make_hit,
+    make_hits,
     merge_regions,
     node_scores,
     take,
@@ -94,6 +95,8 @@ class PathConstrainedRetriever:
             )
         self.config = config or PCRConfig()
         self._check_mode(self.config)
+        self._configs_base = self.config
+        self._configs: dict[tuple[Any, ...], PCRConfig] = {}
 
     @property
     def index(self) -> GraphIndex:
@@ -108,9 +111,23 @@ class PathConstrainedRetriever:
         return self.index.graph
 
     def _config(self, overrides: dict[str, Any]) -> PCRConfig:
-        # None means "not given", except max_depth where None explicitly means unlimited
+        # None means "not given", except max_depth where None explicitly means unlimited.
+        # The validated config of each hashable override set is remembered (a handful per
+        # retriever in practice; ``dataclasses.replace`` + validation was ~10 us per call).
+        if self._configs_base is not self.config:  # the config was replaced: start over
+            self._configs_base, self._configs = self.config, {}
+        try:
+            # the type too: 1 == True == 1.0 hash alike but validate differently
+            key = tuple(sorted((k, type(v), v) for k, v in overrides.items()))
+            cached = self._configs.get(key)
+        except TypeError:  # an unhashable override value: no caching
+            key, cached = None, None
+        if cached is not None:
+            return cached
         cfg = with_overrides(self.config, overrides, label="PCR", none_is_value={"max_depth"})
         self._check_mode(cfg)
+        if key is not None and len(self._configs) < 64:
+            self._configs[key] = cfg
         return cfg
 
     def _check_mode(self, cfg: PCRConfig) -> None:
@@ -356,13 +373,8 @@ def _search_region(
         path = _path_scores(b, region, tree_of, pos, qv, cfg)
         scores = path if cfg.score == "path" else mix_scores(path, node, cfg.path_weight)
     top = top_k(scores, min(cfg.k, len(cand)))
-    hits = [
-        make_hit(b, region.trees[int(tree_of[p])], cand[int(p)], int(pos[p]),
-                 float(scores[p]),
-                 None if path is None else float(node[p]),
-                 None if path is None else float(path[p]))
-        for p in top
-    ]
+    hits = make_hits(b, region, top if sel is None else sel[top], scores[top],
+                     None if path is None else node[top], None if path is None else path[top])
     return hits, len(cand)
 
 

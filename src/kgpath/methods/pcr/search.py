@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from kgpath.methods.pcr.result import PCRHit
 __all__ = [
     "Region",
     "constrained_search",
+    "make_hits",
     "merge_regions",
     "node_scores",
     "reachable_candidates",
@@ -158,10 +160,36 @@ def make_hit(
     b: GraphBackend[Any, Any], tree: BFSTree[Any] | None, key: Any, pos: int, score: float,
     node_score: float | None = None, path_score: float | None = None,
 ) -> PCRHit:
-    """A hit with its shortest path (BFS parent pointers back to its anchor)."""
+    """A hit with its shortest path (BFS parent pointers back to its anchor).
+
+    The path and its edges are resolved on first read (``b.path(tree, pos)``), see
+    :class:`PCRHit`.
+    """
     if tree is None or pos < 0:
         return PCRHit(node=b.node(key), score=score, hops=None, path=(),
                       node_score=node_score, path_score=path_score)
-    ids, edges = b.path(tree, pos)
-    return PCRHit(node=b.node(key), score=score, hops=int(tree.dist[pos]), path=ids,
-                  edges=edges, node_score=node_score, path_score=path_score)
+    return PCRHit.lazy(b.node(key), score, int(tree.dist[pos]), partial(b.path, tree, pos),
+                       node_score, path_score)
+
+
+def make_hits(
+    b: GraphBackend[Any, Any], region: Region, sel: np.ndarray, scores: np.ndarray,
+    node_score: np.ndarray | None = None, path_score: np.ndarray | None = None,
+) -> list[PCRHit]:
+    """:func:`make_hit` for the region entries ``sel`` (the top-k), best first.
+
+    Converts each array once (``tolist``) instead of reading numpy scalars per hit; the
+    values are the same (``float32.tolist()`` gives the floats ``float()`` gives).
+    """
+    keys = take(region.keys, sel)
+    keys = keys.tolist() if isinstance(keys, np.ndarray) else keys
+    trees = [region.trees[t] for t in region.tree_of[sel].tolist()]
+    extra = [None if a is None else a.tolist() for a in (node_score, path_score)]
+    return [
+        PCRHit.lazy(b.node(key), sc, hops, partial(b.path, tree, p),
+                    None if extra[0] is None else extra[0][i],
+                    None if extra[1] is None else extra[1][i])
+        for i, (key, tree, p, hops, sc) in enumerate(zip(
+            keys, trees, region.pos[sel].tolist(), region.dist[sel].tolist(),
+            scores.tolist()))
+    ]
