@@ -16,6 +16,7 @@ __all__ = [
     "InvalidPlanPolicy",
     "RecoveryScope",
     "Propagation",
+    "RelationVectors",
     "RerankInput",
     "SCORER_DEFAULTS",
     "Scorer",
@@ -29,6 +30,7 @@ InvalidPlanPolicy = Literal["fallback", "error"]
 RerankInput = Literal["query_and_constraint", "constraint"]
 Scorer = Literal["auto", "reranker", "relation"]
 Propagation = Literal["per_entity", "pooled"]
+RelationVectors = Literal["graph", "lazy"]
 
 SCORER_DEFAULTS: dict[str, dict[str, float]] = {
     "reranker": {"gamma": 1.5, "epsilon": 0.01},
@@ -108,6 +110,15 @@ class C2RAGConfig:
         query vector is otherwise dominated by the whole question (see
         ``benchmarks/c2rag_gamma_sweep.py``). Only used by the ``"reranker"`` scorer
         and textual recovery.
+    relation_vectors
+        When Eq. 5's relation vectors ``v_r`` are embedded. ``"graph"`` (default): every
+        distinct relation string of the graph, in one call at the first query of each
+        graph version, like the passage vectors (issue 14: the bundled embedder costs
+        about one query embedding per text, and novel pool relations were about half of
+        the texts a HotpotQA question embedded); the HotpotQA-100 spaCy graph has 2,018
+        distinct relations of 25,404 edges. ``"lazy"``: only the relations of each pool,
+        when first met (for graphs with very many distinct relation strings).
+        Same vectors either way.
 
     Offline scorer (a deviation, with evidence)
         The paper scores ``C_init`` with a cross-encoder (bge-reranker-v2-m3) whose logits
@@ -144,6 +155,7 @@ class C2RAGConfig:
     on_invalid_plan: InvalidPlanPolicy = "fallback"
     separator: str = " | "
     rerank_input: RerankInput = "query_and_constraint"
+    relation_vectors: RelationVectors = "graph"
 
     def __post_init__(self) -> None:
         for name in ("m", "top_e", "top_r", "k_s", "k_t_pool", "k_t"):
@@ -192,6 +204,10 @@ class C2RAGConfig:
             )
         if not isinstance(self.separator, str):
             raise ConfigError(f"separator must be a string, got {short(self.separator)}")
+        if self.relation_vectors not in ("graph", "lazy"):
+            raise ConfigError(
+                f"relation_vectors must be 'graph' or 'lazy', got {short(self.relation_vectors)}"
+            )
         if self.rerank_input not in ("query_and_constraint", "constraint"):
             raise ConfigError(
                 "rerank_input must be 'query_and_constraint' or 'constraint', got "
