@@ -338,6 +338,7 @@ class ConstraintCheckedRetriever:
         self, query: str, given: PlanInput, cfg: C2RAGConfig
     ) -> Generator[Req, Any, C2RAGResult]:
         plan = yield from self._plan(query, given, cfg)
+        cfg = cfg.for_plan(plan.source)
         run = _Run()
         if not plan.constraints:
             rec = yield from self._recover(query, query, (), cfg)
