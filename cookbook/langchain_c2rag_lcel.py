@@ -76,7 +76,10 @@ def main(argv: list[str] | None = None) -> None:
 
     # ---- chain 1: C2RAG -> evidence blocks -> prompt -> model
     planner = FakeListChatModel(responses=[json.dumps(q["plan"])])  # scripted planner
-    retriever = C2RAGRetriever.from_graph(graph, embedding=embedder, llm=planner)
+    # The S_rel check's defaults (ε 0.03, γ 2.5) are calibrated for the bundled embedder;
+    # the hashing embedder's lexical cosines need the stricter ε 0.01, γ 2.0.
+    check = {"gamma": 2.0, "epsilon": 0.01} if args.embedder == "hashing" else {}
+    retriever = C2RAGRetriever.from_graph(graph, embedding=embedder, llm=planner, **check)
     answer_model = FakeListChatModel(responses=["(a real chat model's answer would appear here)"])
     inputs = {
         "context": retriever | RunnableLambda(format_evidence_blocks),

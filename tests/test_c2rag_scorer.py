@@ -63,7 +63,8 @@ def test_relation_scorer_n_eff_by_hand() -> None:
     # Eq. 8: N_eff = 1.83² / (1.01² + 0.81² + 0.01²) = 3.3489 / 1.6763 ≈ 1.99779.
     n_eff = 1.83**2 / (1.01**2 + 0.81**2 + 0.01**2)
     res = ConstraintCheckedRetriever(tiny(), embedder=RelEmbedder()).retrieve(
-        "Where was Ann born?", plan=plan(("Ann", "born in", "?city"))
+        "Where was Ann born?", plan=plan(("Ann", "born in", "?city")), gamma=2.0,
+        epsilon=0.01,
     )
     h = res.hops[0]
     assert res.config.scorer == "relation" and res.config.gamma == 2.0
@@ -73,17 +74,40 @@ def test_relation_scorer_n_eff_by_hand() -> None:
     assert list(h.probabilities) == pytest.approx([1.01 / 1.83, 0.81 / 1.83, 0.01 / 1.83],
                                                   rel=1e-5)
     assert h.n_eff == pytest.approx(n_eff, rel=1e-5)
-    assert h.state == "resolved"  # 1.99779 <= γ = 2.0 (the S_rel default)
+    assert h.state == "resolved"  # 1.99779 <= γ = 2.0 (the S_rel default before)
     # the same scores at the reranker's γ = 1.5 are unresolved
     assert ConstraintCheckedRetriever(tiny(), embedder=RelEmbedder()).retrieve(
         "q?", plan=plan(("Ann", "born in", "?city")), gamma=1.5
     ).hops[0].state == "unresolved"
 
 
+def test_relation_scorer_defaults_eps_003_gamma_25_by_hand() -> None:
+    # z = S_rel = (1.0, 0.8, 0.0). Eq. 7 with ε = 0.03: (1.03, 0.83, 0.03), sum 1.89.
+    # Eq. 8: N_eff = 1.89² / (1.03² + 0.83² + 0.03²) = 3.5721 / 1.7507 ≈ 2.04038.
+    res = ConstraintCheckedRetriever(tiny(), embedder=RelEmbedder()).retrieve(
+        "Where was Ann born?", plan=plan(("Ann", "born in", "?city"))
+    )
+    h = res.hops[0]
+    assert (res.config.gamma, res.config.epsilon) == (2.5, 0.03)
+    assert list(h.probabilities) == pytest.approx([1.03 / 1.89, 0.83 / 1.89, 0.03 / 1.89],
+                                                  rel=1e-5)
+    assert h.n_eff == pytest.approx(3.5721 / 1.7507, rel=1e-5)
+    assert h.state == "resolved"  # 2.04038 <= γ = 2.5
+    # three tied relations: N_eff = 3 > 2.5 whatever ε, unresolved
+    tied = KnowledgeGraph.from_triples(
+        [("Zed", "born in", "Lyon"), ("Zed", "born in", "Nice"), ("Zed", "born in", "Metz")]
+    )
+    h = ConstraintCheckedRetriever(tied, embedder=RelEmbedder()).retrieve(
+        "q?", plan=plan(("Zed", "born in", "?city"))
+    ).hops[0]
+    assert h.n_eff == pytest.approx(3.0) and h.state == "unresolved"
+
+
 def test_relation_scorer_never_calls_the_reranker_and_reranker_path_is_kept() -> None:
     r = ConstraintCheckedRetriever(tiny(), embedder=RelEmbedder(),
                                    reranker=CallableReranker(_raise))
-    res = r.retrieve("q?", plan=plan(("Ann", "born in", "?city")), scorer="relation")
+    res = r.retrieve("q?", plan=plan(("Ann", "born in", "?city")), scorer="relation",
+                     epsilon=0.01)
     assert res.hops[0].n_eff == pytest.approx(1.83**2 / 1.6763, rel=1e-5)
     # a given reranker is the default scorer, at the paper's γ = 1.5
     rr = CallableReranker(lambda q, ts: [0.9 if "Oslo" in t else 0.1 for t in ts])

@@ -50,7 +50,7 @@ def test_documents_carry_the_trace() -> None:
     json.dumps([d.metadata for d in docs])
     full = r.result(Q["query"])  # the native result: plan, per-hop trace
     # no reranker: the S_rel scorer and its calibrated gamma (C2RAGConfig docstring)
-    assert full.plan.source == "llm" and full.hops[0].top and full.config.gamma == 2.0
+    assert full.plan.source == "llm" and full.hops[0].top and full.config.gamma == 2.5
     assert full.config.scorer == "relation"
 
 

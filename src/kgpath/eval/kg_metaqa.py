@@ -13,9 +13,12 @@ entity list with the anchor removed; Hits@k = the first k entities contain an an
 * ``pcr_template``: the same with ``score="template"``, ``path_text="relations"`` (kgpath
   extension, :mod:`kgpath.methods.pcr.templates`: nodes ranked by the best relation chain
   reaching them, chains scored against the question).
-* ``pathrag``, ``c2rag``: the facade's native evidence, LLM-free; entities in the order the
+* ``pathrag``: the facade's native evidence, LLM-free; entities in the order the
   items' ``node_ids``/``node_id`` traces (a triple: its tail, then its head) first name
-  them (neither takes the anchor).
+  them (it does not take the anchor).
+* ``c2rag``: LLM-free, the anchor given through an anchored chain plan (one constraint per
+  hop, a kgpath extension: ``anchored_plan``); the final ``?answer`` binding first, then
+  the entities of the evidence triples (``edge:<index>`` ids).
 * ``walk``: a structural baseline, not a paper's method: the entities within ``hops``
   edges of the anchor (undirected), those exactly ``hops`` away (shortest path) first, each
   group ranked by cosine to the question (an answer of a 3-hop walk can be nearer).
@@ -142,6 +145,30 @@ def _native(method: str, index: Any) -> Callable[[MetaQAQuestion], list[str]]:
     return run
 
 
+def _c2rag(g: KnowledgeGraph, emb: Embedder) -> Callable[[MetaQAQuestion], list[str]]:
+    """C2RAG with the given anchor: :func:`~kgpath.methods.c2rag.fallback.anchored_plan`.
+
+    One constraint per hop from the given anchor (``top_e = 1``: the anchor is given, so
+    Eq. 3 keeps only it); entities ranked as the final binding ``E_b(?answer)`` (Eq. 14),
+    then the other ends of the evidence triples in the Appendix B order.
+    """
+    from kgpath.methods.c2rag import C2RAGConfig, ConstraintCheckedRetriever
+    from kgpath.methods.c2rag.fallback import anchored_plan
+
+    r = ConstraintCheckedRetriever(g, embedder=emb, config=C2RAGConfig(top_e=1))
+
+    def run(q: MetaQAQuestion) -> list[str]:
+        res = r.retrieve(q.text, plan=anchored_plan(q.text, q.anchor, q.hops))
+        inner = {n for v, ids in res.bindings.items() if v != "?answer" for n in ids}
+        out = list(res.bindings.get("?answer", ()))
+        for e in res.evidence(output="native"):
+            if e.kind == "triple" and e.id.startswith("edge:"):
+                edge = g.edge_at(int(e.id[5:]))
+                out.extend(x for x in (edge.target, edge.source) if x not in inner)
+        return [x for x in dict.fromkeys(out) if x != q.anchor]
+    return run
+
+
 @dataclass
 class HitsScores:
     """Per-question Hits@1/@10 of one method, with the hop count of each question."""
@@ -176,7 +203,7 @@ def evaluate_metaqa(
                                            path_text="relations"),
               "walk": lambda: _walk(graph, embedder),
               "pathrag": lambda: _native("pathrag", index),
-              "c2rag": lambda: _native("c2rag", index)}
+              "c2rag": lambda: _c2rag(graph, embedder)}
     qs = [q for q in questions if q.reachable and q.anchor in graph]
     out: dict[str, HitsScores] = {}
     for name in methods:

@@ -40,7 +40,9 @@ Modules, in the paper's order: :mod:`~kgpath.methods.c2rag.config`,
 :mod:`~kgpath.methods.c2rag.recovery` (Eq. 11-12), :mod:`~kgpath.methods.c2rag.bindings`
 (Eq. 13-15), :mod:`~kgpath.methods.c2rag.blocks` (Eq. 16),
 :mod:`~kgpath.methods.c2rag.result`, :mod:`~kgpath.methods.c2rag.retriever` (and
-:mod:`~kgpath.methods.c2rag.drive`, the sync/async I/O protocol).
+:mod:`~kgpath.methods.c2rag.drive`, the sync/async I/O protocol;
+:mod:`~kgpath.methods.c2rag.prefetch`, the query texts of a plan's ``P_1`` hops embedded in
+one request).
 
 Every hop is recorded in a :class:`HopTrace` (anchors, candidates before/after rerank,
 probabilities, N_eff, state, bindings, recovery).

@@ -16,6 +16,7 @@ __all__ = [
     "InvalidPlanPolicy",
     "RecoveryScope",
     "Propagation",
+    "RelationVectors",
     "RerankInput",
     "SCORER_DEFAULTS",
     "Scorer",
@@ -29,16 +30,21 @@ InvalidPlanPolicy = Literal["fallback", "error"]
 RerankInput = Literal["query_and_constraint", "constraint"]
 Scorer = Literal["auto", "reranker", "relation"]
 Propagation = Literal["per_entity", "pooled"]
+RelationVectors = Literal["graph", "lazy"]
 
 SCORER_DEFAULTS: dict[str, dict[str, float]] = {
     "reranker": {"gamma": 1.5, "epsilon": 0.01},
-    "relation": {"gamma": 2.0, "epsilon": 0.01},
+    "relation": {"gamma": 2.5, "epsilon": 0.03},
 }
 """γ and ε used when :class:`C2RAGConfig` leaves them ``None``, per scorer.
 
 ``"reranker"``: the paper's γ = 1.5 (section 4.4, Figure 4a) and the ε = 0.01 kgpath has
-always used (the paper gives none). ``"relation"``: calibrated on the demo KG's tuning
-half (``benchmarks/bench_c2rag_gamma.py``), see :class:`C2RAGConfig`.
+always used (the paper gives none). ``"relation"``: ε = 0.03, γ = 2.5, chosen on the demo
+KG's tuning half (``benchmarks/bench_c2rag_gamma.py``) as the largest resolved share with
+precision >= 0.9 over an ε x γ grid (ε 0.003-0.1, γ 1.75-2.75): 12/16 resolved, precision
+0.92, on a plateau (γ 2.5-2.6 give the same); the held-out half then resolves 13/14 at
+precision 1.00 (ε 0.01, γ 2.0 before: tuning 8/16, held-out 4/14, precision 1.00). See
+:class:`C2RAGConfig`.
 """
 
 
@@ -67,7 +73,7 @@ class C2RAGConfig:
         scorer* below.
     gamma
         ``γ``: Resolved iff ``N_eff <= γ``, Eq. 9. ``None`` (default): the scorer's value in
-        :data:`SCORER_DEFAULTS` (1.5 for a reranker, the paper's; 2.0 for ``S_rel``).
+        :data:`SCORER_DEFAULTS` (1.5 for a reranker, the paper's; 2.5 for ``S_rel``).
         Must be > 0; values below 1 are accepted with a warning because ``N_eff >= 1``
         (Lemma A.1) makes them resolve nothing.
     epsilon
@@ -108,6 +114,24 @@ class C2RAGConfig:
         query vector is otherwise dominated by the whole question (see
         ``benchmarks/c2rag_gamma_sweep.py``). Only used by the ``"reranker"`` scorer
         and textual recovery.
+    relation_vectors
+        When Eq. 5's relation vectors ``v_r`` are embedded. ``"graph"`` (default): every
+        distinct relation string of the graph, in one call at the first query of each
+        graph version, like the passage vectors (issue 14: the bundled embedder costs
+        about one query embedding per text, and novel pool relations were about half of
+        the texts a HotpotQA question embedded); the HotpotQA-100 spaCy graph has 2,018
+        distinct relations of 25,404 edges. ``"lazy"``: only the relations of each pool,
+        when first met (for graphs with very many distinct relation strings).
+        Same vectors either way.
+    fallback_k_t
+        ``K_t`` used instead of ``k_t`` when the plan is the LLM-free fallback plan
+        (a kgpath extension; ``None``: ``k_t``). The paper's ``K_t = 3`` is per
+        constraint of an LLM plan, which splits a multi-hop question into several
+        constraints; the fallback plan has one constraint per entity the question names,
+        often a single one, so three passages per constraint left C2RAG fewer passages
+        than the five a reader (or R@5) takes. Chosen on HotpotQA-100 q0-49 (offline
+        graph, R@5 with ``K_t`` = 3 / 4 / 5 / 6: 82 / 85 / 86 / 86; 5 is the smallest
+        best; q50-99: 78 / 82 / 85 / 83). LLM and user plans keep ``k_t``.
 
     Offline scorer (a deviation, with evidence)
         The paper scores ``C_init`` with a cross-encoder (bge-reranker-v2-m3) whose logits
@@ -122,8 +146,11 @@ class C2RAGConfig:
         spurious one. Its ``N_eff`` has a different spread than a cross-encoder's, so γ is
         calibrated for it separately (:data:`SCORER_DEFAULTS`; resolved share and
         precision per γ on both halves of the demo KG: ``benchmarks/bench_c2rag_gamma.py``).
-        ε stays 0.01 because ``S_rel`` is a cosine, the unit the 0.01 was chosen for (see
-        the module notes). Candidates sharing a relation string tie under ``S_rel`` and
+        ε is 0.03 for it: with ``K_s = 3`` the min-shift of Eq. 7 gives the third
+        candidate weight ``ε/Σ``, so with ε = 0.01 ``N_eff`` hardly exceeds 2 and γ = 2
+        sat at the edge of that range (a γ of 2.02 already cost precision on the tuning
+        half); ε = 0.03, about the gap between relation cosines the bi-encoder treats
+        as a tie, spreads ``N_eff`` over more of ``[1, 3]`` (see the module notes). Candidates sharing a relation string tie under ``S_rel`` and
         stay ambiguous, which is the intended outcome (the relation cannot tell them
         apart). Give a reranker, or ``scorer="reranker"``, for the paper's path; it is
         unchanged.
@@ -144,9 +171,11 @@ class C2RAGConfig:
     on_invalid_plan: InvalidPlanPolicy = "fallback"
     separator: str = " | "
     rerank_input: RerankInput = "query_and_constraint"
+    relation_vectors: RelationVectors = "graph"
+    fallback_k_t: int | None = 5
 
     def __post_init__(self) -> None:
-        for name in ("m", "top_e", "top_r", "k_s", "k_t_pool", "k_t"):
+        for name in ("m", "top_e", "top_r", "k_s", "k_t_pool", "k_t", "fallback_k_t"):
             v = getattr(self, name)
             if v is None:
                 continue
@@ -156,6 +185,10 @@ class C2RAGConfig:
             raise ConfigError(
                 f"k_t ({self.k_t}) must be <= k_t_pool ({self.k_t_pool}): Eq. 12 reranks "
                 "the K'_t passages and keeps K_t of them"
+            )
+        if self.fallback_k_t is not None and self.fallback_k_t > self.k_t_pool:
+            raise ConfigError(
+                f"fallback_k_t ({self.fallback_k_t}) must be <= k_t_pool ({self.k_t_pool})"
             )
         for name in ("gamma", "epsilon"):
             v = getattr(self, name)
@@ -192,11 +225,21 @@ class C2RAGConfig:
             )
         if not isinstance(self.separator, str):
             raise ConfigError(f"separator must be a string, got {short(self.separator)}")
+        if self.relation_vectors not in ("graph", "lazy"):
+            raise ConfigError(
+                f"relation_vectors must be 'graph' or 'lazy', got {short(self.relation_vectors)}"
+            )
         if self.rerank_input not in ("query_and_constraint", "constraint"):
             raise ConfigError(
                 "rerank_input must be 'query_and_constraint' or 'constraint', got "
                 f"{self.rerank_input!r}"
             )
+
+    def for_plan(self, source: str) -> C2RAGConfig:
+        """The config for a plan from ``source``: ``fallback_k_t`` for the fallback plan."""
+        if source != "fallback" or self.fallback_k_t in (None, self.k_t):
+            return self
+        return dataclasses.replace(self, k_t=self.fallback_k_t)
 
     def resolve(self, *, reranker_given: bool) -> C2RAGConfig:
         """Return the config with ``scorer``, ``gamma`` and ``epsilon`` made concrete.

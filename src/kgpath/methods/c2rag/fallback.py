@@ -12,10 +12,11 @@ from __future__ import annotations
 import threading
 import weakref
 
+from kgpath.errors import ConfigError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.methods.c2rag.plan import Constraint, Plan, tokens
 
-__all__ = ["fallback_plan", "find_entity_mentions"]
+__all__ = ["anchored_plan", "fallback_plan", "find_entity_mentions"]
 
 
 def _name_key(text: str) -> str:
@@ -113,3 +114,30 @@ def fallback_plan(
         source="fallback",
         note=note,
     )
+
+
+def anchored_plan(query: str, anchor: str, hops: int = 1) -> Plan:
+    """LLM-free plan for a question whose anchor entity is given (a kgpath extension).
+
+    KGQA benchmarks such as MetaQA give the topic entity and the hop count; the paper's
+    planner (Eq. 1) would decompose the question into one constraint per hop. Without an
+    LLM this builds the chain ``(anchor, r, ?x1), (?x1, r, ?x2), ..., (?x_{h-1}, r,
+    ?answer)`` where every ``r`` is the question with the anchor's tokens removed (no
+    decomposition of the relation words, as in :func:`fallback_plan`). Hop ``i + 1`` is
+    grounded through the bindings of hop ``i`` (Eq. 15), so an unresolved hop stops the
+    chain, as the paper's pipeline does.
+
+    >>> [c.head for c in anchored_plan("who directed [Heat]", "Heat", 2).constraints]
+    ['Heat', '?x1']
+    """
+    if isinstance(hops, bool) or not isinstance(hops, int) or hops < 1:
+        raise ConfigError(f"hops must be a positive int, got {short(hops)}")
+    if not tokens(anchor):
+        raise ConfigError(f"anchor must name an entity, got {short(anchor)}")
+    inside = set(tokens(anchor))
+    relation = " ".join(t for t in tokens(query) if t not in inside) or "related to"
+    names = [anchor, *(f"?x{i}" for i in range(1, hops)), "?answer"]
+    cons = tuple(Constraint(names[i], relation, names[i + 1], ()) for i in range(hops))
+    holders = {v: "entity" for v in names[1:-1]} | {"?answer": "answer"}
+    return Plan(constraints=cons, placeholders=holders, source="fallback",
+                note=f"anchored chain plan: anchor {anchor!r}, {hops} hop(s)")

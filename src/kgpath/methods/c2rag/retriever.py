@@ -33,7 +33,7 @@ from kgpath.methods.c2rag.bindings import (
 )
 from kgpath.methods.c2rag.blocks import build_block
 from kgpath.methods.c2rag.config import C2RAGConfig
-from kgpath.methods.c2rag.drive import Req, adrive, drive
+from kgpath.methods.c2rag.drive import Req, adrive, drive, embed_relations
 from kgpath.methods.c2rag.fallback import fallback_plan
 from kgpath.methods.c2rag.hops import (
     HopTrace,
@@ -42,6 +42,7 @@ from kgpath.methods.c2rag.hops import (
     sufficiency_step,
 )
 from kgpath.methods.c2rag.plan import PLAN_SCHEMA, Constraint, Plan, parse_plan, tokens
+from kgpath.methods.c2rag.prefetch import plan_texts
 from kgpath.methods.c2rag.recovery import (
     PassageIndex,
     TextualRecovery,
@@ -185,6 +186,7 @@ class ConstraintCheckedRetriever:
         self.planner_prompt = planner_prompt
         self._check_prompt(planner_prompt)
         self._rel_cache: dict[str, np.ndarray] = {}
+        self._rel_version: int | None = None
         self._tok_index: tuple[int, dict[str, list[int]]] | None = None
         self._passages: PassageIndex | None = None
 
@@ -336,6 +338,7 @@ class ConstraintCheckedRetriever:
         self, query: str, given: PlanInput, cfg: C2RAGConfig
     ) -> Generator[Req, Any, C2RAGResult]:
         plan = yield from self._plan(query, given, cfg)
+        cfg = cfg.for_plan(plan.source)
         run = _Run()
         if not plan.constraints:
             rec = yield from self._recover(query, query, (), cfg)
@@ -346,6 +349,9 @@ class ConstraintCheckedRetriever:
                     reason="empty plan: textual recovery over the query", recovery=rec,
                 )
             )
+        if cfg.relation_vectors == "graph":
+            yield from self._graph_relations()
+        yield from self._prefetch_plan(query, plan, cfg)
         yield from self._run_p1(query, plan, cfg, run)
         pending = yield from self._run_p2(query, plan, cfg, run)
         yield from self._run_ungrounded(query, plan, cfg, run, pending)
@@ -505,6 +511,30 @@ class ConstraintCheckedRetriever:
             return hop
         rec = yield from self._recover(query, spec.lin, spec.anchors, cfg)
         return dataclasses.replace(hop, recovery=rec)
+
+    def _graph_relations(self) -> Generator[Req, Any, None]:
+        """Embed every distinct relation string of the graph once per graph version.
+
+        Eq. 5's ``v_r`` for any pool, in one request (``relation_vectors="graph"``).
+        """
+        if self._rel_version == self.graph.version:
+            return
+        rels = {e.relation for e in self.graph.edges if e.relation}
+        yield from embed_relations(self._rel_cache, sorted(rels))
+        self._rel_version = self.graph.version
+
+    def _prefetch_plan(
+        self, query: str, plan: Plan, cfg: C2RAGConfig
+    ) -> Generator[Req, Any, None]:
+        """One ``embed_queries`` request for every ``P_1`` hop (:func:`plan_texts`)."""
+        if self._memo() is None:
+            return
+        pidx = yield from self._passage_index()
+        texts, rels = plan_texts(
+            self.graph, plan, query, cfg, lambda s: self._anchors(s, cfg),
+            known=self._rel_cache, with_recovery=pidx is not None and bool(pidx.ids),
+        )
+        yield from self._prefetch_texts(texts, rels)
 
     def _prefetch(
         self, pool: Sequence[Any], spec: _HopSpec, query: str, cfg: C2RAGConfig
