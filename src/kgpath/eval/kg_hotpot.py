@@ -153,31 +153,14 @@ def _bm25(built: BuiltGraph) -> Callable[[str], list[str]]:
     return run
 
 
-def _pcr(built: BuiltGraph, emb: _Queries, index: Any,
-         dense: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
-    from kgpath.methods.pcr import PathConstrainedRetriever
-    from kgpath.methods.pcr.passages import rank_passages
+#: The eval's PCR options, given to ``EvidenceRetriever("pcr", index, **PCR_OPTIONS)``:
+#: what a user passes to get the printed number (module docstring).
+PCR_OPTIONS: dict[str, Any] = {"direction": "both", "max_depth": PCR_DEPTH}
 
-    g = built.graph
-    r = PathConstrainedRetriever(index)
-    linker = EntityLinker(g)
-    rows = {p: i for i, p in enumerate(built.vectors.passage_ids)}
-    mat = built.vectors.passage_vectors
 
-    def anchors(q: str) -> list[str]:
-        found = list(dict.fromkeys(x.node_id for x in linker.link(q)))[:PCR_ANCHORS]
-        if found:
-            return found
-        top = dense(q)[0]
-        cited = [n.id for n in g.nodes if top in n.provenance]
-        return cited[:PCR_ANCHORS]
-
-    def run(q: str) -> list[str]:
-        qv = emb.embed_queries([q])[0]
-        results = [r.retrieve_by_vector(qv, query=q, anchor=a, k=PCR_HITS, direction="both",
-                                        max_depth=PCR_DEPTH) for a in anchors(q)]
-        return [p for p, _ in rank_passages(results, qv, rows, mat)]
-    return run
+def _pcr(index: Any, **opts: Any) -> Callable[[str], list[str]]:
+    """PCR through the facade, as a user calls it (module docstring)."""
+    return _facade("pcr", index, None, **{**PCR_OPTIONS, **opts})
 
 
 def _facade(
@@ -220,7 +203,7 @@ def _augmented(built: BuiltGraph, emb: _Queries, **cfg: Any) -> Callable[[str], 
 
 def method_runners(
     built: BuiltGraph, embedder: Embedder, methods: Sequence[str],
-    augmented: dict[str, Any] | None = None,
+    augmented: dict[str, Any] | None = None, pcr: dict[str, Any] | None = None,
 ) -> dict[str, Callable[[str], list[str]]]:
     """One ``question -> ranked passage ids`` callable per method (built once)."""
     from kgpath.index.graph_index import GraphIndex
@@ -232,7 +215,7 @@ def method_runners(
     makers: dict[str, Callable[[], Callable[[str], list[str]]]] = {
         "dense": lambda: dense,
         "bm25": lambda: _bm25(built),
-        "pcr": lambda: _pcr(built, emb, index, dense),
+        "pcr": lambda: _pcr(index, **(pcr or {})),
         "pathrag": lambda: _facade("pathrag", index, None),
         "c2rag": lambda: _facade("c2rag", index, None),
         "traversal": lambda: _traversal(built, emb),
@@ -244,13 +227,13 @@ def method_runners(
 def evaluate_passages(
     data: HotpotQADataset, built: BuiltGraph, embedder: Embedder,
     methods: Sequence[str] = PASSAGE_METHODS, *, augmented: dict[str, Any] | None = None,
-    progress: Callable[[str], None] | None = None,
+    pcr: dict[str, Any] | None = None, progress: Callable[[str], None] | None = None,
 ) -> dict[str, PassageScores]:
     """Recall@2/@5 per method and question (a method that raises scores 0, counted)."""
     emb = _Queries(embedder)
     emb.fill([q.question for q in data.questions])
     out: dict[str, PassageScores] = {}
-    for name, run in method_runners(built, emb, methods, augmented).items():
+    for name, run in method_runners(built, emb, methods, augmented, pcr).items():
         sc = out[name] = PassageScores(name)
         t0 = time.perf_counter()
         for q in data.questions:

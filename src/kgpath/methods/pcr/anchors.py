@@ -28,12 +28,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from kgpath.backends.base import GraphBackend
 from kgpath.backends.memory import InMemoryBackend
 from kgpath.graph import KnowledgeGraph, Node
+from kgpath.index.passage_vectors import PassageVectors
 from kgpath.ingest.extraction import entity_key
 
-__all__ = ["AnchorLink", "STOP_WORDS", "link_anchors", "name_key_index"]
+__all__ = [
+    "STOP_WORDS",
+    "AnchorLink",
+    "link_anchors",
+    "name_key_index",
+    "passage_anchors",
+    "shared_passage_vectors",
+]
 
 STOP_WORDS: frozenset[str] = frozenset(
     "a an and are as at be by did do does for from had has have he her his how in is it its "
@@ -118,3 +128,42 @@ def link_anchors(
                 found.extend(AnchorLink(k, b.node(k), query[s:e], s, e) for k in keys)
     found.sort(key=lambda x: x.start)
     return found
+
+
+def shared_passage_vectors(b: GraphBackend[Any, Any]) -> PassageVectors | None:
+    """The index's shared passage vectors (in memory; ``None`` elsewhere or without passages).
+
+    Embedded once per ``(graph, embedder)`` (:mod:`kgpath.index.passage_vectors`).
+    """
+    if not isinstance(b, InMemoryBackend) or not b.graph.passages:
+        return None
+    return b.index.passage_vectors()
+
+
+def _cited_by(graph: KnowledgeGraph, vecs: PassageVectors) -> dict[str, list[int]]:
+    """``passage id -> indices of the nodes citing it`` (node order), once per version."""
+    got = vecs.derived.get("pcr_cited_by")
+    if got is None:
+        got = {}
+        for i, n in enumerate(graph.nodes):
+            for p in dict.fromkeys(n.provenance):
+                got.setdefault(p, []).append(i)
+        vecs.derived["pcr_cited_by"] = got
+    return got  # type: ignore[no-any-return]
+
+
+def passage_anchors(
+    b: GraphBackend[Any, Any], query_vec: np.ndarray, limit: int | None = None
+) -> list[Any]:
+    """``anchor_fallback="passage"``: the nodes citing the passage most similar to the query.
+
+    In node order, at most ``limit``; ``[]`` without shared passage vectors (another
+    backend, no passages) or when no node cites that passage.
+    """
+    vecs = shared_passage_vectors(b)
+    if vecs is None or not len(vecs.ids):
+        return []
+    sims = vecs.matrix @ np.asarray(query_vec, np.float32).reshape(-1)
+    top = vecs.ids[int(np.argmax(sims))]
+    assert isinstance(b, InMemoryBackend)
+    return _cited_by(b.graph, vecs).get(top, [])[:limit]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,8 +17,9 @@ from kgpath.errors import ConfigError, NodeNotFoundError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
 from kgpath.index.vector import top_k
-from kgpath.methods.pcr.anchors import link_anchors
+from kgpath.methods.pcr.anchors import link_anchors, passage_anchors, shared_passage_vectors
 from kgpath.methods.pcr.config import PCRConfig
+from kgpath.methods.pcr.passages import PassageContext
 from kgpath.methods.pcr.pathscore import mix_scores, path_similarity, tree_path_texts
 from kgpath.methods.pcr.result import PCRHit, PCRResult
 from kgpath.methods.pcr.search import (
@@ -171,9 +173,11 @@ class PathConstrainedRetriever:
 
         Given an id, several ids (``anchors``) or a name: :meth:`resolve_anchor` on each
         (resolutions joined by ``"; "`` when they differ). None given: the
-        nodes the query names (``link_anchors``, resolution ``"linked"``); none linked: the
-        most similar node when ``anchor_fallback="similar"`` (resolution ``"similarity"``),
-        else :class:`NodeNotFoundError`.
+        nodes the query names (``link_anchors``, resolution ``"linked"``, at most
+        ``max_anchors``); none linked: with ``anchor_fallback="passage"`` the nodes citing
+        the most similar passage (resolution ``"passage"``), with ``"similar"`` (or
+        ``"passage"`` when that finds none) the most similar node (resolution
+        ``"similarity"``), else :class:`NodeNotFoundError`.
         """
         b = backend or self.backend
         ids = ([anchor] if anchor is not None else []) + _several(anchors)
@@ -188,8 +192,14 @@ class PathConstrainedRetriever:
         if config.link_anchors and query:
             links = link_anchors(b, query)
             if links:
-                return _unique([x.key for x in links]), "linked"
-        if config.anchor_fallback == "similar":
+                return _unique([x.key for x in links])[:config.max_anchors], "linked"
+        if config.anchor_fallback == "passage":
+            cited = passage_anchors(b, query_vec, config.max_anchors)
+            if cited:
+                logger.info("PCR: no anchor given or linked for %r; anchoring at the nodes "
+                            "of the most similar passage (anchor_fallback='passage')", query)
+                return cited, "passage"
+        if config.anchor_fallback in ("similar", "passage"):
             logger.info("PCR: no anchor given or linked for %r; anchoring at the most "
                         "similar node (anchor_fallback='similar')", query)
             return [b.most_similar(query_vec)], "similarity"
@@ -275,23 +285,26 @@ class PathConstrainedRetriever:
                                             direction=cfg.direction) for a in keys])
         anchors = tuple(b.node(a) for a in keys)
         fallback = len(region) <= len(keys) and cfg.fallback == "global"
+        vecs = shared_passage_vectors(b) if cfg.passage_order == "question" else None
+        wide = replace(cfg, k=max(cfg.k, cfg.passage_hits)) if vecs is not None else cfg
         if fallback:
             logger.warning(
                 "PCR: nothing reachable from anchor %r; global fallback search (section 3.5)",
                 anchors[0].id,
             )
-            hits, scored = _fallback_hits(b, region, keys[0], query, qv, cfg)
+            hits, scored = _fallback_hits(b, region, keys[0], query, qv, wide)
         elif cfg.score == "template":  # kgpath extension: relation-chain templates
-            hits, scored = template_hits(b, keys, query, qv, cfg)
+            hits, scored = template_hits(b, keys, query, qv, wide)
         else:
-            hits, scored = _search_region(b, region, query, qv, cfg)
+            hits, scored = _search_region(b, region, query, qv, wide)
         logger.debug("PCR anchors=%r (%s) reachable=%d scored=%d", [a.id for a in anchors],
                      how, len(region), scored)
         graph = _evidence_graph(b, region, anchors, hits)
+        ctx = None if vecs is None else PassageContext(qv, vecs, tuple(hits[cfg.k:]))
         return PCRResult(
-            query=query, anchor=anchors[0], anchor_resolution=how, hits=tuple(hits),
+            query=query, anchor=anchors[0], anchor_resolution=how, hits=tuple(hits[:cfg.k]),
             reachable_count=len(region), fallback_used=bool(fallback), config=cfg,
-            graph=graph, anchors=anchors,
+            graph=graph, anchors=anchors, passages=ctx,
             trace=_trace(b, region, anchors, how, scored, cfg, fallback),
         )
 
