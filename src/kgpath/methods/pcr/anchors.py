@@ -33,12 +33,13 @@ import numpy as np
 from kgpath.backends.base import GraphBackend
 from kgpath.backends.memory import InMemoryBackend
 from kgpath.graph import KnowledgeGraph, Node
-from kgpath.index.passage_vectors import PassageVectors
+from kgpath.index.passage_vectors import PassageVectors, passage_cache
 from kgpath.ingest.extraction import entity_key
 
 __all__ = [
     "STOP_WORDS",
     "AnchorLink",
+    "ashared_passage_vectors",
     "link_anchors",
     "name_key_index",
     "passage_anchors",
@@ -137,6 +138,21 @@ def shared_passage_vectors(b: GraphBackend[Any, Any]) -> PassageVectors | None:
     """
     if not isinstance(b, InMemoryBackend) or not b.graph.passages:
         return None
+    return b.index.passage_vectors()
+
+
+async def ashared_passage_vectors(b: GraphBackend[Any, Any]) -> PassageVectors | None:
+    """Async :func:`shared_passage_vectors`: missing passages through ``aembed_passages``."""
+    if not isinstance(b, InMemoryBackend) or not b.graph.passages:
+        return None
+    graph, embedder = b.graph, b.index.embedder
+    cache = passage_cache(graph, embedder)
+    with cache.lock:
+        missing = cache.missing(graph)
+    if missing:  # awaited outside the (thread) lock, as kgpath.ingest.vectors does
+        vecs = await embedder.aembed_passages([p.text for p in missing])
+        with cache.lock:
+            cache.add(missing, vecs)
     return b.index.passage_vectors()
 
 

@@ -17,7 +17,12 @@ from kgpath.errors import ConfigError, NodeNotFoundError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
 from kgpath.index.vector import top_k
-from kgpath.methods.pcr.anchors import link_anchors, passage_anchors, shared_passage_vectors
+from kgpath.methods.pcr.anchors import (
+    ashared_passage_vectors,
+    link_anchors,
+    passage_anchors,
+    shared_passage_vectors,
+)
 from kgpath.methods.pcr.config import PCRConfig
 from kgpath.methods.pcr.passages import PassageContext
 from kgpath.methods.pcr.pathscore import mix_scores, path_similarity, tree_path_texts
@@ -268,6 +273,8 @@ class PathConstrainedRetriever:
         q = check_query(query)
         cfg = self._config(overrides)
         qv = await self.backend.aembed_query(q)
+        if cfg.passage_order == "question":  # the corpus, once per (graph, embedder)
+            await ashared_passage_vectors(self.backend)
         if self.backend.blocking:
             return await asyncio.to_thread(self._retrieve, q, qv, (anchor, anchor_name, anchors),
                                            cfg)
