@@ -135,8 +135,9 @@ def question_evidence(result: PCRResult, nodes: Sequence[Evidence],
     hits = (*result.hits, *ctx.pool)
     sources: list[tuple[Sequence[str], Evidence]] = [
         (h.node.provenance, e) for h, e in zip(hits, (*nodes, *pool))]
+    cited = {p for h in hits for p in h.node.provenance}
     sources += [(a.provenance, node_evidence(_anchor_hit(a))) for a in
-                result.anchors or (result.anchor,)]
+                result.anchors or (result.anchor,) if not cited.issuperset(a.provenance)]
     expanded = passages_from_sources(graph, sources)
     passages = [e for e in expanded if e.kind == "passage"]
     own = {n.id for n in nodes}
