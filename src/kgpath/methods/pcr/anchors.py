@@ -15,15 +15,16 @@ Rules, as in the entity linker of ``kgpath.ingest`` (a small copy until that mod
   written exactly so ("radium" links a node named "radium": the graph itself writes it
   in lower case).
 
-Lookup: in memory a key index over every node name (built once per graph version); on
-another backend (a database) one :meth:`GraphBackend.nodes_by_name` query per candidate
-span, whose normalisation (lower case, single spaces) is kept only when the node's
-``entity_key`` equals the span's.
+Lookup: in memory a key index over every node name (built once per graph version, held
+only as long as the graph); on another backend (a database) one
+:meth:`GraphBackend.nodes_by_name` query per candidate span, whose normalisation (lower
+case, single spaces) is kept only when the node's ``entity_key`` equals the span's.
 """
 
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,22 +70,26 @@ class AnchorLink:
     end: int
 
 
-_INDEX_CACHE: dict[int, tuple[int, KnowledgeGraph, dict[str, list[int]]]] = {}
+_INDEX_CACHE: dict[int, tuple[int, weakref.ref[KnowledgeGraph], dict[str, list[int]]]] = {}
 
 
 def name_key_index(graph: KnowledgeGraph) -> dict[str, list[int]]:
-    """``entity_key(name) -> node indices`` (cached per graph and version)."""
+    """``entity_key(name) -> node indices``, built once per graph and version.
+
+    The cache holds the graph weakly and drops its index when the graph is collected, so
+    a large graph's index (one entry per distinct name) lives only as long as the graph.
+    """
     hit = _INDEX_CACHE.get(id(graph))
-    if hit is not None and hit[1] is graph and hit[0] == graph.version:
+    if hit is not None and hit[1]() is graph and hit[0] == graph.version:
         return hit[2]
     index: dict[str, list[int]] = {}
     for i, n in enumerate(graph.nodes):
         key = entity_key(n.name or n.id)
         if key:
             index.setdefault(key, []).append(i)
-    if len(_INDEX_CACHE) > 8:
-        _INDEX_CACHE.clear()
-    _INDEX_CACHE[id(graph)] = (graph.version, graph, index)
+    if hit is None or hit[1]() is not graph:
+        weakref.finalize(graph, _INDEX_CACHE.pop, id(graph), None)
+    _INDEX_CACHE[id(graph)] = (graph.version, weakref.ref(graph), index)
     return index
 
 
