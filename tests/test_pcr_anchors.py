@@ -104,8 +104,11 @@ def test_several_anchors_same_result_on_the_cypher_backend(chain, tmp_path, kw):
     drv = EmbeddedCypherDriver.open(tmp_path / "db")
     try:
         schema = load_graph(drv, idx)
-        mem = PathConstrainedRetriever(idx).retrieve("passage", k=10, **kw)
+        # a database backend has no shared passage vectors: passages in hit order
+        mem = PathConstrainedRetriever(idx).retrieve("passage", k=10, passage_order="hits",
+                                                     **kw)
         db = CypherPCR(drv, embedder=emb, schema=schema).retrieve("passage", k=10, **kw)
+        assert db.passages is None and mem.passages is None
         assert db.anchor_resolution == mem.anchor_resolution
         assert [a.id for a in db.anchors] == [a.id for a in mem.anchors]
         assert db.reachable_count == mem.reachable_count

@@ -103,7 +103,9 @@ def test_rank_passages_hand_computed(table_embedder):
     g.add_node("b", name="B", provenance=["p1", "p2"])
     g.add_edge("a", "b", relation="r")
     g.set_embeddings(np.array([[0, 1], [1, 0]], np.float32))  # node scores: a 0, b 1
-    res = PathConstrainedRetriever(g, embedder=table_embedder({"q": [1.0, 0.0]})).retrieve(
+    table = {"q": [1.0, 0.0], "text p0": [1.0, 0.0], "text p1": [0.0, 1.0],
+             "text p2": [0.6, 0.8]}
+    res = PathConstrainedRetriever(g, embedder=table_embedder(table)).retrieve(
         "q", anchor="a")
     assert res.ids == ["b", "a"]
     rows = {"p0": 0, "p1": 1, "p2": 2}
@@ -113,6 +115,11 @@ def test_rank_passages_hand_computed(table_embedder):
     got = rank_passages([res], q, rows, mat)
     assert [p for p, _ in got] == ["p2", "p0", "p1"]
     assert [s for _, s in got] == pytest.approx([0.72, 0.7, 0.3])
+    # the result's own passage output (passage_order="question", the index's vectors)
+    ev = res.evidence()
+    assert [(e.id, e.kind) for e in ev] == [("p2", "passage"), ("p0", "passage"),
+                                            ("p1", "passage")]
+    assert [e.score for e in ev] == pytest.approx([0.72, 0.7, 0.3])
     assert [p for p, _ in rank_passages([res], q, rows, mat, anchors_first=True)] == [
         "p0", "p2", "p1"]
     # hit scores alone: p1, p2 tie at 1.0 (citation order), then the anchor's p0

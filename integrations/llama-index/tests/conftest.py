@@ -33,6 +33,10 @@ QUERIES = {
     "north": [0.0, 1.0, 0.0],
     "up": [0.0, 0.0, 1.0],
     "Carol chemist": [0.8, 0.6, 0.0],  # for BM25-mode tests (PCR embeds the query anyway)
+    # the passages (PCR's passage_order="question" embeds them once per graph): p1 "north",
+    # p2 "east", so the question order of the passages equals their hit order for both
+    "Acme founded Beta Labs, which employs Carol.": [0.0, 1.0, 0.0],
+    "Carol wrote an essay on catalysis.": [1.0, 0.0, 0.0],
 }
 
 NODES = {

@@ -60,7 +60,9 @@ async def test_async_awaits_the_embedders_async_api(core_pcr: Any) -> None:
     r = native(core_pcr, anchor="a")
     emb = core_pcr.index.embedder
     await r.aretrieve("east")
-    assert emb.calls == [("async", "query", ("east",))]
+    # the query, then the graph's passages once (passage_order="question"), both awaited
+    assert emb.calls[0] == ("async", "query", ("east",))
+    assert [c[:2] for c in emb.calls] == [("async", "query"), ("async", "passage")]
     r.retrieve("north")
     assert emb.calls[-1] == ("sync", "query", ("north",))
 
@@ -150,7 +152,7 @@ def test_trace_metadata_matches_hand_computed_paths(core_pcr: Any, toy: Any) -> 
 
 def test_passages_follow_hit_order_then_provenance(core_pcr: Any) -> None:
     # hits for "east" from a, k=3: e (1.0, p2), c (0.8, p1 p2), b (0.6, p1)
-    r = PathConstrainedRetriever(core_pcr, anchor="a", k=3)
+    r = PathConstrainedRetriever(core_pcr, anchor="a", k=3, passage_order="hits")
     nodes = r.retrieve("east")
     assert _ids(nodes) == ["p2", "p1"]
     assert [n.score for n in nodes] == pytest.approx([1.0, 0.8], abs=1e-6)
@@ -162,6 +164,21 @@ def test_passages_follow_hit_order_then_provenance(core_pcr: Any) -> None:
     assert (m1["kgpath_node_id"], m1["kgpath_supporting"]) == ("c", ["c", "b"])
     assert [m2["kgpath_rank"], m1["kgpath_rank"]] == [1, 2]
     assert _ids(r.retrieve_with("east", k=1)) == ["p2"]
+
+
+def test_passages_ranked_by_the_question_by_default(core_pcr: Any) -> None:
+    # passage_order="question": 0.7 cos(q, passage) + 0.3 best citing hit. "east" from a,
+    # k=3 (candidates from passage_hits=20 hits: e 1.0, c 0.8, b 0.6, a 0, d 0):
+    # p2 = 0.7*1 + 0.3*1.0 = 1.0; p1 = 0.7*0 + 0.3*0.8 = 0.24
+    nodes = PathConstrainedRetriever(core_pcr, anchor="a", k=3).retrieve("east")
+    assert _ids(nodes) == ["p2", "p1"]
+    assert [n.score for n in nodes] == pytest.approx([1.0, 0.24], abs=1e-6)
+    assert [n.node.metadata["kgpath_query_similarity"] for n in nodes] == pytest.approx(
+        [1.0, 0.0], abs=1e-6)
+    # "north": p1 = 0.7*1 + 0.3*1.0 (a) = 1.0; p2 = 0.7*0 + 0.3*0.6 (c) = 0.18
+    nodes = PathConstrainedRetriever(core_pcr, anchor="a", k=3).retrieve("north")
+    assert _ids(nodes) == ["p1", "p2"]
+    assert [n.score for n in nodes] == pytest.approx([1.0, 0.18], abs=1e-6)
 
 
 def test_node_ids_are_the_kgpath_ids_and_stable(core_pcr: Any) -> None:

@@ -268,11 +268,18 @@ def test_pcr_sub_retriever_options_text_and_async(pg_index):
 
 
 def test_pcr_sub_retriever_passages_by_default(pg_index):
-    sub = PCRSubRetriever.from_index(pg_index, embed_model=EMB, k=2)
-    nodes = sub.retrieve(KgpathQueryBundle("treatment", anchor="radium"))
     graph = knowledge_graph_from_property_graph_store(pg_index.property_graph_store)
+    # passage_order="hits": hit order, then each hit's provenance
+    sub = PCRSubRetriever.from_index(pg_index, embed_model=EMB, k=2, passage_order="hits")
+    nodes = sub.retrieve(KgpathQueryBundle("treatment", anchor="radium"))
     core = CorePCR(GraphIndex(graph, EMB)).retrieve("treatment", anchor="radium", k=2)
     want = list(dict.fromkeys(p for h in core.hits for p in h.node.provenance))
+    assert [n.node.node_id for n in nodes] == want
+    assert [n.node.get_content() for n in nodes] == [CHUNKS[p][0] for p in want]
+    # the default (passage_order="question") is the core's own passage output
+    sub = PCRSubRetriever.from_index(pg_index, embed_model=EMB, k=2)
+    nodes = sub.retrieve(KgpathQueryBundle("treatment", anchor="radium"))
+    want = [e.id for e in core.evidence(k=2)]
     assert [n.node.node_id for n in nodes] == want
     assert [n.node.get_content() for n in nodes] == [CHUNKS[p][0] for p in want]
 

@@ -10,17 +10,16 @@ Every method ranks the graph's passages; passage ids map to their source title (
 the passage vectors embedded once.
 
 * ``dense``: cosine of the question to each passage vector; ``BM25`` over passage texts.
-* ``pcr``: through :class:`kgpath.facade.EvidenceRetriever`; anchors are the question's
-  linked entities (:class:`kgpath.ingest.linking.EntityLinker`, at most
-  ``PCR_ANCHORS``), else the entities of the best dense passage; PCR runs once per
-  anchor (``direction="both"``, ``max_depth=PCR_DEPTH``, ``PCR_HITS`` hits) and the
-  passages its hits and anchors cite are ranked by the question
-  (:func:`kgpath.methods.pcr.passages.rank_passages`, a kgpath extension: 0.7 · passage
-  cosine + 0.3 · best citing hit score). ``PCR_DEPTH = 3`` and ``PCR_ANCHORS = 3`` were
-  chosen on questions 0-49 from depth {1, 2, 3} x anchors {1, 3, 5} (R@5 50-81 there, in
-  hit order); ``PCR_HITS = 20`` and the weight 0.7 from 10 hits x weight {0, 0.5, 0.7,
-  1} and hits {5, 10, 20} x weight {0.5, 0.7} (R@5 on q0-49: 81-89; 20 / 0.7 best at
-  89), with the anchors' passages not put first (first: R@5 69 on q0-49 at 10 hits).
+* ``pcr``: ``EvidenceRetriever("pcr", index, direction="both", max_depth=PCR_DEPTH)``
+  (:data:`PCR_OPTIONS`), the library path a user calls, every other option at its default:
+  anchors are the entities the question names (:func:`kgpath.methods.pcr.anchors.link_anchors`,
+  all of them, the union of their reachable sets), and the passages the hits (up to
+  ``passage_hits`` = 20) and anchors cite are ranked by the question
+  (``passage_order="question"``, :mod:`kgpath.methods.pcr.passages`, a kgpath choice:
+  0.7 · passage cosine + 0.3 · best citing hit score). ``PCR_DEPTH = 3`` was chosen on
+  questions 0-49 from depth {1, 2, 3} (R@5 50-81 there, in hit order, per-anchor runs);
+  with the library defaults ``direction="out"``, ``max_depth=None`` R@5 is 87 / 87 on
+  q0-49 / q50-99 (89 / 87 with these options).
 * ``pathrag``, ``c2rag``: through the facade, LLM-free (offline keywords; fallback plan).
 * ``traversal``: the facade's default traversal on the chunk graph of the same passages
   (built once, cached beside the document graph).
@@ -43,14 +42,11 @@ from kgpath.eval.hotpotqa import HotpotQADataset, passage_recall
 from kgpath.eval.kg_build import BuiltGraph, doc_of_passage
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.bm25 import BM25Index
-from kgpath.ingest.linking import EntityLinker
 
 __all__ = ["PASSAGE_METHODS", "PassageScores", "evaluate_passages", "method_runners"]
 
 PASSAGE_METHODS = ("dense", "bm25", "pcr", "pathrag", "c2rag", "traversal", "augmented")
-PCR_ANCHORS = 3
 PCR_DEPTH = 3
-PCR_HITS = 20
 POOL = 20
 
 
@@ -153,31 +149,14 @@ def _bm25(built: BuiltGraph) -> Callable[[str], list[str]]:
     return run
 
 
-def _pcr(built: BuiltGraph, emb: _Queries, index: Any,
-         dense: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
-    from kgpath.methods.pcr import PathConstrainedRetriever
-    from kgpath.methods.pcr.passages import rank_passages
+#: The eval's PCR options, given to ``EvidenceRetriever("pcr", index, **PCR_OPTIONS)``:
+#: what a user passes to get the printed number (module docstring).
+PCR_OPTIONS: dict[str, Any] = {"direction": "both", "max_depth": PCR_DEPTH}
 
-    g = built.graph
-    r = PathConstrainedRetriever(index)
-    linker = EntityLinker(g)
-    rows = {p: i for i, p in enumerate(built.vectors.passage_ids)}
-    mat = built.vectors.passage_vectors
 
-    def anchors(q: str) -> list[str]:
-        found = list(dict.fromkeys(x.node_id for x in linker.link(q)))[:PCR_ANCHORS]
-        if found:
-            return found
-        top = dense(q)[0]
-        cited = [n.id for n in g.nodes if top in n.provenance]
-        return cited[:PCR_ANCHORS]
-
-    def run(q: str) -> list[str]:
-        qv = emb.embed_queries([q])[0]
-        results = [r.retrieve_by_vector(qv, query=q, anchor=a, k=PCR_HITS, direction="both",
-                                        max_depth=PCR_DEPTH) for a in anchors(q)]
-        return [p for p, _ in rank_passages(results, qv, rows, mat)]
-    return run
+def _pcr(index: Any, **opts: Any) -> Callable[[str], list[str]]:
+    """PCR through the facade, as a user calls it (module docstring)."""
+    return _facade("pcr", index, None, **{**PCR_OPTIONS, **opts})
 
 
 def _facade(
@@ -220,7 +199,7 @@ def _augmented(built: BuiltGraph, emb: _Queries, **cfg: Any) -> Callable[[str], 
 
 def method_runners(
     built: BuiltGraph, embedder: Embedder, methods: Sequence[str],
-    augmented: dict[str, Any] | None = None,
+    augmented: dict[str, Any] | None = None, pcr: dict[str, Any] | None = None,
 ) -> dict[str, Callable[[str], list[str]]]:
     """One ``question -> ranked passage ids`` callable per method (built once)."""
     from kgpath.index.graph_index import GraphIndex
@@ -232,7 +211,7 @@ def method_runners(
     makers: dict[str, Callable[[], Callable[[str], list[str]]]] = {
         "dense": lambda: dense,
         "bm25": lambda: _bm25(built),
-        "pcr": lambda: _pcr(built, emb, index, dense),
+        "pcr": lambda: _pcr(index, **(pcr or {})),
         "pathrag": lambda: _facade("pathrag", index, None),
         "c2rag": lambda: _facade("c2rag", index, None),
         "traversal": lambda: _traversal(built, emb),
@@ -244,13 +223,13 @@ def method_runners(
 def evaluate_passages(
     data: HotpotQADataset, built: BuiltGraph, embedder: Embedder,
     methods: Sequence[str] = PASSAGE_METHODS, *, augmented: dict[str, Any] | None = None,
-    progress: Callable[[str], None] | None = None,
+    pcr: dict[str, Any] | None = None, progress: Callable[[str], None] | None = None,
 ) -> dict[str, PassageScores]:
     """Recall@2/@5 per method and question (a method that raises scores 0, counted)."""
     emb = _Queries(embedder)
     emb.fill([q.question for q in data.questions])
     out: dict[str, PassageScores] = {}
-    for name, run in method_runners(built, emb, methods, augmented).items():
+    for name, run in method_runners(built, emb, methods, augmented, pcr).items():
         sc = out[name] = PassageScores(name)
         t0 = time.perf_counter()
         for q in data.questions:

@@ -15,25 +15,37 @@ Rules, as in the entity linker of ``kgpath.ingest`` (a small copy until that mod
   written exactly so ("radium" links a node named "radium": the graph itself writes it
   in lower case).
 
-Lookup: in memory a key index over every node name (built once per graph version); on
-another backend (a database) one :meth:`GraphBackend.nodes_by_name` query per candidate
-span, whose normalisation (lower case, single spaces) is kept only when the node's
-``entity_key`` equals the span's.
+Lookup: in memory a key index over every node name (built once per graph version, held
+only as long as the graph); on another backend (a database) one
+:meth:`GraphBackend.nodes_by_name` query per candidate span, whose normalisation (lower
+case, single spaces) is kept only when the node's ``entity_key`` equals the span's.
 """
 
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from kgpath.backends.base import GraphBackend
 from kgpath.backends.memory import InMemoryBackend
 from kgpath.graph import KnowledgeGraph, Node
+from kgpath.index.passage_vectors import PassageVectors, passage_cache
 from kgpath.ingest.extraction import entity_key
 
-__all__ = ["AnchorLink", "STOP_WORDS", "link_anchors", "name_key_index"]
+__all__ = [
+    "STOP_WORDS",
+    "AnchorLink",
+    "ashared_passage_vectors",
+    "link_anchors",
+    "name_key_index",
+    "passage_anchors",
+    "shared_passage_vectors",
+]
 
 STOP_WORDS: frozenset[str] = frozenset(
     "a an and are as at be by did do does for from had has have he her his how in is it its "
@@ -58,22 +70,26 @@ class AnchorLink:
     end: int
 
 
-_INDEX_CACHE: dict[int, tuple[int, KnowledgeGraph, dict[str, list[int]]]] = {}
+_INDEX_CACHE: dict[int, tuple[int, weakref.ref[KnowledgeGraph], dict[str, list[int]]]] = {}
 
 
 def name_key_index(graph: KnowledgeGraph) -> dict[str, list[int]]:
-    """``entity_key(name) -> node indices`` (cached per graph and version)."""
+    """``entity_key(name) -> node indices``, built once per graph and version.
+
+    The cache holds the graph weakly and drops its index when the graph is collected, so
+    a large graph's index (one entry per distinct name) lives only as long as the graph.
+    """
     hit = _INDEX_CACHE.get(id(graph))
-    if hit is not None and hit[1] is graph and hit[0] == graph.version:
+    if hit is not None and hit[1]() is graph and hit[0] == graph.version:
         return hit[2]
     index: dict[str, list[int]] = {}
     for i, n in enumerate(graph.nodes):
         key = entity_key(n.name or n.id)
         if key:
             index.setdefault(key, []).append(i)
-    if len(_INDEX_CACHE) > 8:
-        _INDEX_CACHE.clear()
-    _INDEX_CACHE[id(graph)] = (graph.version, graph, index)
+    if hit is None or hit[1]() is not graph:
+        weakref.finalize(graph, _INDEX_CACHE.pop, id(graph), None)
+    _INDEX_CACHE[id(graph)] = (graph.version, weakref.ref(graph), index)
     return index
 
 
@@ -118,3 +134,57 @@ def link_anchors(
                 found.extend(AnchorLink(k, b.node(k), query[s:e], s, e) for k in keys)
     found.sort(key=lambda x: x.start)
     return found
+
+
+def shared_passage_vectors(b: GraphBackend[Any, Any]) -> PassageVectors | None:
+    """The index's shared passage vectors (in memory; ``None`` elsewhere or without passages).
+
+    Embedded once per ``(graph, embedder)`` (:mod:`kgpath.index.passage_vectors`).
+    """
+    if not isinstance(b, InMemoryBackend) or not b.graph.passages:
+        return None
+    return b.index.passage_vectors()
+
+
+async def ashared_passage_vectors(b: GraphBackend[Any, Any]) -> PassageVectors | None:
+    """Async :func:`shared_passage_vectors`: missing passages through ``aembed_passages``."""
+    if not isinstance(b, InMemoryBackend) or not b.graph.passages:
+        return None
+    graph, embedder = b.graph, b.index.embedder
+    cache = passage_cache(graph, embedder)
+    with cache.lock:
+        missing = cache.missing(graph)
+    if missing:  # awaited outside the (thread) lock, as kgpath.ingest.vectors does
+        vecs = await embedder.aembed_passages([p.text for p in missing])
+        with cache.lock:
+            cache.add(missing, vecs)
+    return b.index.passage_vectors()
+
+
+def _cited_by(graph: KnowledgeGraph, vecs: PassageVectors) -> dict[str, list[int]]:
+    """``passage id -> indices of the nodes citing it`` (node order), once per version."""
+    got = vecs.derived.get("pcr_cited_by")
+    if got is None:
+        got = {}
+        for i, n in enumerate(graph.nodes):
+            for p in dict.fromkeys(n.provenance):
+                got.setdefault(p, []).append(i)
+        vecs.derived["pcr_cited_by"] = got
+    return got  # type: ignore[no-any-return]
+
+
+def passage_anchors(
+    b: GraphBackend[Any, Any], query_vec: np.ndarray, limit: int | None = None
+) -> list[Any]:
+    """``anchor_fallback="passage"``: the nodes citing the passage most similar to the query.
+
+    In node order, at most ``limit``; ``[]`` without shared passage vectors (another
+    backend, no passages) or when no node cites that passage.
+    """
+    vecs = shared_passage_vectors(b)
+    if vecs is None or not len(vecs.ids):
+        return []
+    sims = vecs.matrix @ np.asarray(query_vec, np.float32).reshape(-1)
+    top = vecs.ids[int(np.argmax(sims))]
+    assert isinstance(b, InMemoryBackend)
+    return _cited_by(b.graph, vecs).get(top, [])[:limit]

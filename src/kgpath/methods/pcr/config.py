@@ -10,10 +10,12 @@ from kgpath.graph import Direction
 from kgpath.index.hybrid import HYBRID_NORMS, HybridNorm
 
 __all__ = [
+    "PASSAGE_WEIGHT",
     "AnchorFallback",
     "AnchorPolicy",
     "Fallback",
     "PCRConfig",
+    "PassageOrder",
     "PathText",
     "ScoreMode",
     "SearchMode",
@@ -22,14 +24,23 @@ __all__ = [
 SearchMode = Literal["vector", "hybrid", "bm25"]
 Fallback = Literal["none", "global"]
 AnchorPolicy = Literal["error", "similar"]
-AnchorFallback = Literal["none", "similar"]
+AnchorFallback = Literal["none", "similar", "passage"]
 ScoreMode = Literal["node", "path", "mixed", "template"]
 PathText = Literal["full", "relations"]
+PassageOrder = Literal["question", "hits"]
+
+PASSAGE_WEIGHT = 0.7
+"""Default ``passage_weight`` (:mod:`kgpath.methods.pcr.passages`)."""
 
 
 def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
+
+
+def _positive(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{name} must be a positive int, got {value!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,7 +87,14 @@ class PCRConfig:
         anchor, section 3.1; section 6: "the method requires appropriate anchor node
         selection"). The default is not the paper's: a retriever dropped into a LlamaIndex
         or LangChain pipeline with default arguments must answer a question that names no
-        node rather than raise; the fallback is never silent.
+        node rather than raise; the fallback is never silent. ``"passage"`` (a kgpath
+        extension) anchors at the nodes cited by the passage most similar to the query
+        (the index's shared passage vectors, in memory; up to ``max_anchors``), recorded
+        as ``anchor_resolution="passage"``; without passage vectors it acts as
+        ``"similar"``.
+    max_anchors
+        At most this many linked anchors (question order) or ``"passage"`` fallback
+        anchors; ``None``: all.
     score
         How reachable nodes are ranked. ``"node"`` (default, Eq. 2): the node's own score
         (``mode``). ``"path"`` and ``"mixed"`` are a **kgpath extension** (not in the
@@ -109,6 +127,19 @@ class PCRConfig:
         actors) wins among chains with the same text evidence. 0.6 of {0, 0.3, 0.6, 1}
         on the first half of the reachable MetaQA dev questions (mean Hits@1 over 1-3
         hops 71.3 / 72.9 / 74.5 / 73.4).
+    passage_order
+        How ``evidence(output="passages")`` orders passages
+        (:mod:`kgpath.methods.pcr.passages`; the paper ranks nodes, so this is a kgpath
+        choice). ``"question"`` (default): the passages cited by the hits and anchors, by
+        ``passage_weight·cos(q, passage) + (1 − passage_weight)·best citing hit score``,
+        with the index's shared passage vectors (in memory; other backends use hit
+        order). ``"hits"``: hit order, then each hit's provenance.
+    passage_weight
+        The cosine's weight in ``passage_order="question"``; 0.7 chosen on HotpotQA-100
+        questions 0-49.
+    passage_hits
+        With ``passage_order="question"``: the passages of this many hits are candidates
+        (at least ``k``; the extra hits are not in :attr:`PCRResult.hits`).
     """
 
     k: int = 10
@@ -127,6 +158,10 @@ class PCRConfig:
     path_text: PathText = "full"
     template_lexical: float = 0.1
     template_node_weight: float = 0.6
+    passage_order: PassageOrder = "question"
+    passage_weight: float = PASSAGE_WEIGHT
+    passage_hits: int = 20
+    max_anchors: int | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k <= 0:
@@ -141,7 +176,8 @@ class PCRConfig:
             raise ConfigError(f"direction must be 'out', 'in' or 'both', got {self.direction!r}")
         if self.mode not in ("vector", "hybrid", "bm25"):
             raise ConfigError(f"mode must be 'vector', 'hybrid' or 'bm25', got {self.mode!r}")
-        for name in ("alpha", "path_weight", "template_lexical", "template_node_weight"):
+        for name in ("alpha", "path_weight", "template_lexical", "template_node_weight",
+                     "passage_weight"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
                 raise ConfigError(f"{name} must be in [0, 1], got {v!r}")
@@ -152,7 +188,11 @@ class PCRConfig:
                 f"unknown_anchor must be 'error' or 'similar', got {self.unknown_anchor!r}"
             )
         _choice("hybrid_norm", self.hybrid_norm, HYBRID_NORMS)
-        _choice("anchor_fallback", self.anchor_fallback, ("none", "similar"))
+        _choice("anchor_fallback", self.anchor_fallback, ("none", "similar", "passage"))
+        _choice("passage_order", self.passage_order, ("question", "hits"))
+        _positive("passage_hits", self.passage_hits)
+        if self.max_anchors is not None:
+            _positive("max_anchors", self.max_anchors)
         _choice("score", self.score, ("node", "path", "mixed", "template"))
         _choice("path_text", self.path_text, ("full", "relations"))
         if not isinstance(self.link_anchors, bool):

@@ -9,6 +9,7 @@ from typing import Any
 from kgpath.evidence import Evidence, check_output, passages_from_sources, rank_items
 from kgpath.graph import Edge, KnowledgeGraph, Node
 from kgpath.methods.pcr.config import PCRConfig
+from kgpath.methods.pcr.passages import PassageContext, question_evidence
 
 __all__ = ["LAZY", "PCRHit", "PCRResult", "format_path"]
 
@@ -134,6 +135,9 @@ class PCRResult:
     small graph of the result's nodes, path edges and cited passages."""
     anchors: tuple[Node, ...] = ()
     """Every anchor, in question order (one unless several were given or linked)."""
+    passages: PassageContext | None = field(default=None, repr=False, compare=False)
+    """Query vector, shared passage vectors and extra hits for ``passage_order="question"``
+    (:mod:`kgpath.methods.pcr.passages`); ``None``: passages in hit order."""
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.hits)
@@ -142,13 +146,19 @@ class PCRResult:
         """The evidence contract (:mod:`kgpath.evidence`).
 
         ``"native"``: one ``node`` item per hit, in hit order (text: the node's text, else
-        its name). ``"passages"``: hit order, then each hit's provenance in its stored
-        order; a passage takes the score and trace of the best hit citing it.
+        its name). ``"passages"`` (a kgpath choice, :mod:`kgpath.methods.pcr.passages`):
+        with ``passage_order="question"`` and the index's passage vectors (in memory), the
+        passages the hits (up to ``passage_hits``) and anchors cite, by
+        ``passage_weight·cos(q, passage) + (1 − passage_weight)·best citing hit score``;
+        otherwise hit order, then each hit's provenance in its stored order. A passage
+        takes the trace of the best hit citing it.
         """
         mode = check_output(output)
         nodes = [self._node_evidence(h) for h in self.hits]
         if mode == "native" or self.graph is None:
             return rank_items(nodes, k)
+        if self.passages is not None and self.config.passage_order == "question":
+            return question_evidence(self, nodes, self._node_evidence, k)
         pairs = [(h.node.provenance, e) for h, e in zip(self.hits, nodes)]
         return rank_items(passages_from_sources(self.graph, pairs), k)
 

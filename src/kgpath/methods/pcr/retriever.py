@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -16,8 +17,14 @@ from kgpath.errors import ConfigError, NodeNotFoundError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
 from kgpath.index.vector import top_k
-from kgpath.methods.pcr.anchors import link_anchors
+from kgpath.methods.pcr.anchors import (
+    ashared_passage_vectors,
+    link_anchors,
+    passage_anchors,
+    shared_passage_vectors,
+)
 from kgpath.methods.pcr.config import PCRConfig
+from kgpath.methods.pcr.passages import PassageContext
 from kgpath.methods.pcr.pathscore import mix_scores, path_similarity, tree_path_texts
 from kgpath.methods.pcr.result import PCRHit, PCRResult
 from kgpath.methods.pcr.search import (
@@ -188,9 +195,11 @@ class PathConstrainedRetriever:
 
         Given an id, several ids (``anchors``) or a name: :meth:`resolve_anchor` on each
         (resolutions joined by ``"; "`` when they differ). None given: the
-        nodes the query names (``link_anchors``, resolution ``"linked"``); none linked: the
-        most similar node when ``anchor_fallback="similar"`` (resolution ``"similarity"``),
-        else :class:`NodeNotFoundError`.
+        nodes the query names (``link_anchors``, resolution ``"linked"``, at most
+        ``max_anchors``); none linked: with ``anchor_fallback="passage"`` the nodes citing
+        the most similar passage (resolution ``"passage"``), with ``"similar"`` (or
+        ``"passage"`` when that finds none) the most similar node (resolution
+        ``"similarity"``), else :class:`NodeNotFoundError`.
         """
         b = backend or self.backend
         ids = ([anchor] if anchor is not None else []) + _several(anchors)
@@ -205,8 +214,14 @@ class PathConstrainedRetriever:
         if config.link_anchors and query:
             links = link_anchors(b, query)
             if links:
-                return _unique([x.key for x in links]), "linked"
-        if config.anchor_fallback == "similar":
+                return _unique([x.key for x in links])[:config.max_anchors], "linked"
+        if config.anchor_fallback == "passage":
+            cited = passage_anchors(b, query_vec, config.max_anchors)
+            if cited:
+                logger.info("PCR: no anchor given or linked for %r; anchoring at the nodes "
+                            "of the most similar passage (anchor_fallback='passage')", query)
+                return cited, "passage"
+        if config.anchor_fallback in ("similar", "passage"):
             logger.info("PCR: no anchor given or linked for %r; anchoring at the most "
                         "similar node (anchor_fallback='similar')", query)
             return [b.most_similar(query_vec)], "similarity"
@@ -275,6 +290,8 @@ class PathConstrainedRetriever:
         q = check_query(query)
         cfg = self._config(overrides)
         qv = await self.backend.aembed_query(q)
+        if cfg.passage_order == "question":  # the corpus, once per (graph, embedder)
+            await ashared_passage_vectors(self.backend)
         if self.backend.blocking:
             return await asyncio.to_thread(self._retrieve, q, qv, (anchor, anchor_name, anchors),
                                            cfg)
@@ -292,23 +309,26 @@ class PathConstrainedRetriever:
                                             direction=cfg.direction) for a in keys])
         anchors = tuple(b.node(a) for a in keys)
         fallback = len(region) <= len(keys) and cfg.fallback == "global"
+        vecs = shared_passage_vectors(b) if cfg.passage_order == "question" else None
+        wide = replace(cfg, k=max(cfg.k, cfg.passage_hits)) if vecs is not None else cfg
         if fallback:
             logger.warning(
                 "PCR: nothing reachable from anchor %r; global fallback search (section 3.5)",
                 anchors[0].id,
             )
-            hits, scored = _fallback_hits(b, region, keys[0], query, qv, cfg)
+            hits, scored = _fallback_hits(b, region, keys[0], query, qv, wide)
         elif cfg.score == "template":  # kgpath extension: relation-chain templates
-            hits, scored = template_hits(b, keys, query, qv, cfg)
+            hits, scored = template_hits(b, keys, query, qv, wide)
         else:
-            hits, scored = _search_region(b, region, query, qv, cfg)
+            hits, scored = _search_region(b, region, query, qv, wide)
         logger.debug("PCR anchors=%r (%s) reachable=%d scored=%d", [a.id for a in anchors],
                      how, len(region), scored)
         graph = _evidence_graph(b, region, anchors, hits)
+        ctx = None if vecs is None else PassageContext(qv, vecs, tuple(hits[cfg.k:]))
         return PCRResult(
-            query=query, anchor=anchors[0], anchor_resolution=how, hits=tuple(hits),
+            query=query, anchor=anchors[0], anchor_resolution=how, hits=tuple(hits[:cfg.k]),
             reachable_count=len(region), fallback_used=bool(fallback), config=cfg,
-            graph=graph, anchors=anchors,
+            graph=graph, anchors=anchors, passages=ctx,
             trace=_trace(b, region, anchors, how, scored, cfg, fallback),
         )
 
