@@ -87,8 +87,7 @@ class PathRAGResult:
         ``config.passages="paths"`` (kgpath before issue 12): the paths most reliable
         first, then each path's provenance (:attr:`PathRAGPath.provenance`: its nodes'
         passages, then its edges'); a passage takes the score and trace of the most
-        reliable path citing it, plus ``supporting``. A path citing no passage of the
-        graph stays a ``path`` item; without a graph the native items are returned.
+        reliable path citing it, plus ``supporting``. Without a graph: the native items.
 
         Fallback: when no path was found (:attr:`empty_reason` is set) but nodes were
         retrieved, the items are the retrieved nodes of section 4.1 instead, in retrieval
