@@ -82,13 +82,12 @@ def entity_text_units(
     store = graph.passages
     units: dict[str, list] = {}  # pid -> [order, relation count, node, similarity, supporting]
     for order, node in enumerate(nodes):
-        nbrs = adj.indices[adj.indptr[node.index]:adj.indptr[node.index + 1]]
-        for pid in dict.fromkeys(node.node.provenance):
-            if pid not in store:
-                continue
+        own = [p for p in dict.fromkeys(node.node.provenance) if p in store]
+        cited = _neighbour_citations(graph, adj, node.index, set(own))
+        for pid in own:
             unit = units.setdefault(pid, [order, 0, node.id, node.similarity, []])
             unit[4].append(node.id)
-            unit[1] += sum(1 for j in nbrs if pid in graph.node_at(int(j)).provenance)
+            unit[1] += cited.get(pid, 0)
     if passage_similarity is None:
         ranked = sorted(units.items(), key=lambda kv: (kv[1][0], -kv[1][1]))
     else:
@@ -125,6 +124,17 @@ def prompt_text_units(
     for unit in [*relation_text_units(graph, relations), *local]:
         out.setdefault(unit.passage_id, unit)
     return list(out.values())
+
+
+def _neighbour_citations(
+    graph: KnowledgeGraph, adj: FlowAdjacency, index: int, passages: set[str]
+) -> dict[str, int]:
+    """How many distinct neighbours of node ``index`` cite each of ``passages``."""
+    out: dict[str, int] = {}
+    for j in adj.indices[adj.indptr[index]:adj.indptr[index + 1]].tolist():
+        for pid in set(graph.node_at(j).provenance) & passages:
+            out[pid] = out.get(pid, 0) + 1
+    return out
 
 
 def _score(similarity: float) -> float:
