@@ -2,8 +2,9 @@
 
 These run under ``PathRAGConfig.literal_eq4(passages="paths")`` (the literal Eq. 4 reading and
 the path-provenance passage rule, kgpath's defaults before issue 12; the default text-unit rule
-is tested in ``tests/test_pathrag_sources.py``), whose numbers are computed by hand below; the same contract under the
-default edge-flow reliability is tested in ``tests/test_pathrag_edgeflow.py``.
+is tested in ``tests/test_pathrag_sources.py``), whose numbers are computed by hand below;
+the same contract under the default edge-flow reliability is tested in
+``tests/test_pathrag_edgeflow.py``.
 
 Hand-computed truth on a tiny directed graph (α = 0.8, θ = 0.05, all of A, B, C retrieved)::
 

@@ -254,8 +254,8 @@ class PathRAGConfig:
             raise ConfigError(
                 f"exclude_edge_types must be a tuple of str, got {short(self.exclude_edge_types)}")
         if self.unit_order not in ("relation_count", "similarity"):
-            raise ConfigError(
-                f"unit_order must be 'relation_count' or 'similarity', got {short(self.unit_order)}")
+            raise ConfigError("unit_order must be 'relation_count' or 'similarity', "
+                              f"got {short(self.unit_order)}")
         if self.node_query not in ("per_keyword", "joined"):
             raise ConfigError(
                 f"node_query must be 'per_keyword' or 'joined', got {short(self.node_query)}")
