@@ -16,6 +16,21 @@ Rows:
 * ``+ similarity order``: an entity's passages by cosine to the question (kgpath extension);
   this last row is what ``kgpath eval kg`` runs.
 
+Measured (busy 2-core machine, bundled embedder, LLM-free)::
+
+    variant             R@2 A  R@5 A  R@2 B  R@5 B  p50 ms  paths p50 ms  1-hop %
+    dense               74.0   87.0   67.0   87.0   -       -             -
+    paths (before)      27.0   35.0   25.0   38.0   99      32            4
+    text units          41.0   57.0   41.0   57.0   103     34            4
+    + joined/text       63.0   83.0   57.0   72.0   2092    1979          25
+    + no co-occurrence  63.0   83.0   57.0   72.0   134     16            53
+    + similarity order  72.0   86.0   64.0   77.0   93      16            53
+
+Tried on q0-49 and not kept: N in {10, 20, 60} (83-84), the z floor (no change), at most 1-3
+passages per entity per turn (58-86), a hub cap on retrieved nodes by passages or degree
+(84-86), and node vectors embedding name + node text as the authors' entity store does
+(R@5 78, and 389 s to embed 9.6k node texts).
+
 Run: ``.venv/bin/python benchmarks/bench_pathrag_hotpot.py [--cache-dir DIR] [--rows a,b]``
 (needs ``../shared/datasets/hotpotqa-100``; a few minutes once the graph is cached).
 """
