@@ -1,8 +1,10 @@
 """PathRAGResult.evidence: paths by Eq. (4) reliability, then their provenance; node fallback.
 
-These run under ``PathRAGConfig.literal_eq4()`` (the literal Eq. 4 reading, kgpath's default
-before issue 12), whose numbers are computed by hand below; the same contract under the
-default edge-flow reliability is tested in ``tests/test_pathrag_edgeflow.py``.
+These run under ``PathRAGConfig.literal_eq4(passages="paths")`` (the literal Eq. 4 reading and
+the path-provenance passage rule, kgpath's defaults before issue 12; the default text-unit rule
+is tested in ``tests/test_pathrag_sources.py``), whose numbers are computed by hand below;
+the same contract under the default edge-flow reliability is tested in
+``tests/test_pathrag_edgeflow.py``.
 
 Hand-computed truth on a tiny directed graph (α = 0.8, θ = 0.05, all of A, B, C retrieved)::
 
@@ -36,7 +38,7 @@ from kgpath.methods.pathrag import (
 )
 
 P1_REL, P2_REL, P3_REL = 1.8, 1.4, 1.06
-LITERAL = PathRAGConfig.literal_eq4()
+LITERAL = PathRAGConfig.literal_eq4(passages="paths")
 
 
 def tiny_graph() -> KnowledgeGraph:

@@ -95,8 +95,11 @@ def test_each_path_is_a_node_scored_by_reliability(retriever):
     assert len({n.node.node_id for n in nodes}) == 6
 
 
-def test_passages_by_default_cite_every_path():
-    r = PathRAGRetriever.from_graph(chain(), embed_model=HashingEmbedder(), **LIT)
+def test_path_passage_rule_cites_every_path():
+    # passages="paths": the rule before issue 12 (the default is the authors' text units,
+    # tests/test_pathrag_sources.py)
+    r = PathRAGRetriever.from_graph(chain(), embed_model=HashingEmbedder(), passages="paths",
+                                    **LIT)
     (p1,) = r.retrieve(QUERY)
     paths = PathRAGRetriever.from_graph(chain(), embed_model=HashingEmbedder(),
                                         output="native", **LIT).retrieve(QUERY)

@@ -20,7 +20,8 @@ the passage vectors embedded once.
   questions 0-49 from depth {1, 2, 3} (R@5 50-81 there, in hit order, per-anchor runs);
   with the library defaults ``direction="out"``, ``max_depth=None`` R@5 is 87 / 87 on
   q0-49 / q50-99 (89 / 87 with these options).
-* ``pathrag``, ``c2rag``: through the facade, LLM-free (offline keywords; fallback plan).
+* ``pathrag``, ``c2rag``: through the facade, LLM-free (offline keywords; fallback plan);
+  PathRAG with :meth:`PathRAGConfig.for_passages` (the authors' joined node query).
 * ``traversal``: the facade's default traversal on the chunk graph of the same passages
   (built once, cached beside the document graph).
 * ``augmented``: :class:`kgpath.methods.augmented.GraphAugmentedRetriever` with the dense
@@ -203,6 +204,7 @@ def method_runners(
 ) -> dict[str, Callable[[str], list[str]]]:
     """One ``question -> ranked passage ids`` callable per method (built once)."""
     from kgpath.index.graph_index import GraphIndex
+    from kgpath.methods.pathrag import PathRAGConfig
 
     emb = embedder if isinstance(embedder, _Queries) else _Queries(embedder)
     emb.share(built)
@@ -212,7 +214,7 @@ def method_runners(
         "dense": lambda: dense,
         "bm25": lambda: _bm25(built),
         "pcr": lambda: _pcr(index, **(pcr or {})),
-        "pathrag": lambda: _facade("pathrag", index, None),
+        "pathrag": lambda: _facade("pathrag", index, None, config=PathRAGConfig.for_passages()),
         "c2rag": lambda: _facade("c2rag", index, None),
         "traversal": lambda: _traversal(built, emb),
         "augmented": lambda: _augmented(built, emb, **(augmented or {})),

@@ -40,6 +40,14 @@ Steps, named after the paper's sections:
    most reliable path is last (Eq. 6). Ablation policies of section 5.4 / Appendix D:
    descending, random, hop-first, and the flat node/edge format.
 
+4. **Passages (the prompt's Sources).** ``evidence(output="passages")`` returns the text
+   units the authors' code puts beside the paths (:mod:`~kgpath.methods.pathrag.sources`:
+   the high-level relations' passages, then the retrieved entities' passages by entity rank,
+   ties by relation count), then the paths' provenance; ``passages="paths"`` keeps the
+   path-first rule. Options measured on HotpotQA-100 (``benchmarks/bench_pathrag_hotpot.py``):
+   ``node_query="joined"`` (the code's single node query), ``exclude_edge_types`` (e.g.
+   co-occurrence edges out of the paths) and ``unit_order="similarity"`` (kgpath extension).
+
 How "updated at most once" is read (literal reading). Propagation is level-synchronous
 (breadth first): a node's resource is set once, in the step in which the flow first reaches
 it, to the sum of Eq. (2) over the emitting nodes of the previous step that point to it.
@@ -56,6 +64,7 @@ Modules, in the paper's order: :mod:`~kgpath.methods.pathrag.config` (:class:`Pa
 :mod:`~kgpath.methods.pathrag.keywords` and :mod:`~kgpath.methods.pathrag.nodes` (4.1),
 :mod:`~kgpath.methods.pathrag.flow` (Eqs. 2-3) and :mod:`~kgpath.methods.pathrag.paths`
 (Eq. 4, pruning), :mod:`~kgpath.methods.pathrag.prompt` (4.3, Eqs. 5-6, orderings),
+:mod:`~kgpath.methods.pathrag.sources` (the text units),
 :mod:`~kgpath.methods.pathrag.result` (:class:`PathRAGResult` and its evidence contract) and
 :mod:`~kgpath.methods.pathrag.retriever` (:class:`PathRAGRetriever`).
 """

@@ -62,25 +62,40 @@ class FlowAdjacency:
         return cls(indptr, ud.astype(np.int64), counts, direction)
 
 
-_ADJ_CACHE: weakref.WeakKeyDictionary[KnowledgeGraph, dict[str, FlowAdjacency]] = (
+_ADJ_CACHE: weakref.WeakKeyDictionary[KnowledgeGraph, dict[tuple, FlowAdjacency]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def flow_adjacency(graph: KnowledgeGraph, direction: PathDirection = "directed") -> FlowAdjacency:
-    """Return the :class:`FlowAdjacency` of ``graph`` (cached until the graph changes)."""
+def flow_adjacency(
+    graph: KnowledgeGraph,
+    direction: PathDirection = "directed",
+    exclude_types: Sequence[str] = (),
+) -> FlowAdjacency:
+    """Return the :class:`FlowAdjacency` of ``graph`` (cached until the graph changes).
+
+    ``exclude_types`` drops the edges whose :attr:`~kgpath.graph.Edge.type` is listed
+    (e.g. ``("cooccurrence",)``, the offline extractor's sentence co-occurrence edges).
+    """
     if direction not in _DIRECTIONS:
         raise ConfigError(f"direction must be one of {_DIRECTIONS}, got {short(direction)}")
+    key = (direction, tuple(sorted(set(exclude_types))))
     per = _ADJ_CACHE.setdefault(graph, {})
-    adj = per.get(direction)
+    adj = per.get(key)
     if adj is not None and adj.graph_version == graph.version:
         return adj
     csr = graph.csr()
     n = graph.num_nodes
     src = np.repeat(np.arange(n, dtype=np.int64), np.diff(csr["out_indptr"]))
-    built = FlowAdjacency.from_edges(n, src, csr["out_indices"], direction)
+    dst = np.asarray(csr["out_indices"], dtype=np.int64)
+    if key[1]:
+        drop = set(key[1])
+        types = np.asarray([e.type in drop for e in graph.edges], dtype=bool)
+        keep = ~types[np.asarray(csr["out_edges"], dtype=np.int64)]
+        src, dst = src[keep], dst[keep]
+    built = FlowAdjacency.from_edges(n, src, dst, direction)
     adj = dataclasses.replace(built, graph_version=graph.version)
-    per[direction] = adj
+    per[key] = adj
     return adj
 
 

@@ -11,6 +11,7 @@ from kgpath.methods.pathrag.config import PathRAGConfig
 from kgpath.methods.pathrag.nodes import RetrievedNode, RetrievedRelation
 from kgpath.methods.pathrag.paths import CandidatePool
 from kgpath.methods.pathrag.prompt import PathRAGPath, materialize_path
+from kgpath.methods.pathrag.sources import TextUnit
 
 __all__ = ["PathRAGResult"]
 
@@ -45,6 +46,10 @@ class PathRAGResult:
     """Relations retrieved for the high-level keywords (the keyword split), in prompt order;
     they open the prompt's context, right after the query (section 5.1.3). They are not
     evidence items."""
+    text_units: tuple[TextUnit, ...] = ()
+    """The prompt's Sources as the authors' code selects them
+    (:mod:`kgpath.methods.pathrag.sources`): the relations' passages, then the retrieved
+    entities' passages by entity rank and relation count."""
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.paths)
@@ -71,11 +76,18 @@ class PathRAGResult:
         (``P_1`` first); id :attr:`PathRAGPath.stable_id`, text the Eq. (5) textual path,
         score the reliability, trace ``node_ids``, ``relations``, ``path``, ``hops``,
         ``reliability``, ``passage_ids`` (the path's provenance) and ``node_id`` (its start).
-        ``"passages"``: the paths most reliable first, then each path's provenance
-        (:attr:`PathRAGPath.provenance`: its nodes' passages, then its edges'); a passage
-        takes the score and trace of the most reliable path citing it, plus ``supporting``.
-        A path citing no passage of the graph stays a ``path`` item; without a graph the
-        native items are returned.
+        ``"passages"`` (``config.passages="text_units"``, the default): the prompt's Sources
+        as the authors' code selects them, :attr:`text_units` (``combine_contexts`` of
+        ``PathRAG/operate.py``: the high-level relations' passages in relation order, then
+        the retrieved entities' passages by entity rank, ties by relation count); each
+        scored by the keyword similarity of the entity or relation that brought it in,
+        with ``node_id`` (or ``node_ids`` and ``relations`` for a relation) and
+        ``supporting``. The paths' own provenance follows (a kgpath addition, so a path's
+        source is never lost), then, as ``path`` items, paths citing no passage.
+        ``config.passages="paths"`` (kgpath before issue 12): the paths most reliable
+        first, then each path's provenance (:attr:`PathRAGPath.provenance`: its nodes'
+        passages, then its edges'); a passage takes the score and trace of the most
+        reliable path citing it, plus ``supporting``. Without a graph: the native items.
 
         Fallback: when no path was found (:attr:`empty_reason` is set) but nodes were
         retrieved, the items are the retrieved nodes of section 4.1 instead, in retrieval
@@ -98,7 +110,7 @@ class PathRAGResult:
         >>> res = PathRAGRetriever(g, embedder=HashingEmbedder()).retrieve_from_nodes(
         ...     "a?", ["a", "b"])
         >>> [(e.kind, e.id, e.text, e.score) for e in res.evidence()]
-        [('passage', 'p', 'a goes to b', 1.0)]
+        [('passage', 'p', 'a goes to b', 0.0)]
         >>> [(e.kind, e.text) for e in res.evidence("native")]
         [('path', 'a | a to b | b')]
         """
@@ -113,7 +125,10 @@ class PathRAGResult:
             native = [e for _, e in pairs]
         if mode == "native" or self.graph is None:
             return rank_items(native, k)
-        return rank_items(passages_from_sources(self.graph, pairs), k)
+        head: list[Evidence] = []
+        if self.config.passages == "text_units":
+            head = [_unit_evidence(self.graph, u) for u in self.text_units]
+        return rank_items([*head, *passages_from_sources(self.graph, pairs)], k)
 
 
 def _path_evidence(path: PathRAGPath) -> Evidence:
@@ -139,3 +154,16 @@ def _node_evidence(node: RetrievedNode) -> Evidence:
     }
     return Evidence(node.id, node.node.text or node.node.name, node.similarity, "node",
                     "pathrag", trace=trace, source_metadata=node.node.metadata)
+
+
+def _unit_evidence(graph: KnowledgeGraph, unit: TextUnit) -> Evidence:
+    """One ``passage`` item of the prompt's Sources (:mod:`~kgpath.methods.pathrag.sources`)."""
+    p = graph.passages[unit.passage_id]
+    trace: dict[str, Any] = {"supporting": list(unit.supporting)}
+    if unit.edge is None:
+        trace["node_id"] = unit.node_id
+    else:  # a relation of the keyword split
+        trace.update(node_ids=[unit.edge.source, unit.edge.target],
+                     relations=[unit.edge.relation])
+    return Evidence(unit.passage_id, p.text, unit.similarity, "passage", "pathrag",
+                    trace=trace, source_metadata=p.metadata)

@@ -40,6 +40,7 @@ from kgpath.methods.pathrag.prompt import (
     relation_text,
 )
 from kgpath.methods.pathrag.result import PathRAGResult
+from kgpath.methods.pathrag.sources import prompt_text_units
 from kgpath.prompts.pathrag import (
     PATHRAG_KEYWORD_PROMPT,
     PATHRAG_QA_PROMPT,
@@ -120,12 +121,12 @@ class PathRAGRetriever:
         return self._names[1]
 
     def _nodes_for(
-        self, kws: KeywordExtraction, kv: np.ndarray, cfg: PathRAGConfig
+        self, query: str, kws: KeywordExtraction, kv: np.ndarray, cfg: PathRAGConfig
     ) -> list[RetrievedNode]:
         mat = self._node_matrix(cfg)
         hits = retrieve_nodes(kv, mat, cfg.num_nodes, cfg.min_similarity, cfg.min_similarity_z)
         g = self.graph
-        words = _node_keywords(kws, cfg)
+        words = _node_keywords(query, kws, cfg)
         return [RetrievedNode(g.node_at(i), i, words[k], s) for i, k, s in hits]
 
     def _relations_for(
@@ -150,11 +151,11 @@ class PathRAGRetriever:
         ]
 
     def _embed(
-        self, kws: KeywordExtraction, cfg: PathRAGConfig
+        self, query: str, kws: KeywordExtraction, cfg: PathRAGConfig
     ) -> tuple[list[str], list[str]]:
         """The texts to embed: node keywords, and the joined high-level keywords (or none)."""
         high = [", ".join(kws.high_level)] if cfg.keyword_split and kws.high_level else []
-        return list(_node_keywords(kws, cfg)), high
+        return list(_node_keywords(query, kws, cfg)), high
 
     def nodes_for_query(
         self, query: str, **overrides: Any
@@ -162,9 +163,9 @@ class PathRAGRetriever:
         """Section 4.1 only: keywords and the retrieved node set ``V_q``."""
         cfg = self.resolve_config(**overrides)
         kws = extract_keywords(query, self.llm, prompt=self.keyword_prompt)
-        words, _ = self._embed(kws, cfg)
+        words, _ = self._embed(query, kws, cfg)
         kv = self.index.embedder.embed_queries(words)
-        return kws, self._nodes_for(kws, kv, cfg)
+        return kws, self._nodes_for(query, kws, kv, cfg)
 
     # ------------------------------------------------------------------ pipeline
     def retrieve(self, query: str, **overrides: Any) -> PathRAGResult:
@@ -173,7 +174,7 @@ class PathRAGRetriever:
         cfg = self.resolve_config(**overrides)
         t0 = time.perf_counter()
         kws = extract_keywords(q, self.llm, prompt=self.keyword_prompt)
-        words, high = self._embed(kws, cfg)
+        words, high = self._embed(q, kws, cfg)
         kv = self.index.embedder.embed_queries(words + high)
         t1 = time.perf_counter()
         return self._after_embedding(q, kws, kv, len(words), cfg, (t1 - t0) * 1e3)
@@ -184,7 +185,7 @@ class PathRAGRetriever:
         cfg = self.resolve_config(**overrides)
         t0 = time.perf_counter()
         kws = await aextract_keywords(q, self.llm, prompt=self.keyword_prompt)
-        words, high = self._embed(kws, cfg)
+        words, high = self._embed(q, kws, cfg)
         kv = await self.index.embedder.aembed_queries(words + high)
         t1 = time.perf_counter()
         return self._after_embedding(q, kws, kv, len(words), cfg, (t1 - t0) * 1e3)
@@ -201,7 +202,7 @@ class PathRAGRetriever:
         """Section 4.1 from the keyword vectors (node rows first, then the high-level row)."""
         t1 = time.perf_counter()
         kv = np.atleast_2d(np.asarray(kv, dtype=np.float32))
-        nodes = self._nodes_for(kws, kv[:n_words], cfg)
+        nodes = self._nodes_for(query, kws, kv[:n_words], cfg)
         relations = self._relations_for(kv[n_words] if kv.shape[0] > n_words else None, cfg)
         timings = {"keywords_ms": keywords_ms, "nodes_ms": (time.perf_counter() - t1) * 1e3}
         covers = _check_coverage(cfg, self.graph)
@@ -236,7 +237,7 @@ class PathRAGRetriever:
         """Sections 4.2-4.3 from the retrieved nodes: paths, ordering, prompt, result."""
         ordering = get_ordering(cfg.ordering)
         relations = relations or []
-        trace = _base_trace(kws, nodes, cfg, ordering)
+        trace = _base_trace(query, kws, nodes, cfg, ordering)
         trace["num_nodes_covers_graph"] = covers
         trace["relation_ids"] = [r.index for r in relations]
         t0 = time.perf_counter()
@@ -255,6 +256,9 @@ class PathRAGRetriever:
         )
         trace["budget"] = budget
         trace["timings_ms"] = timings
+        units = prompt_text_units(
+            self.graph, flow_adjacency(self.graph, "undirected"), nodes, relations,
+            self._passage_similarity(query, cfg))
         return PathRAGResult(
             query=query,
             keywords=kws.keywords,
@@ -270,7 +274,18 @@ class PathRAGRetriever:
             pool=pool,
             graph=self.graph,
             relations=tuple(relations),
+            text_units=tuple(units),
         )
+
+    def _passage_similarity(self, query: str, cfg: PathRAGConfig) -> dict[str, float] | None:
+        """Cosine of the query to every passage (``unit_order="similarity"`` only)."""
+        if cfg.unit_order != "similarity":
+            return None
+        pv = self.index.passage_vectors()
+        if pv is None:
+            return None
+        qv = np.asarray(self.index.embedder.embed_queries([query])[0], dtype=np.float32)
+        return dict(zip(pv.ids, (pv.matrix @ qv).tolist(), strict=True))
 
     def _paths(
         self, nodes: list[RetrievedNode], cfg: PathRAGConfig, trace: dict[str, Any]
@@ -283,7 +298,7 @@ class PathRAGRetriever:
             trace.update(pool_size=0, pairs_with_path=0)
             return None, [], "fewer_than_two_nodes"
         g = self.graph
-        adj = flow_adjacency(g, cfg.direction)
+        adj = flow_adjacency(g, cfg.direction, cfg.exclude_edge_types)
         if cfg.reliability == "edge_flow":
             assert cfg.max_hops is not None  # validated by PathRAGConfig
             pool = edge_flow_pool(
@@ -371,7 +386,11 @@ class PathRAGRetriever:
 
 
 def _base_trace(
-    kws: KeywordExtraction, nodes: list[RetrievedNode], cfg: PathRAGConfig, ordering: PathOrdering
+    query: str,
+    kws: KeywordExtraction,
+    nodes: list[RetrievedNode],
+    cfg: PathRAGConfig,
+    ordering: PathOrdering,
 ) -> dict[str, Any]:
     """The trace entries known before path retrieval: keywords, ``V_q`` and the settings."""
     return {
@@ -379,7 +398,8 @@ def _base_trace(
         "keyword_source": kws.source,
         "keyword_error": kws.error,
         "retrieved_node_ids": [n.id for n in nodes],
-        "node_keywords": list(_node_keywords(kws, cfg)),
+        "node_keywords": list(_node_keywords(query, kws, cfg)),
+        "node_query": cfg.node_query,
         "high_level_keywords": list(kws.high_level) if cfg.keyword_split else [],
         "reliability": cfg.reliability,
         "direction": cfg.direction,
@@ -400,11 +420,20 @@ def _edge_degree(g: KnowledgeGraph) -> np.ndarray:
     return np.asarray([deg[a] + deg[b] for a, b in ends], dtype=np.int64)
 
 
-def _node_keywords(kws: KeywordExtraction, cfg: PathRAGConfig) -> tuple[str, ...]:
-    """Keywords matched to nodes: the low-level ones under the split (all if none is low)."""
-    if cfg.keyword_split and kws.low_level:
-        return kws.low_level
-    return kws.keywords
+def _node_keywords(query: str, kws: KeywordExtraction, cfg: PathRAGConfig) -> tuple[str, ...]:
+    """The texts matched to nodes (one vector each).
+
+    ``node_query="per_keyword"``: the low-level keywords under the split (all if none is
+    low). ``"joined"``: one text, those keywords joined by ``", "`` (``kg_query`` in the
+    authors' code); with offline keywords the question itself stands in for that string
+    (see :class:`PathRAGConfig`).
+    """
+    words = kws.low_level if cfg.keyword_split and kws.low_level else kws.keywords
+    if cfg.node_query == "per_keyword":
+        return words
+    if kws.source != "llm":
+        return (query,)
+    return (", ".join(words),)
 
 
 def _check_coverage(cfg: PathRAGConfig, graph: KnowledgeGraph) -> bool:

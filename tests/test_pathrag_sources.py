@@ -1,0 +1,102 @@
+"""PathRAG's passages as the authors' code selects its text units (``sources.py``).
+
+Hand-computed truth. Graph (undirected for the text units)::
+
+    X -r-> Y    X -r-> Z    Y -co-> W (type cooccurrence)
+
+Provenance: X: q1, q2; Y: q2; Z: q2; W: q3.  Relation counts
+(``_find_most_related_text_unit_from_entities``): for X, q1 is cited by none of X's neighbours
+(Y, Z) -> 0; q2 by both -> 2.  For Y (neighbours X, W): q2 is cited by X -> 1.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph
+from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever, RetrievedNode
+from kgpath.methods.pathrag.flow import flow_adjacency
+from kgpath.methods.pathrag.sources import entity_text_units
+
+
+def graph() -> KnowledgeGraph:
+    g = KnowledgeGraph()
+    for pid in ("q1", "q2", "q3"):
+        g.add_passage(pid, f"text of {pid}")
+    g.add_node("X", provenance=["q1", "q2"])
+    g.add_node("Y", provenance=["q2"])
+    g.add_node("Z", provenance=["q2"])
+    g.add_node("W", provenance=["q3"])
+    g.add_edge("X", "Y", "r")
+    g.add_edge("X", "Z", "r")
+    g.add_edge("Y", "W", "co-occurs with", type="cooccurrence")
+    return g
+
+
+def nodes(g: KnowledgeGraph, *ids: str, sim: float = 0.5) -> list[RetrievedNode]:
+    return [RetrievedNode(g.node(i), g.index_of(i), "kw", sim) for i in ids]
+
+
+def test_one_entity_orders_its_passages_by_relation_count():
+    g = graph()
+    units = entity_text_units(g, flow_adjacency(g, "undirected"), nodes(g, "X"))
+    assert [(u.passage_id, u.order, u.relation_count) for u in units] == [
+        ("q2", 0, 2), ("q1", 0, 0)]
+
+
+def test_entity_rank_first_and_counts_add_over_entities():
+    g = graph()
+    units = entity_text_units(g, flow_adjacency(g, "undirected"), nodes(g, "Y", "X"))
+    # q2 first cited by Y (order 0): count 1 from Y plus 2 from X; q1 by X (order 1)
+    assert [(u.passage_id, u.order, u.relation_count) for u in units] == [
+        ("q2", 0, 3), ("q1", 1, 0)]
+    assert units[0].node_id == "Y" and units[0].supporting == ("Y", "X")
+
+
+def test_similarity_order_within_an_entity():
+    g = graph()
+    sims = {"q1": 0.9, "q2": 0.1}
+    units = entity_text_units(g, flow_adjacency(g, "undirected"), nodes(g, "X"), sims)
+    assert [u.passage_id for u in units] == ["q1", "q2"]
+
+
+def test_evidence_passages_are_the_text_units_then_path_provenance():
+    g = graph()
+    r = PathRAGRetriever(g, embedder=HashingEmbedder())
+    res = r.retrieve_from_nodes("how are X and W linked?", ["X", "W"])
+    ev = res.evidence()
+    # X's passages (q2 count 2, q1 count 0), then W's (q3); the path X-Y-W adds nothing new
+    assert [e.id for e in ev] == ["q2", "q1", "q3"]
+    assert [e.kind for e in ev] == ["passage"] * 3
+    assert ev[0].trace == {"supporting": ["X"], "node_id": "X"}
+    assert ev[0].score == 0.0  # nodes given by id have no keyword similarity
+    old = r.retrieve_from_nodes("how are X and W linked?", ["X", "W"], passages="paths")
+    assert [e.id for e in old.evidence()] == ["q1", "q2", "q3"]  # the path's provenance
+
+
+def test_excluded_edge_types_leave_the_paths():
+    g = graph()
+    r = PathRAGRetriever(g, embedder=HashingEmbedder())
+    assert len(r.retrieve_from_nodes("x?", ["X", "W"]).paths) == 1  # X-Y-W
+    res = r.retrieve_from_nodes("x?", ["X", "W"], exclude_edge_types=("cooccurrence",))
+    assert res.paths == () and res.empty_reason == "no_path"
+    assert [e.id for e in res.evidence()] == ["q2", "q1", "q3"]  # text units unchanged
+    adj = flow_adjacency(g, "undirected", ("cooccurrence",))
+    assert adj.degree.tolist() == [2, 1, 1, 0]
+
+
+def test_joined_query_embeds_the_question_offline():
+    g = graph()
+    r = PathRAGRetriever(g, embedder=HashingEmbedder())
+    res = r.retrieve("Where is X?", node_query="joined")
+    assert res.trace["node_keywords"] == ["Where is X?"]
+    assert res.trace["node_query"] == "joined"
+
+
+@pytest.mark.parametrize("field, value", [
+    ("passages", "nodes"), ("node_query", "both"), ("unit_order", "degree"),
+    ("exclude_edge_types", ["cooccurrence"]),
+])
+def test_bad_options_raise(field, value):
+    with pytest.raises(ConfigError, match=field):
+        PathRAGConfig(**{field: value})
