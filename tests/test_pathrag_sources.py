@@ -100,3 +100,14 @@ def test_joined_query_embeds_the_question_offline():
 def test_bad_options_raise(field, value):
     with pytest.raises(ConfigError, match=field):
         PathRAGConfig(**{field: value})
+
+
+def test_for_passages_preset_sets_the_measured_options_and_takes_overrides():
+    from kgpath.methods.pathrag import PathRAGConfig
+
+    cfg = PathRAGConfig.for_passages()
+    assert (cfg.node_query, cfg.node_match) == ("joined", "text")
+    assert cfg.exclude_edge_types == ("cooccurrence",)
+    assert cfg.unit_order == "similarity"
+    assert cfg.num_nodes == PathRAGConfig().num_nodes  # everything else stays the default
+    assert PathRAGConfig.for_passages(unit_order="relation_count").unit_order == "relation_count"

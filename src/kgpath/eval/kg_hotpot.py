@@ -204,7 +204,7 @@ def method_runners(
 ) -> dict[str, Callable[[str], list[str]]]:
     """One ``question -> ranked passage ids`` callable per method (built once)."""
     from kgpath.index.graph_index import GraphIndex
-    from kgpath.methods.pathrag import PathRAGConfig
+    from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever
 
     emb = embedder if isinstance(embedder, _Queries) else _Queries(embedder)
     emb.share(built)
@@ -214,7 +214,8 @@ def method_runners(
         "dense": lambda: dense,
         "bm25": lambda: _bm25(built),
         "pcr": lambda: _pcr(index, **(pcr or {})),
-        "pathrag": lambda: _facade("pathrag", index, None, config=PathRAGConfig.for_passages()),
+        "pathrag": lambda: _facade(
+            "pathrag", PathRAGRetriever(index, config=PathRAGConfig.for_passages()), None),
         "c2rag": lambda: _facade("c2rag", index, None),
         "traversal": lambda: _traversal(built, emb),
         "augmented": lambda: _augmented(built, emb, **(augmented or {})),
