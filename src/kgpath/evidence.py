@@ -10,9 +10,12 @@ and values.
 Outputs
 -------
 ``output="passages"`` (the default)
-    Source passages with their text, ranked by a rule documented per method (PCR: hit order,
-    then each hit's provenance; PathRAG: path reliability, then each path's provenance;
-    C2RAG: global score over the pooled evidence, Appendix B; schema-guided: the passages it
+    Source passages with their text, ranked by a rule documented per method (PCR: the
+    passages its hits and anchors cite, by 0.7 cosine to the question + 0.3 best citing hit
+    score, or hit order then provenance with ``passage_order="hits"``; PathRAG: the prompt's
+    Sources as the authors' code selects them, high-level relations' passages then the
+    retrieved entities' passages, then the paths' provenance, or path reliability then
+    provenance with ``passages="paths"``; C2RAG: global score over the pooled evidence, Appendix B; schema-guided: the passages it
     scored, then the provenance of its ranked nodes and triples; traversal: documents in the
     order their first sentence was extracted). When the graph cites no passage for an item,
     that item is returned in its native kind instead, so nothing retrieved is lost.
