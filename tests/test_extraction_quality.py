@@ -96,3 +96,24 @@ def test_benchmark_runs_on_labels():
         assert out[key]["gold"] == sum(len(d["triples"]) for d in labels)
     assert out["no_cooccurrence"]["pred"] <= out["all_edges"]["pred"]
     assert out["entities"]["gold"] == sum(len(d["entities"]) for d in labels)
+
+
+def test_judgements_well_formed():
+    b = _bench()
+    data = json.loads(b.JUDGEMENTS.read_text(encoding="utf-8"))
+    assert "rule" in data["header"]
+    titles = {d["title"]: d["text"] for d in json.loads(LABELS.read_text(encoding="utf-8"))}
+    for r in data["judgements"]:
+        assert r["title"] in titles and isinstance(r["verdict"], bool)
+        assert r["verdict"] or r["reason"], r
+    assert len(b.load_judgements()) == len(data["judgements"])  # one verdict per pair
+
+
+def test_judged_precision_hand_computed():
+    b = _bench()
+    verdicts = {("T", frozenset(("a", "b"))): True, ("T", frozenset(("a", "c"))): False}
+    # reversed pair found; false pair; unjudged pair: 1 true of 3, 1 unjudged
+    out = b.judged([("T", [("b", "r", "a"), ("a", "r", "c"), ("a", "r", "d")])], verdicts)
+    assert (out["true"], out["pred"], out["unjudged"]) == (1, 3, 1)
+    assert out["precision"] == pytest.approx(1 / 3)
+    assert b.judged([("T", [])], verdicts)["precision"] == 0.0
