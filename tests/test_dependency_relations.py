@@ -145,3 +145,33 @@ def test_benchmark_halves_partition_the_gold() -> None:
         assert first["gold"] + second["gold"] == both["gold"] == sum(
             len(d["triples"]) for d in labels)
         assert first["matched_pred"] + second["matched_pred"] == both["matched_pred"]
+
+
+@needs_spacy
+def test_copula_collapse_reads_the_participle_of_the_predicate_noun() -> None:
+    # "X is a film directed by Y": subject -> is -> film are free hops (6 edges, 4 counted);
+    # the agent reads actively, and of coordinated verbs the one the agent hangs from labels
+    # the relation; the two agents of two verbs are not related to each other.
+    assert _rels("The Godfather is a 1972 film directed by Francis Ford Coppola and produced "
+                 "by Albert S. Ruddy.") == {
+        ("Francis Ford Coppola", "directed", "Godfather"),
+        ("Albert S. Ruddy", "produced", "Godfather")}
+
+
+@needs_spacy
+def test_relative_pronoun_subject_is_not_a_second_clause() -> None:
+    assert _rels('In 2015 Eugen Systems released "Act of Aggression" which is considered a '
+                 'spiritual successor to "Act of War".') == {
+        ("Eugen Systems", "released", "Act of Aggression"),
+        ("Act of Aggression", "is considered successor to", "Act of War")}
+
+
+@needs_spacy
+def test_comma_chain_of_places_is_an_address_but_a_list_is_not() -> None:
+    # no conjunction: containment chain, adjacent pairs only (not Wakefield-England)
+    assert _pairs("Ackworth is a village in the borough of Wakefield, West Yorkshire, "
+                  "England.") == {frozenset(("Wakefield", "West Yorkshire")),
+                                  frozenset(("West Yorkshire", "England"))}
+    # "and" anywhere in the coordination: a list, its members are not related
+    assert _pairs("The outbreak produced tornadoes in Pennsylvania, West Virginia, "
+                  "and Maryland.") == set()
