@@ -175,3 +175,19 @@ def test_comma_chain_of_places_is_an_address_but_a_list_is_not() -> None:
     # "and" anywhere in the coordination: a list, its members are not related
     assert _pairs("The outbreak produced tornadoes in Pennsylvania, West Virginia, "
                   "and Maryland.") == set()
+
+
+@needs_spacy
+def test_definite_compound_object_is_a_concept_of_a_coordinated_verb() -> None:
+    # "the Bohr model": "the" + noun-noun compound names a kind; "proposed" is a conjunct of
+    # "spent", whose subject it shares. A definite noun with an adjective stays out.
+    assert ("Niels Bohr", "proposed", "bohr model") in _rels(
+        "Niels Bohr spent a year in Manchester and proposed the Bohr model.")
+    assert _rels("Bernard King missed the entire season.") == set()
+
+
+@needs_spacy
+def test_name_in_apposition_to_a_noun_takes_its_preposition() -> None:
+    # "the novel A Christmas Carol by Charles Dickens": the novel is A Christmas Carol
+    assert frozenset(("A Christmas Carol", "Charles Dickens")) in _pairs(
+        'The film is based on the novel "A Christmas Carol" by Charles Dickens.')
