@@ -106,7 +106,9 @@ def test_judgements_well_formed():
     for r in data["judgements"]:
         assert r["title"] in titles and isinstance(r["verdict"], bool)
         assert r["verdict"] or r["reason"], r
-    verdicts = b.load_judgements()  # one verdict per (title, pair), whatever the relation
+    verdicts = b.load_judgements(rounds=(1, 2))  # one verdict per (title, pair)
+    assert {r["round"] for r in data["judgements"]} == {1, 2}
+    assert len(b.load_judgements()) < len(verdicts)  # round 1 alone by default
     for r in data["judgements"]:
         assert verdicts[(r["title"], frozenset((r["head"], r["tail"])))] == r["verdict"]
 
