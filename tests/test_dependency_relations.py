@@ -191,3 +191,16 @@ def test_name_in_apposition_to_a_noun_takes_its_preposition() -> None:
     # "the novel A Christmas Carol by Charles Dickens": the novel is A Christmas Carol
     assert frozenset(("A Christmas Carol", "Charles Dickens")) in _pairs(
         'The film is based on the novel "A Christmas Carol" by Charles Dickens.')
+
+
+@needs_spacy
+def test_title_with_a_disambiguator_is_restated_by_its_short_name() -> None:
+    from kgpath.ingest.spacy_extractor import find_topic, load_pipeline
+
+    doc = load_pipeline()("Ackworth, West Yorkshire. Ackworth is a village in England. "
+                          "It lies on the River Went.")
+    topic = find_topic(doc)
+    assert topic is not None and topic.name == "Ackworth" and len(topic.spans) == 2
+    # no disambiguator: unchanged (the whole title must be restated)
+    doc = load_pipeline()("Adelaide Lightning. The Adelaide Lightning are a team.")
+    assert find_topic(doc).name == "Adelaide Lightning"

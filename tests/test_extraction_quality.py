@@ -108,6 +108,8 @@ def test_judgements_well_formed():
         assert r["verdict"] or r["reason"], r
     verdicts = b.load_judgements(rounds=(1, 2))  # one verdict per (title, pair)
     assert {r["round"] for r in data["judgements"]} == {1, 2}
+    keys = [(r["title"], r["head"], r["relation"], r["tail"]) for r in data["judgements"]]
+    assert len(keys) == len(set(keys))
     assert len(b.load_judgements()) < len(verdicts)  # round 1 alone by default
     for r in data["judgements"]:
         assert verdicts[(r["title"], frozenset((r["head"], r["tail"])))] == r["verdict"]

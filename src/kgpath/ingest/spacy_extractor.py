@@ -212,7 +212,9 @@ def find_topic(doc: Any) -> Topic | None:
     """The document's topic entity (a documented heuristic, not coreference).
 
     A Wikipedia/HotpotQA passage starts with its title ("<title>. <text>"): a leading line
-    of at most 12 words that the text restates is the topic. Otherwise the topic is the
+    of at most 12 words that the text restates is the topic. A title with a Wikipedia
+    disambiguator ("Ackworth, West Yorkshire", "Alexandria International Airport
+    (Louisiana)") is also restated by its name without it. Otherwise the topic is the
     named subject of the first sentence that has one. The topic's nouns are its last word
     and the noun of "<topic> is a ... <noun>", so "the album" and "the film" resolve to it.
     """
@@ -221,10 +223,11 @@ def find_topic(doc: Any) -> Topic | None:
     title = text[:cut].strip() if cut > 0 else ""
     spans: list[tuple[int, int]] = []
     if title and len(title.split()) <= 12:
-        for m in re.finditer(re.escape(title), text, flags=re.IGNORECASE):
-            span = doc.char_span(m.start(), m.end(), alignment_mode="expand")
-            if span is not None:
-                spans.append((span.start, span.end))
+        spans = _restated(doc, title)
+        short = re.sub(r"\s*(,[^,]*|\([^()]*\))$", "", title)  # "Ackworth, West Yorkshire"
+        if len(spans) < 2 and short and short != title and spans:
+            spans = spans[:1] + [s for s in _restated(doc, short) if s[0] >= spans[0][1]]
+            title = short  # the name the text uses
     if len(spans) < 2:
         return _subject_topic(doc)
     name = title
@@ -233,6 +236,16 @@ def find_topic(doc: Any) -> Topic | None:
                 and e.end - e.start >= (spans[1][1] - spans[1][0]) / 2), "Entity")
     return Topic(name, typ, tuple(spans), _topic_nouns(doc, name, spans),
                  _is_person(doc, typ))
+
+
+def _restated(doc: Any, name: str) -> list[tuple[int, int]]:
+    """Token spans where ``name`` occurs in the text (case-insensitive)."""
+    spans = []
+    for m in re.finditer(re.escape(name), doc.text, flags=re.IGNORECASE):
+        span = doc.char_span(m.start(), m.end(), alignment_mode="expand")
+        if span is not None:
+            spans.append((span.start, span.end))
+    return spans
 
 
 def _is_person(doc: Any, typ: str) -> bool:
