@@ -204,3 +204,13 @@ def test_title_with_a_disambiguator_is_restated_by_its_short_name() -> None:
     # no disambiguator: unchanged (the whole title must be restated)
     doc = load_pipeline()("Adelaide Lightning. The Adelaide Lightning are a team.")
     assert find_topic(doc).name == "Adelaide Lightning"
+
+
+@needs_spacy
+def test_acronym_in_parentheses_after_its_long_form() -> None:
+    # initials of the last len(acronym) words spell it, first word capitalised
+    assert ("Australian Football League", "also known as", "AFL") in _rels(
+        "Injuries are common in the Australian Football League (AFL) today.")
+    # initials do not spell it: no alias
+    assert not any(r == "also known as" for _, r, _ in _rels(
+        "Injuries are common in the Australian Football League (NFL) today."))

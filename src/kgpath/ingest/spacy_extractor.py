@@ -186,6 +186,8 @@ class SpacyExtractor:
             ents.extend(reader.entities())
             mentions = reader.mentions(self.concepts)
             found = list(path_relations(doc, mentions, reader.text, max_path=self.max_path))
+            found += [r for r in _acronyms(sent) if frozenset((r.head, r.tail)) not in {
+                frozenset((f.head, f.tail)) for f in found}]
             rels.extend(found)
             if self.cooccurrence:
                 rels.extend(reader.cooccurrences(found, self.terms))
@@ -424,6 +426,27 @@ class _SentenceReader:
             for b in names[i + 1:]:
                 if frozenset((a, b)) not in linked:
                     yield ExtractedRelation(a, COOCCURRENCE, b, "cooccurrence", self.text)
+
+
+def _acronyms(sent: Any) -> Iterator[ExtractedRelation]:
+    """"Australian Football League (AFL)": the long form ``also known as`` its acronym.
+
+    The short form in parentheses right after its long form, whose words' initials spell
+    it (the adjacency case of Schwartz & Hearst 2003, "A simple algorithm for identifying
+    abbreviation definitions in biomedical text", PSB): the long form is the last
+    ``len(acronym)`` words before the parenthesis, its first word capitalised.
+    """
+    toks = [t for t in sent if not t.is_space]
+    for k in range(1, len(toks) - 2):
+        acro = toks[k + 1].text
+        if not (toks[k].text == "(" and toks[k + 2].text == ")" and acro.isalpha()
+                and acro.isupper() and 2 <= len(acro) <= 8 and k >= len(acro)):
+            continue
+        words = toks[k - len(acro):k]
+        if (all(w.is_alpha for w in words) and words[0].text[:1].isupper()
+                and "".join(w.text[0] for w in words).upper() == acro):
+            yield ExtractedRelation(_span_text(words), "also known as", acro, "appos",
+                                    sent.text.strip())
 
 
 def _propn_runs(sent: Any, taken: Any) -> Iterator[list[Any]]:
