@@ -21,7 +21,8 @@ before any rule was changed, in ``tests/data/hotpotqa_judgements_50.json``. A tr
 (a) head and tail each identify one entity mentioned in the passage (a name with a boundary
 error counts when it keeps a distinctive word of the entity's name; a generic noun, title or
 modifier alone -- "Derecho", "Mr", "MVP", "All-Star" -- does not), (b) they are two different
-entities (a title and its restatement are one; an alias the passage states is a relation), and (c) the passage states a fact in which both take part, in either direction,
+entities (a title and its restatement are one; an alias the passage states is a relation),
+and (c) the passage states a fact in which both take part, in either direction,
 explicitly or through a pronoun or the passage topic (co-mention in a list, or as arguments of
 different clauses, is not enough). The relation label is not judged. Lookup key: passage title
 and the unordered exact ``(head, tail)`` pair. Judged precision = true / predicted typed triples;

@@ -16,6 +16,12 @@ rules (a kgpath heuristic built on that observation):
   "City, State" and "X, <noun> of Y" (the small model parses name lists as appositions), the
   subject and an adjunct of a verb with a named object (the adjunct is about the object),
   and the pairs of two lists ("stars A and B as C and D");
+* free hops (a kgpath extension, from the misses of passages 25-49, :func:`_free_edges`): the
+  subject -> copula -> predicate noun hops ("X is a game developed by Y" relates X and Y as
+  "the game developed by Y"), verb -> "as" -> role noun ("competed as members of Y"), and the
+  hops between coordinated verbs ("directed and written by Y") do not count towards
+  ``max_path``; a relative clause whose subject is "which/that/who" is not a second clause;
+  "Wakefield, West Yorkshire" with no "and"/"or" in the chain is an address, not a list;
 * coordination is transparent: the path starts at the first conjunct, so "X and Y founded Z"
   gives ``X -[founded]-> Z`` and ``Y -[founded]-> Z`` (conjunction distribution), and two
   conjuncts of one list are not related to each other by their coordination;
@@ -25,8 +31,9 @@ rules (a kgpath heuristic built on that observation):
 
 Mentions are named entities (NER, proper-noun runs), the document's topic (see
 :mod:`kgpath.ingest.spacy_extractor`) and, optionally, *concepts*: a bare singular common
-noun (no determiner, possessive or number: "polonium") that is a verb's object, related only
-to that verb's subject. A relation needs at least one named end.
+noun (no determiner, possessive or number: "polonium"), or "the" with a noun-noun compound
+("the Bohr model"), that is a verb's object, related only to that verb's subject. A relation
+needs at least one named end.
 """
 
 from __future__ import annotations
@@ -254,8 +261,9 @@ def _relative_subject(tok: Any) -> bool:
 
 
 def _bad_appos(path: Sequence[Any], a: Mention, b: Mention) -> bool:
-    """Appositions kept: "City, State" (two places) and a name in apposition to a common noun
-    whose preposition leads on: "X, <noun> of Y" and "the <noun> X by Y".
+    """Appositions kept: "City, State" and a name in apposition to a noun with a preposition.
+
+    The noun's preposition leads on: "X, <noun> of Y" and "the <noun> X by Y".
 
     Apposition is identity, so the noun's prepositional phrase is about the name ("Bert Bell,
     co-founder of the Philadelphia Eagles"; "the novel A Christmas Carol by Charles Dickens",
@@ -320,8 +328,9 @@ def _copula_collapse(path: Sequence[Any]) -> bool:
     """
     for k in range(1, len(path) - 1):
         cop = path[k]
-        if cop.lemma_ == "be" and cop.pos_ == "AUX" and {path[k - 1].dep_, path[k + 1].dep_} \
-                == {"nsubj", "attr"} and path[k - 1].head.i == path[k + 1].head.i == cop.i:
+        sides = {path[k - 1].dep_, path[k + 1].dep_}
+        if (cop.lemma_ == "be" and cop.pos_ == "AUX" and sides == {"nsubj", "attr"}
+                and path[k - 1].head.i == path[k + 1].head.i == cop.i):
             return True
     return False
 
@@ -330,9 +339,10 @@ def _free_edges(path: Sequence[Any]) -> int:
     """Edges not counted against ``max_path`` (a kgpath extension of the path rule).
 
     The two hops subject -> copula -> predicate noun (:func:`_copula_collapse`), the two hops
-    verb -> "as" -> role noun (:func:`_as_role`) and every hop between coordinated verbs ("directed and written by X": the agent is shared). Chosen from
-    the held-out misses of passages 25-49 (issue 11, second helper): 9 of the 77 missed gold
-    triples were "X is a <noun> <participle> ... Y" at 5-7 edges.
+    verb -> "as" -> role noun (:func:`_as_role`) and every hop between coordinated verbs
+    ("directed and written by X": the agent is shared). Chosen from the held-out misses of
+    passages 25-49 (issue 11, second helper): 9 of the 77 missed gold triples were "X is a
+    <noun> <participle> ... Y" at 5-7 edges.
     """
     conj = sum(_verb_conj(t, path) for t in path)
     return conj + (2 if _copula_collapse(path) else 0) + (2 if _as_role(path) else 0)
@@ -411,7 +421,8 @@ def path_relations(doc: Any, mentions: Sequence[Mention], text: str, *,
                 continue
             path = _strip_conj(shortest_path(doc[a.root], doc[b.root]))
             address = _address(path, a, b)
-            if (_conjuncts(path) and not address) or (not (a.named and b.named) and not _concept_path(path)):
+            if (_conjuncts(path) and not address) or (
+                    not (a.named and b.named) and not _concept_path(path)):
                 continue  # two members of one list, or a concept not a verb's object
             if _in_list(doc[a.root]) and _in_list(doc[b.root]) and not address:
                 continue  # list x list ("stars A and B as C and D"): pairs are not stated
