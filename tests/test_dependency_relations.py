@@ -214,3 +214,13 @@ def test_acronym_in_parentheses_after_its_long_form() -> None:
     # initials do not spell it: no alias
     assert not any(r == "also known as" for _, r, _ in _rels(
         "Injuries are common in the Australian Football League (NFL) today."))
+
+
+@needs_spacy
+def test_possessor_is_a_mention_and_loses_its_s() -> None:
+    # "the Bullets' 31st season in the NBA": the possessor is related through its noun; a
+    # compound modifier ("the NBA team") is not a mention.
+    assert ("Bullets", "season in", "National Basketball Association") in _rels(
+        "It was the Bullets' 31st season in the National Basketball Association.")
+    assert frozenset(("National Football League", "Honolulu")) in _pairs(
+        "The National Football League's all-star game was held in Honolulu.")

@@ -30,7 +30,8 @@ Coreference is a documented heuristic, not a model:
   sentences. Wrong when two people alternate.
 
 Ends that are not entities are dropped: pronouns left unresolved, dates, nationalities, names
-that only modify a common noun ("the NFL team"). Common nouns (type ``Concept``) are kept
+that only modify a common noun as a compound ("the NFL team"); a possessor is kept ("the
+Bullets' 31st season in the NBA": the Bullets are in the NBA; added with passages 25-49 seen). Common nouns (type ``Concept``) are kept
 only with ``concepts=True`` (the default) and only as the bare object of a verb whose subject
 is named ("Curie discovered polonium"; not "missed the season").
 
@@ -369,7 +370,7 @@ class _SentenceReader:
         return (name, "Person") if name else None
 
     def _mark(self, tokens: Any, name: str, typ: str) -> None:
-        name = name.strip(" ,.;:'\"")
+        name = re.sub(r"['’]s$", "", name.strip(" ,.;:'\"")).strip()  # "the NFL's game"
         toks = list(tokens)
         if name and toks:
             doc = toks[0].doc
@@ -389,13 +390,13 @@ class _SentenceReader:
     def mentions(self, concepts: bool) -> list[Mention]:
         """Named mentions and, if asked, bare-noun concepts.
 
-        Left out: nationalities ("American") and names that only modify a common noun
-        ("the NFL team", "India's first film"): the noun phrase is about the common noun.
+        Left out: nationalities ("American") and names that only modify a common noun as a
+        compound ("the NFL team"): the noun phrase is about the common noun. A possessor is
+        kept ("the Bullets' season in the NBA"): what it possesses is said of it.
         """
         doc = self.sent.doc
         out = [m for m in dict.fromkeys(self.span_of.values()) if m.type != "Group"
-               and not (doc[m.root].dep_ in ("compound", "poss")
-                        and doc[m.root].head.pos_ == "NOUN")]
+               and not (doc[m.root].dep_ == "compound" and doc[m.root].head.pos_ == "NOUN")]
         if concepts:
             out += concept_mentions(self.sent, set(self.span_of), self._noun_phrase)
         return sorted(out, key=lambda m: m.start)
