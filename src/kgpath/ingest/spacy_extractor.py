@@ -31,9 +31,10 @@ Coreference is a documented heuristic, not a model:
 
 Ends that are not entities are dropped: pronouns left unresolved, dates, nationalities, names
 that only modify a common noun as a compound ("the NFL team"); a possessor is kept ("the
-Bullets' 31st season in the NBA": the Bullets are in the NBA; added with passages 25-49 seen). Common nouns (type ``Concept``) are kept
-only with ``concepts=True`` (the default) and only as the bare object of a verb whose subject
-is named ("Curie discovered polonium"; not "missed the season").
+Bullets' 31st season in the NBA": the Bullets are in the NBA; added with passages 25-49
+seen). Common nouns (type ``Concept``) are kept only with ``concepts=True`` (the default) and
+only as the object of a verb whose subject is named ("Curie discovered polonium"; not
+"missed the season").
 
 Co-occurrence edges (``co-occurs with``, kind ``cooccurrence``, weight 0.5) link the mentions of
 one sentence (the first 8 named ones, plus with ``terms`` the first 4 bare common-noun
