@@ -224,3 +224,11 @@ def test_possessor_is_a_mention_and_loses_its_s() -> None:
         "It was the Bullets' 31st season in the National Basketball Association.")
     assert frozenset(("National Football League", "Honolulu")) in _pairs(
         "The National Football League's all-star game was held in Honolulu.")
+
+
+@needs_spacy
+def test_definite_adjective_object_is_a_concept_only_when_new() -> None:
+    assert ("Albert Einstein", "explained", "photoelectric effect") in _rels(
+        "Albert Einstein explained the photoelectric effect in 1905.")
+    # "effect" came before: "the strange effect" refers back, no concept
+    assert _rels("The effect was strange. Albert Einstein explained the strange effect.") == set()

@@ -31,8 +31,8 @@ rules (a kgpath heuristic built on that observation):
 
 Mentions are named entities (NER, proper-noun runs), the document's topic (see
 :mod:`kgpath.ingest.spacy_extractor`) and, optionally, *concepts*: a bare singular common
-noun (no determiner, possessive or number: "polonium"), or "the" with a noun-noun compound
-("the Bohr model"), that is a verb's object, related only to that verb's subject. A relation
+noun (no determiner, possessive or number: "polonium"), or "the" with classifying modifiers
+("the Bohr model", "the photoelectric effect": :func:`_named_kind`), that is a verb's object, related only to that verb's subject. A relation
 needs at least one named end.
 """
 
@@ -110,17 +110,20 @@ def _bare(tok: Any) -> bool:
 
 
 def _named_kind(tok: Any) -> bool:
-    """"the Bohr model": "the", a noun-noun compound and no adjective.
+    """"the Bohr model", "the photoelectric effect": "the" and classifying modifiers only.
 
-    A definite compound names a kind ("the Bohr model", "the gold foil experiment"); a
-    definite noun alone refers back ("the season", "the album"). Adjectives were tried and
-    dropped: on passages 0-24 they gave only non-entities ("the entire season", "the 27th
-    consecutive time").
+    A definite noun with a noun-noun compound names a kind; so does one with adjectives when
+    its noun is new to the document and no adjective is part of an entity (a date or
+    ordinal: "the entire season", "the 27th consecutive time"). A definite noun alone, or
+    one whose noun came before, refers back ("the season", "the album"). Chosen on the demo
+    corpus (typed-only recall 0.30 -> 0.38) with no change on the 50 HotpotQA passages.
     """
     dets = [c for c in tok.children if c.dep_ in _DETERMINERS]
     mods = [c for c in tok.children if c.i < tok.i and c.dep_ not in _DETERMINERS]
+    first = all(t.lemma_ != tok.lemma_ for t in tok.doc[:tok.i])
     return (len(dets) == 1 and dets[0].lower_ == "the" and bool(mods)
-            and all(c.dep_ == "compound" for c in mods))
+            and all(c.dep_ == "compound" or (c.dep_ == "amod" and first and not c.ent_type_)
+                    for c in mods))
 
 
 def term_mentions(sent: Any, taken: set[int], noun_phrase: Any) -> list[Mention]:
