@@ -32,8 +32,8 @@ rules (a kgpath heuristic built on that observation):
 Mentions are named entities (NER, proper-noun runs), the document's topic (see
 :mod:`kgpath.ingest.spacy_extractor`) and, optionally, *concepts*: a bare singular common
 noun (no determiner, possessive or number: "polonium"), or "the" with classifying modifiers
-("the Bohr model", "the photoelectric effect": :func:`_named_kind`), that is a verb's object, related only to that verb's subject. A relation
-needs at least one named end.
+("the Bohr model", "the photoelectric effect": :func:`_named_kind`), that is a verb's
+object, related only to that verb's subject. A relation needs at least one named end.
 """
 
 from __future__ import annotations
