@@ -120,10 +120,12 @@ def _named_kind(tok: Any) -> bool:
     """
     dets = [c for c in tok.children if c.dep_ in _DETERMINERS]
     mods = [c for c in tok.children if c.i < tok.i and c.dep_ not in _DETERMINERS]
-    first = all(t.lemma_ != tok.lemma_ for t in tok.doc[:tok.i])
-    return (len(dets) == 1 and dets[0].lower_ == "the" and bool(mods)
-            and all(c.dep_ == "compound" or (c.dep_ == "amod" and first and not c.ent_type_)
-                    for c in mods))
+    if not (len(dets) == 1 and dets[0].lower_ == "the" and mods):
+        return False
+    if all(c.dep_ == "compound" for c in mods):
+        return True
+    return (all(c.dep_ == "compound" or (c.dep_ == "amod" and not c.ent_type_) for c in mods)
+            and all(t.lemma_ != tok.lemma_ for t in tok.doc[:tok.i]))
 
 
 def term_mentions(sent: Any, taken: set[int], noun_phrase: Any) -> list[Mention]:
