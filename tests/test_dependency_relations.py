@@ -145,3 +145,90 @@ def test_benchmark_halves_partition_the_gold() -> None:
         assert first["gold"] + second["gold"] == both["gold"] == sum(
             len(d["triples"]) for d in labels)
         assert first["matched_pred"] + second["matched_pred"] == both["matched_pred"]
+
+
+@needs_spacy
+def test_copula_collapse_reads_the_participle_of_the_predicate_noun() -> None:
+    # "X is a film directed by Y": subject -> is -> film are free hops (6 edges, 4 counted);
+    # the agent reads actively, and of coordinated verbs the one the agent hangs from labels
+    # the relation; the two agents of two verbs are not related to each other.
+    assert _rels("The Godfather is a 1972 film directed by Francis Ford Coppola and produced "
+                 "by Albert S. Ruddy.") == {
+        ("Francis Ford Coppola", "directed", "Godfather"),
+        ("Albert S. Ruddy", "produced", "Godfather")}
+
+
+@needs_spacy
+def test_relative_pronoun_subject_is_not_a_second_clause() -> None:
+    assert _rels('In 2015 Eugen Systems released "Act of Aggression" which is considered a '
+                 'spiritual successor to "Act of War".') == {
+        ("Eugen Systems", "released", "Act of Aggression"),
+        ("Act of Aggression", "is considered successor to", "Act of War")}
+
+
+@needs_spacy
+def test_comma_chain_of_places_is_an_address_but_a_list_is_not() -> None:
+    # no conjunction: containment chain, adjacent pairs only (not Wakefield-England)
+    assert _pairs("Ackworth is a village in the borough of Wakefield, West Yorkshire, "
+                  "England.") == {frozenset(("Wakefield", "West Yorkshire")),
+                                  frozenset(("West Yorkshire", "England"))}
+    # "and" anywhere in the coordination: a list, its members are not related
+    assert _pairs("The outbreak produced tornadoes in Pennsylvania, West Virginia, "
+                  "and Maryland.") == set()
+
+
+@needs_spacy
+def test_definite_compound_object_is_a_concept_of_a_coordinated_verb() -> None:
+    # "the Bohr model": "the" + noun-noun compound names a kind; "proposed" is a conjunct of
+    # "spent", whose subject it shares. A definite noun with an adjective stays out.
+    assert ("Niels Bohr", "proposed", "bohr model") in _rels(
+        "Niels Bohr spent a year in Manchester and proposed the Bohr model.")
+    assert _rels("Bernard King missed the entire season.") == set()
+
+
+@needs_spacy
+def test_name_in_apposition_to_a_noun_takes_its_preposition() -> None:
+    # "the novel A Christmas Carol by Charles Dickens": the novel is A Christmas Carol
+    assert frozenset(("A Christmas Carol", "Charles Dickens")) in _pairs(
+        'The film is based on the novel "A Christmas Carol" by Charles Dickens.')
+
+
+@needs_spacy
+def test_title_with_a_disambiguator_is_restated_by_its_short_name() -> None:
+    from kgpath.ingest.spacy_extractor import find_topic, load_pipeline
+
+    doc = load_pipeline()("Ackworth, West Yorkshire. Ackworth is a village in England. "
+                          "It lies on the River Went.")
+    topic = find_topic(doc)
+    assert topic is not None and topic.name == "Ackworth" and len(topic.spans) == 2
+    # no disambiguator: unchanged (the whole title must be restated)
+    doc = load_pipeline()("Adelaide Lightning. The Adelaide Lightning are a team.")
+    assert find_topic(doc).name == "Adelaide Lightning"
+
+
+@needs_spacy
+def test_acronym_in_parentheses_after_its_long_form() -> None:
+    # initials of the last len(acronym) words spell it, first word capitalised
+    assert ("Australian Football League", "also known as", "AFL") in _rels(
+        "Injuries are common in the Australian Football League (AFL) today.")
+    # initials do not spell it: no alias
+    assert not any(r == "also known as" for _, r, _ in _rels(
+        "Injuries are common in the Australian Football League (NFL) today."))
+
+
+@needs_spacy
+def test_possessor_is_a_mention_and_loses_its_s() -> None:
+    # "the Bullets' 31st season in the NBA": the possessor is related through its noun; a
+    # compound modifier ("the NBA team") is not a mention.
+    assert ("Bullets", "season in", "National Basketball Association") in _rels(
+        "It was the Bullets' 31st season in the National Basketball Association.")
+    assert frozenset(("National Football League", "Honolulu")) in _pairs(
+        "The National Football League's all-star game was held in Honolulu.")
+
+
+@needs_spacy
+def test_definite_adjective_object_is_a_concept_only_when_new() -> None:
+    assert ("Albert Einstein", "explained", "photoelectric effect") in _rels(
+        "Albert Einstein explained the photoelectric effect in 1905.")
+    # "effect" came before: "the strange effect" refers back, no concept
+    assert _rels("The effect was strange. Albert Einstein explained the strange effect.") == set()

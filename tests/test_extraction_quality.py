@@ -96,3 +96,30 @@ def test_benchmark_runs_on_labels():
         assert out[key]["gold"] == sum(len(d["triples"]) for d in labels)
     assert out["no_cooccurrence"]["pred"] <= out["all_edges"]["pred"]
     assert out["entities"]["gold"] == sum(len(d["entities"]) for d in labels)
+
+
+def test_judgements_well_formed():
+    b = _bench()
+    data = json.loads(b.JUDGEMENTS.read_text(encoding="utf-8"))
+    assert "rule" in data["header"]
+    titles = {d["title"]: d["text"] for d in json.loads(LABELS.read_text(encoding="utf-8"))}
+    for r in data["judgements"]:
+        assert r["title"] in titles and isinstance(r["verdict"], bool)
+        assert r["verdict"] or r["reason"], r
+    verdicts = b.load_judgements(rounds=(1, 2))  # one verdict per (title, pair)
+    assert {r["round"] for r in data["judgements"]} == {1, 2}
+    keys = [(r["title"], r["head"], r["relation"], r["tail"]) for r in data["judgements"]]
+    assert len(keys) == len(set(keys))
+    assert len(b.load_judgements()) < len(verdicts)  # round 1 alone by default
+    for r in data["judgements"]:
+        assert verdicts[(r["title"], frozenset((r["head"], r["tail"])))] == r["verdict"]
+
+
+def test_judged_precision_hand_computed():
+    b = _bench()
+    verdicts = {("T", frozenset(("a", "b"))): True, ("T", frozenset(("a", "c"))): False}
+    # reversed pair found; false pair; unjudged pair: 1 true of 3, 1 unjudged
+    out = b.judged([("T", [("b", "r", "a"), ("a", "r", "c"), ("a", "r", "d")])], verdicts)
+    assert (out["true"], out["pred"], out["unjudged"]) == (1, 3, 1)
+    assert out["precision"] == pytest.approx(1 / 3)
+    assert b.judged([("T", [])], verdicts)["precision"] == 0.0
