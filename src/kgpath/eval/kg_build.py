@@ -34,7 +34,7 @@ from kgpath.ingest.vectors import (
 __all__ = ["BuiltGraph", "doc_of_passage", "hotpotqa_graph", "node_text_vectors"]
 
 logger = logging.getLogger(__name__)
-_FORMAT = 2  # bump whenever the offline extractor's output changes (cached graphs go stale)
+_FORMAT = 3  # bump whenever the offline extractor's output changes (cached graphs go stale)
 
 
 @dataclass
