@@ -60,6 +60,17 @@ def test_similarity_order_within_an_entity():
     assert [u.passage_id for u in units] == ["q1", "q2"]
 
 
+
+def test_question_order_ranks_across_entities():
+    g = graph()
+    ranked = [RetrievedNode(g.node("W"), g.index_of("W"), "kw", 0.8),
+              RetrievedNode(g.node("X"), g.index_of("X"), "kw", 0.2)]
+    sims = {"q1": 0.9, "q2": 0.1, "q3": 0.3}
+    units = entity_text_units(g, flow_adjacency(g, "undirected"), ranked, sims, 0.7)
+    # q1: .7*.9 + .3*.2 = 0.69; q3 (W, first entity): .7*.3 + .3*.8 = 0.45;
+    # q2: .7*.1 + .3*.2 = 0.13. Entity order alone would put q3 first.
+    assert [u.passage_id for u in units] == ["q1", "q3", "q2"]
+
 def test_evidence_passages_are_the_text_units_then_path_provenance():
     g = graph()
     r = PathRAGRetriever(g, embedder=HashingEmbedder())
@@ -108,6 +119,6 @@ def test_for_passages_preset_sets_the_measured_options_and_takes_overrides():
     cfg = PathRAGConfig.for_passages()
     assert (cfg.node_query, cfg.node_match) == ("joined", "text")
     assert cfg.exclude_edge_types == ("cooccurrence",)
-    assert cfg.unit_order == "similarity"
+    assert cfg.unit_order == "question"
     assert cfg.num_nodes == PathRAGConfig().num_nodes  # everything else stays the default
     assert PathRAGConfig.for_passages(unit_order="relation_count").unit_order == "relation_count"

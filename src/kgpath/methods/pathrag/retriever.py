@@ -40,7 +40,7 @@ from kgpath.methods.pathrag.prompt import (
     relation_text,
 )
 from kgpath.methods.pathrag.result import PathRAGResult
-from kgpath.methods.pathrag.sources import prompt_text_units
+from kgpath.methods.pathrag.sources import QUESTION_WEIGHT, prompt_text_units
 from kgpath.prompts.pathrag import (
     PATHRAG_KEYWORD_PROMPT,
     PATHRAG_QA_PROMPT,
@@ -258,7 +258,8 @@ class PathRAGRetriever:
         trace["timings_ms"] = timings
         units = prompt_text_units(
             self.graph, flow_adjacency(self.graph, "undirected"), nodes, relations,
-            self._passage_similarity(query, cfg))
+            self._passage_similarity(query, cfg),
+            QUESTION_WEIGHT if cfg.unit_order == "question" else None)
         return PathRAGResult(
             query=query,
             keywords=kws.keywords,
@@ -278,8 +279,8 @@ class PathRAGRetriever:
         )
 
     def _passage_similarity(self, query: str, cfg: PathRAGConfig) -> dict[str, float] | None:
-        """Cosine of the query to every passage (``unit_order="similarity"`` only)."""
-        if cfg.unit_order != "similarity":
+        """Cosine of the query to every passage (``unit_order`` "similarity"/"question")."""
+        if cfg.unit_order == "relation_count":
             return None
         pv = self.index.passage_vectors()
         if pv is None:

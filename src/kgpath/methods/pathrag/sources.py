@@ -31,7 +31,14 @@ from kgpath.graph import Edge, KnowledgeGraph
 from kgpath.methods.pathrag.flow import FlowAdjacency
 from kgpath.methods.pathrag.nodes import RetrievedNode, RetrievedRelation
 
-__all__ = ["TextUnit", "entity_text_units", "prompt_text_units", "relation_text_units"]
+__all__ = [
+    "QUESTION_WEIGHT", "TextUnit", "entity_text_units", "prompt_text_units",
+    "relation_text_units",
+]
+
+QUESTION_WEIGHT = 0.7
+"""``unit_order="question"``: the weight of the passage's cosine, PCR's ``passage_weight``
+(chosen for PCR on HotpotQA-100 q0-49; not re-tuned for PathRAG)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,7 @@ def entity_text_units(
     adj: FlowAdjacency,
     nodes: Sequence[RetrievedNode],
     passage_similarity: Mapping[str, float] | None = None,
+    question_weight: float | None = None,
 ) -> list[TextUnit]:
     """``_find_most_related_text_unit_from_entities``: passages of ``V_q`` in the code's order.
 
@@ -66,7 +74,10 @@ def entity_text_units(
     graph). Only passages the graph holds count (the code drops chunks missing from its
     store). With ``passage_similarity`` (passage id -> cosine to the query) the passages of
     one entity rank by it instead of by relation count (``PathRAGConfig.unit_order=
-    "similarity"``, a kgpath extension).
+    "similarity"``, a kgpath extension). With ``question_weight`` ``w`` as well
+    (``unit_order="question"``, a kgpath extension) entity order no longer comes first: every
+    passage ranks by ``w·cos(q, passage) + (1 − w)·similarity of the first entity citing it``,
+    PCR's passage rule (:mod:`kgpath.methods.pcr.passages`) over PathRAG's candidates.
 
     Examples
     --------
@@ -90,9 +101,13 @@ def entity_text_units(
             unit[1] += cited.get(pid, 0)
     if passage_similarity is None:
         ranked = sorted(units.items(), key=lambda kv: (kv[1][0], -kv[1][1]))
-    else:
+    elif question_weight is None:
         sim = passage_similarity
         ranked = sorted(units.items(), key=lambda kv: (kv[1][0], -sim.get(kv[0], -np.inf)))
+    else:  # unit_order="question": one ranking over every entity's passages
+        sim, w = passage_similarity, question_weight
+        ranked = sorted(units.items(), key=lambda kv: (
+            -(w * sim.get(kv[0], 0.0) + (1.0 - w) * _score(kv[1][3])), kv[1][0]))
     return [TextUnit(pid, o, rc, via, None, _score(s), tuple(sup))
             for pid, (o, rc, via, s, sup) in ranked]
 
@@ -117,10 +132,11 @@ def prompt_text_units(
     nodes: Sequence[RetrievedNode],
     relations: Sequence[RetrievedRelation] = (),
     passage_similarity: Mapping[str, float] | None = None,
+    question_weight: float | None = None,
 ) -> list[TextUnit]:
     """``combine_contexts``: the relations' text units first, then the entities', no repeats."""
     out: dict[str, TextUnit] = {}
-    local = entity_text_units(graph, adj, nodes, passage_similarity)
+    local = entity_text_units(graph, adj, nodes, passage_similarity, question_weight)
     for unit in [*relation_text_units(graph, relations), *local]:
         out.setdefault(unit.passage_id, unit)
     return list(out.values())
