@@ -97,3 +97,13 @@ def test_cli_hotpotqa_small(tmp_path, capsys):
     assert doc["methods"]["augmented"]["R@5"] == 100.0
     assert list((tmp_path / "c").glob("*/stats.json"))  # cached
     assert "R@2 q0-" in capsys.readouterr().out
+
+
+def test_hits_scores_halves_split_each_hop_in_file_order():
+    from kgpath.eval.kg_metaqa import HitsScores
+
+    s = HitsScores("m", hops=[1, 1, 1, 2, 2], h1=[1.0, 0.0, 0.0, 1.0, 0.0],
+                   h10=[1.0, 1.0, 0.0, 1.0, 1.0])
+    assert s.metrics(1, 0) == {"Hits@1": 50.0, "Hits@10": 100.0, "n": 2}  # first 2 of 3
+    assert s.metrics(1, 1) == {"Hits@1": 0.0, "Hits@10": 0.0, "n": 1}
+    assert s.metrics(2, 1)["Hits@1"] == 0.0 and s.metrics()["n"] == 5

@@ -109,6 +109,12 @@ def run_metaqa(args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]:
             r = s.metrics(h)
             rows.append([m, f"{h}-hop", r["n"], r["Hits@1"], r["Hits@10"]])
     _say("\n" + table(rows, ["method", "hops", "n", "Hits@1", "Hits@10"]))
+    if args.halves:
+        rows = [[m, f"{h}-hop", *(s.metrics(h, half)[k] for half in (0, 1)
+                                  for k in ("Hits@1", "Hits@10"))]
+                for m, s in scores.items() for h in (1, 2, 3)]
+        _say("\n" + table(rows, ["method", "hops", "H@1 1st half", "H@10 1st half",
+                                  "H@1 2nd half", "H@10 2nd half"]))
     doc: dict[str, Any] = {}
     for m, s in scores.items():
         d: dict[str, Any] = {k: v for k, v in s.metrics().items() if k != "n"}

@@ -180,8 +180,13 @@ class HitsScores:
     seconds: float = 0.0
     errors: int = 0
 
-    def metrics(self, hops: int | None = None) -> dict[str, float]:
+    def metrics(self, hops: int | None = None, half: int | None = None) -> dict[str, float]:
+        """Hits@1/@10 (percent) and ``n``; ``half`` 0 / 1: the first / second half of the
+        selected questions in file order (the first half chooses constants)."""
         sel = [i for i, h in enumerate(self.hops) if hops is None or h == hops]
+        if half is not None:
+            cut = (len(sel) + 1) // 2
+            sel = sel[:cut] if half == 0 else sel[cut:]
         if not sel:
             return {"Hits@1": float("nan"), "Hits@10": float("nan"), "n": 0}
         return {"Hits@1": round(100 * float(np.mean([self.h1[i] for i in sel])), 1),
