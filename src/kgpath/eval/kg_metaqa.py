@@ -181,8 +181,11 @@ class HitsScores:
     errors: int = 0
 
     def metrics(self, hops: int | None = None, half: int | None = None) -> dict[str, float]:
-        """Hits@1/@10 (percent) and ``n``; ``half`` 0 / 1: the first / second half of the
-        selected questions in file order (the first half chooses constants)."""
+        """Hits@1/@10 (percent) and ``n`` over ``hops`` (all when ``None``).
+
+        ``half`` 0 / 1: the first / second half of those questions in file order (the
+        first half chooses constants).
+        """
         sel = [i for i, h in enumerate(self.hops) if hops is None or h == hops]
         if half is not None:
             cut = (len(sel) + 1) // 2
