@@ -120,9 +120,9 @@ class ChunkGraphConfig:
                 raise ConfigError(f"{name} must be an int >= {lo}, got {v!r}")
         if not isinstance(self.mention_edges, bool):
             raise ConfigError(f"mention_edges must be a bool, got {self.mention_edges!r}")
-        if self.embedding not in ("sentences", "derived_windows", "nodes"):
+        if self.embedding not in ("sentences", "derived_windows", "nodes", "late"):
             raise ConfigError(
-                "embedding must be 'sentences', 'derived_windows' or 'nodes', got "
+                "embedding must be 'sentences', 'derived_windows', 'nodes' or 'late', got "
                 f"{self.embedding!r}"
             )
         if self.stride > self.window:

@@ -49,7 +49,7 @@ from kgpath.graph.model import Node
 __all__ = ["CachedEmbedder", "EMBEDDING_MODES", "SentencePlan", "sentence_text"]
 
 #: Accepted values of ``ChunkGraphConfig.embedding``.
-EMBEDDING_MODES = ("nodes", "derived_windows", "sentences")
+EMBEDDING_MODES = ("nodes", "late", "derived_windows", "sentences")
 
 
 def sentence_text(title: str, sentence: str, title_prefix: bool) -> str:

@@ -1,0 +1,106 @@
+"""``embedding="late"``: every document read once, its node vectors pooled from the tokens.
+
+Late chunking (Günther et al. 2024, "Late Chunking: Contextual Chunk Embeddings Using
+Long-Context Embedding Models", arXiv:2409.04701, Alg. 1): the document runs through the
+encoder once; a chunk's vector is the mean of the final hidden states of its own tokens.
+Here the document is ``"passage: " + <title>. + sentences`` (the text the article embeds
+for the document node), and from that one pass come
+
+* the document vector: the mean over all its tokens, i.e. the article's document vector
+  (cosine >= 0.9999 to embedding the text, tested);
+* each 3-sentence window's and each sentence's vector: the mean over its tokens, plus the
+  ``passage: <title>.`` tokens when ``title_prefix`` (the article's construction embeds
+  those nodes as ``"<title>. <text>"``, so the title's tokens are in their means too).
+
+Themes (short phrases, not spans of the document) are embedded as texts, deduplicated.
+This is a documented deviation from the article, which embeds every node's text on its own:
+window and sentence vectors are contextual (they see the whole document). It needs an
+embedder with ``embed_passage_spans`` (:meth:`kgpath.embeddings.LocalEmbedder.embed_passage_spans`,
+a C compiler on first use); with any other embedder, or when the token engine cannot be
+built, the builder falls back to the article's construction (``"nodes"``) and says so in
+the log and in ``stats.embedding``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kgpath.build.chunk_graph.chunking import SourceDocument
+from kgpath.embed_cache import CachedEmbedder
+from kgpath.errors import EmbeddingError, MissingDependencyError
+from kgpath.graph.model import Node
+
+__all__ = ["LatePlan", "late_vectors"]
+
+log = logging.getLogger("kgpath.build.chunk_graph")
+
+
+class LatePlan:
+    """The pieces and spans of every document and the node each span's vector goes to.
+
+    ``pieces[i]`` = ``[head, sentence_0, sentence_1, ...]`` where ``head`` is ``"<title>."``
+    when the document node's ``search_text`` carries the title, else ``""``; ``spans[i]``
+    holds piece ranges, and ``node_ids[i]`` the node id of each span row.
+    """
+
+    def __init__(
+        self,
+        docs: Sequence[SourceDocument],
+        chunk_ranges: Sequence[Sequence[tuple[int, int]]],
+        *,
+        sentence_nodes: bool,
+    ) -> None:
+        self.pieces: list[list[str]] = []
+        self.spans: list[np.ndarray] = []
+        self.doc_ids = [f"doc:{d.id}" for d in docs]
+        self.node_ids: list[list[str]] = []
+        for d, ranges in zip(docs, chunk_ranges, strict=True):
+            titled = Node(id="", name=d.title, text=d.text).search_text != d.text
+            self.pieces.append([f"{d.title}." if titled else "", *d.sentences])
+            rows = [(s + 1, e + 1) for s, e in ranges]
+            ids = [f"chunk:{d.id}:{ci}" for ci in range(len(ranges))]
+            if sentence_nodes:
+                rows += [(si + 1, si + 2) for si in range(len(d.sentences))]
+                ids += [f"sent:{d.id}:{si}" for si in range(len(d.sentences))]
+            self.spans.append(np.asarray(rows, dtype=np.int64).reshape(-1, 2))
+            self.node_ids.append(ids)
+
+
+def late_vectors(
+    embedder: Any, plan: LatePlan, *, head_in_spans: bool
+) -> dict[str, np.ndarray] | None:
+    """Node id -> vector for documents, windows and sentences, or ``None`` to fall back.
+
+    ``None`` when ``embedder`` has no ``embed_passage_spans`` or its token engine is
+    unavailable (:class:`~kgpath.errors.MissingDependencyError`, logged as a warning).
+    """
+    if isinstance(embedder, CachedEmbedder):  # pooled spans are not texts: not cached
+        embedder = embedder.embedder
+    fn = getattr(embedder, "embed_passage_spans", None)
+    if fn is None:
+        log.warning("chunk graph: %r cannot pool token states; embedding='late' falls back "
+                    "to the article's construction ('nodes')", embedder)
+        return None
+    try:
+        doc_vecs, span_vecs = fn(plan.pieces, plan.spans, head_in_spans=head_in_spans)
+    except MissingDependencyError as exc:
+        log.warning("chunk graph: late chunking unavailable (%s); falling back to 'nodes'", exc)
+        return None
+    doc_vecs = np.asarray(doc_vecs, dtype=np.float32)
+    if doc_vecs.shape[0] != len(plan.doc_ids) or len(span_vecs) != len(plan.doc_ids):
+        raise EmbeddingError(
+            f"embed_passage_spans returned {doc_vecs.shape[0]} documents for "
+            f"{len(plan.doc_ids)}"
+        )
+    out = dict(zip(plan.doc_ids, doc_vecs, strict=True))
+    for ids, vecs in zip(plan.node_ids, span_vecs, strict=True):
+        vecs = np.asarray(vecs, dtype=np.float32)
+        if vecs.shape[0] != len(ids):
+            raise EmbeddingError(f"embed_passage_spans returned {vecs.shape[0]} spans "
+                                 f"for {len(ids)}")
+        out.update(zip(ids, vecs, strict=True))
+    return out
