@@ -4,6 +4,9 @@
 document vectors derived) against ``embedding="nodes"`` (the article: every node's text
 embedded). Prints both tables, the recall difference per row, and each build's stats.
 
+``--modes late`` measures late chunking (``embedding="late"``); ``--json FILE`` also
+writes each row's recall on both halves of the questions.
+
 Usage::
 
     python benchmarks/traversal_embedding_modes.py [--data DIR] [--cache-dir DIR]
@@ -27,7 +30,12 @@ import numpy as np
 from kgpath.build.chunk_graph import ChunkGraphConfig
 from kgpath.embeddings import LocalEmbedder
 from kgpath.eval.hotpotqa import load_hotpotqa
-from kgpath.eval.traversal_eval import build_hotpotqa_graph, evaluate_traversal, format_report
+from kgpath.eval.traversal_eval import (
+    build_hotpotqa_graph,
+    evaluate_traversal,
+    format_halves,
+    format_report,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         recall[mode] = {m.name: (100 * float(np.mean(m.r2)), 100 * float(np.mean(m.r5)))
                         for m in report.methods if m.r2}
         halves[mode] = _halves(report)
-        _print_halves(mode, halves[mode])
+        print(format_halves(report), flush=True)
         if args.json:
             Path(args.json).write_text(json.dumps(
                 {"recall": recall, "halves": halves, "build_s": {mode: build_s},
@@ -81,12 +89,6 @@ def _halves(report: Any) -> dict[str, list[float]]:
         h = len(m.r2) // 2
         out[m.name] = [100 * float(np.mean(x)) for x in (m.r2[:h], m.r5[:h], m.r2[h:], m.r5[h:])]
     return out
-
-
-def _print_halves(mode: str, rows: dict[str, list[float]]) -> None:
-    print(f"\n{mode}: half A (first half) R@2 / R@5, half B R@2 / R@5")
-    for name, (a2, a5, b2, b5) in rows.items():
-        print(f"{name:28s} {a2:5.1f} / {a5:5.1f}   {b2:5.1f} / {b5:5.1f}")
 
 
 if __name__ == "__main__":
