@@ -94,7 +94,7 @@ class ChunkGraphConfig:
         texts. Needs an embedder with ``embed_passage_spans`` (the bundled
         :class:`~kgpath.embeddings.LocalEmbedder`, given a C compiler); otherwise it
         falls back to ``"nodes"``. 4.6 reads per passage (the document, its themes);
-        cold build 1.17x embedding each passage once (``"nodes"`` ~5.2x), but R@5 of
+        cold build 1.06x embedding each passage once (``"nodes"`` ~5.2x), but R@5 of
         the window and sentence rows drops up to 6 points (``basic_retrieval`` -5.5); see
         :mod:`kgpath.build.chunk_graph.late`.
     min_title_chars

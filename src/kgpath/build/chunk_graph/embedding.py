@@ -33,8 +33,8 @@ derived mode keeps every row within one point, so ``"nodes"`` stays the default.
 
 ``embedding="late"`` (:mod:`kgpath.build.chunk_graph.late`, late chunking): every
 document read once by the encoder, windows and sentences pooled from its token states,
-themes embedded as texts. Ratio 1.17 on all 994 passages (912 s / 779 s, same run,
-loaded machine); dense, BM25, PCR R@5 and ``mention_expansion`` within one point, but the
+themes embedded as texts. Ratio 1.06 on all 994 passages (97.9 s / 92.1 s, same run,
+idle machine; 1.17 loaded); dense, BM25, PCR R@5 and ``mention_expansion`` within one point, but the
 rows that rank windows or walk sentences lose up to 6 points of R@5 (``basic_retrieval``
 85.5 -> 80.0), so it is an option too.
 
