@@ -293,7 +293,8 @@ def test_themes_keep_their_own_vectors(mode):
 
 
 def test_embedding_mode_is_validated():
-    with pytest.raises(ConfigError, match="embedding must be 'sentences', 'derived_windows' "):
+    with pytest.raises(ConfigError,
+                       match="embedding must be 'sentences', 'derived_windows', 'nodes' or 'late'"):
         ChunkGraphConfig(embedding="windows")
 
 

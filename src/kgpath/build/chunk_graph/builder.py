@@ -37,6 +37,7 @@ from kgpath.build.chunk_graph.config import (
     ChunkGraphConfig,
 )
 from kgpath.build.chunk_graph.embedding import SentencePlan
+from kgpath.build.chunk_graph.late import LatePlan, late_vectors
 from kgpath.build.chunk_graph.mentions import add_mention_edges
 from kgpath.build.chunk_graph.similarity import similarity_edges
 from kgpath.build.chunk_graph.themes import KeywordThemes, LLMThemes, ThemeExtractor
@@ -72,6 +73,7 @@ class ChunkGraphStats:
     edges: int = 0
     texts_embedded: int = 0
     cache_hits: int = 0
+    embedding: str = ""
     theme_source: Counter[str] = field(default_factory=Counter)
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -88,6 +90,7 @@ class ChunkGraphStats:
             "edges": self.edges,
             "texts_embedded": self.texts_embedded,
             "cache_hits": self.cache_hits,
+            "embedding": self.embedding,
             "theme_source": dict(self.theme_source),
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
         }
@@ -139,6 +142,7 @@ class ChunkGraphBuilder:
     ) -> None:
         self.config = config or ChunkGraphConfig()
         base = embedder if embedder is not None else default_embedder()
+        self._base = base
         self.embedder: Embedder = (
             CachedEmbedder(base, cache_dir, cache_key=cache_key) if cache_dir is not None else base
         )
@@ -225,17 +229,43 @@ class ChunkGraphBuilder:
         self.stats.chunks = int(plan.chunk_doc.size)
         return g
 
+    def _late(self, plan: _Plan) -> dict[str, np.ndarray] | None:
+        """``embedding="late"``: document, window and sentence vectors from one pass each."""
+        if self.config.embedding != "late":
+            return None
+        lp = LatePlan(plan.docs, plan.chunk_ranges, sentence_nodes=self.config.sentence_nodes)
+        return late_vectors(self._base, lp, head_in_spans=self.config.title_prefix)
+
     def _embedding_job(
-        self, g: KnowledgeGraph, plan: _Plan
+        self, g: KnowledgeGraph, plan: _Plan, late: dict[str, np.ndarray] | None
     ) -> tuple[list[str], Callable[[np.ndarray], np.ndarray]]:
         """The distinct texts to embed and how to turn their vectors into node vectors."""
-        if self.config.embedding == "nodes":
+        mode = self.config.embedding
+        self.stats.embedding = "nodes" if mode == "late" and late is None else mode
+        if late is not None:
+            return self._late_job(g, late)
+        if self.stats.embedding == "nodes":
             texts, rows = self._node_texts(g)
             return texts, lambda vecs: vecs[np.asarray(rows, dtype=np.int64)]
         own = self._own_vector_types()
         extra = [n.search_text for n in g.nodes if n.type in own]
         sp = SentencePlan(plan.docs, extra, title_prefix=self.config.title_prefix)
         return sp.texts, lambda vecs: self._derived_vectors(g, plan, sp, vecs)
+
+    @staticmethod
+    def _late_job(
+        g: KnowledgeGraph, late: dict[str, np.ndarray]
+    ) -> tuple[list[str], Callable[[np.ndarray], np.ndarray]]:
+        """Themes (and any node late chunking did not cover) embedded as texts."""
+        rest = {n.search_text: None for n in g.nodes if n.id not in late}
+        texts = list(rest)
+        row = {t: i for i, t in enumerate(texts)}
+
+        def assemble(vecs: np.ndarray) -> np.ndarray:
+            return np.stack([late[n.id] if n.id in late else vecs[row[n.search_text]]
+                             for n in g.nodes]).astype(np.float32)
+
+        return texts, assemble
 
     def _node_texts(self, g: KnowledgeGraph) -> tuple[list[str], list[int]]:
         """``embedding="nodes"``: every node's own text (deduplicated), row per node."""
@@ -339,9 +369,10 @@ class ChunkGraphBuilder:
         self.stats.seconds["themes"] = time.perf_counter() - t0
         g = self._graph(plan, themes)
         t0 = time.perf_counter()
-        texts, assemble = self._embedding_job(g, plan)
+        late = self._late(plan)
+        texts, assemble = self._embedding_job(g, plan, late)
         vecs = self.embedder.embed_passages(texts)
-        self._set_embeddings(g, vecs, assemble, len(texts))
+        self._set_embeddings(g, vecs, assemble, len(texts), len(plan.docs) if late else 0)
         self.stats.seconds["embedding"] = time.perf_counter() - t0
         self._similarity(g, plan)
         self._mentions(g)
@@ -358,9 +389,10 @@ class ChunkGraphBuilder:
         self.stats.seconds["themes"] = time.perf_counter() - t0
         g = self._graph(plan, themes)
         t0 = time.perf_counter()
-        texts, assemble = self._embedding_job(g, plan)
+        late = await asyncio.to_thread(self._late, plan)
+        texts, assemble = self._embedding_job(g, plan, late)
         vecs = await self.embedder.aembed_passages(texts)
-        self._set_embeddings(g, vecs, assemble, len(texts))
+        self._set_embeddings(g, vecs, assemble, len(texts), len(plan.docs) if late else 0)
         self.stats.seconds["embedding"] = time.perf_counter() - t0
         await asyncio.to_thread(self._similarity, g, plan)
         await asyncio.to_thread(self._mentions, g)
@@ -370,13 +402,14 @@ class ChunkGraphBuilder:
 
     def _set_embeddings(
         self, g: KnowledgeGraph, vecs: np.ndarray,
-        assemble: Callable[[np.ndarray], np.ndarray], n_texts: int,
+        assemble: Callable[[np.ndarray], np.ndarray], n_texts: int, documents_read: int,
     ) -> None:
+        """Check the embedder's rows and set node vectors; ``documents_read`` = late passes."""
         vecs = np.asarray(vecs, dtype=np.float32)
         if vecs.ndim != 2 or vecs.shape[0] != n_texts:
             raise EmbeddingError(f"embedder returned shape {vecs.shape} for {n_texts} texts")
         g.set_embeddings(assemble(vecs))
-        self.stats.texts_embedded = n_texts
+        self.stats.texts_embedded = n_texts + documents_read
 
 
 def build_chunk_graph(

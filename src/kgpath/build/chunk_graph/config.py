@@ -88,7 +88,15 @@ class ChunkGraphConfig:
         themes only, documents derived the same way (7.7 texts per passage, ~1.2x). Both
         derived modes deviate from the article and cost recall on HotpotQA-100 (R@5: PCR
         -3.0, ``basic_retrieval`` -1.5, and with ``"sentences"`` dense -3.5); see
-        :mod:`kgpath.build.chunk_graph.embedding`.
+        :mod:`kgpath.build.chunk_graph.embedding`. ``"late"`` (late chunking, a
+        deviation): each document is read once by the encoder and its window and
+        sentence vectors are pooled from its token states; themes are embedded as
+        texts. Needs an embedder with ``embed_passage_spans`` (the bundled
+        :class:`~kgpath.embeddings.LocalEmbedder`, given a C compiler); otherwise it
+        falls back to ``"nodes"``. 4.6 reads per passage (the document, its themes);
+        cold build 1.06x embedding each passage once (``"nodes"`` ~5.2x), but R@5 of
+        the window and sentence rows drops up to 6 points (``basic_retrieval`` -5.5); see
+        :mod:`kgpath.build.chunk_graph.late`.
     min_title_chars
         Shortest normalised title (characters, spaces excluded) the mention layer matches;
         shorter titles (``"It"``, ``"Up"``) are mostly ordinary words.
@@ -120,9 +128,9 @@ class ChunkGraphConfig:
                 raise ConfigError(f"{name} must be an int >= {lo}, got {v!r}")
         if not isinstance(self.mention_edges, bool):
             raise ConfigError(f"mention_edges must be a bool, got {self.mention_edges!r}")
-        if self.embedding not in ("sentences", "derived_windows", "nodes"):
+        if self.embedding not in ("sentences", "derived_windows", "nodes", "late"):
             raise ConfigError(
-                "embedding must be 'sentences', 'derived_windows' or 'nodes', got "
+                "embedding must be 'sentences', 'derived_windows', 'nodes' or 'late', got "
                 f"{self.embedding!r}"
             )
         if self.stride > self.window:
