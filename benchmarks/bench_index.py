@@ -105,9 +105,17 @@ def _kg(out: dict[str, Any], corpus: dict[str, list[str]], embedder: Any) -> Non
     out["kg_ratio"] = out["kg_s"] / out["embed_once_s"]
     out["kg_nodes"], out["kg_edges"], out["kg_nodes_embedded_by_index"] = (
         len(g), g.num_edges, missing)
+    # Second reference: the graph's own passages (chunks of <= 1,200 chars) embedded once.
+    # Batches of 64 in corpus order are padded to their longest text, so capping the length
+    # makes this cheaper than ``embed_once`` (which is why kg_ratio can come out below 1).
+    chunks = [p.text for p in g.passages.values()]
+    _, out["embed_chunks_once_s"] = _timed(lambda: embedder.embed_passages(chunks))
+    out["kg_ratio_vs_chunks"] = out["kg_s"] / out["embed_chunks_once_s"]
     print(f"KnowledgeGraph.from_documents: {out['kg_from_documents_s']:.1f} s "
           f"({len(g)} nodes, {g.num_edges} edges); GraphIndex.build: {out['kg_index_s']:.1f} s "
-          f"({missing} nodes embedded); kg_ratio {out['kg_ratio']:.2f}", flush=True)
+          f"({missing} nodes embedded); kg_ratio {out['kg_ratio']:.2f}; its {len(chunks)} passages "
+          f"embedded once: {out['embed_chunks_once_s']:.1f} s, ratio to that "
+          f"{out['kg_ratio_vs_chunks']:.2f}", flush=True)
 
 
 if __name__ == "__main__":
