@@ -6,8 +6,6 @@ the rule that produces or blocks it is named in the test.
 
 from __future__ import annotations
 
-import importlib.util
-import json
 from pathlib import Path
 
 import pytest
@@ -118,33 +116,6 @@ def test_bad_max_path_is_a_typed_error() -> None:
 
     with pytest.raises(ConfigError, match="max_path"):
         SpacyExtractor(max_path=0)
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_extraction", ROOT / "benchmarks" / "bench_extraction.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_benchmark_halves_are_the_stated_slices() -> None:
-    b = _bench()
-    assert [(n, s.start, s.stop) for n, s in b.HALVES] == [
-        ("q0-24", 0, 25), ("q25-49", 25, 50), ("all-50", 0, 50)]
-
-
-@needs_spacy
-def test_benchmark_halves_partition_the_gold() -> None:
-    b = _bench()
-    labels = json.loads((ROOT / "tests" / "data" / "hotpotqa_labels_50.json").read_text(
-        encoding="utf-8"))
-    out = b.run_halves(labels)
-    for key in ("all_edges", "no_cooccurrence"):
-        first, second, both = (out[h][key] for h in ("q0-24", "q25-49", "all-50"))
-        assert first["gold"] + second["gold"] == both["gold"] == sum(
-            len(d["triples"]) for d in labels)
-        assert first["matched_pred"] + second["matched_pred"] == both["matched_pred"]
 
 
 @needs_spacy

@@ -123,3 +123,22 @@ def test_judged_precision_hand_computed():
     assert (out["true"], out["pred"], out["unjudged"]) == (1, 3, 1)
     assert out["precision"] == pytest.approx(1 / 3)
     assert b.judged([("T", [])], verdicts)["precision"] == 0.0
+
+
+def test_benchmark_halves_are_the_stated_slices() -> None:
+    b = _bench()
+    assert [(n, s.start, s.stop) for n, s in b.HALVES] == [
+        ("q0-24", 0, 25), ("q25-49", 25, 50), ("all-50", 0, 50)]
+
+
+@pytest.mark.skipif(not _has_spacy(), reason="spaCy English pipeline missing")
+def test_benchmark_halves_partition_the_gold() -> None:
+    b = _bench()
+    labels = json.loads(LABELS.read_text(
+        encoding="utf-8"))
+    out = b.run_halves(labels)
+    for key in ("all_edges", "no_cooccurrence"):
+        first, second, both = (out[h][key] for h in ("q0-24", "q25-49", "all-50"))
+        assert first["gold"] + second["gold"] == both["gold"] == sum(
+            len(d["triples"]) for d in labels)
+        assert first["matched_pred"] + second["matched_pred"] == both["matched_pred"]
