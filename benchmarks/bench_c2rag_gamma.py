@@ -2,11 +2,11 @@
 
 For each γ: resolved share and precision of the 2 hops of every demo question
 (:func:`kgpath.demo.c2rag.gamma_sweep`; a resolved hop is right when its top candidate is
-the gold node), on the tuning half (questions 1, 3, 5, ...) where the ``S_rel`` defaults
-ε = 0.03, γ = 2.5 were chosen (largest resolved share with precision >= 0.9 over the ε x γ
-grid printed first, tuning half only) and on the held-out half (2, 4, ...). Then the same for the offline bi-encoder reranker at its paper γ, and the
-time of a fresh retriever's first question with the corpus re-embedded (before issue 12)
-and with the shared passage vectors.
+the gold node), on the tuning half (questions 1, 3, 5, ...) where the ``S_rel`` defaults ε =
+0.03, γ = 2.5 were chosen (largest resolved share with precision >= 0.9 over the ε x γ grid
+printed first, tuning half only) and on the held-out half (2, 4, ...). Then the same for the
+offline bi-encoder reranker at its paper γ, and the time of a fresh retriever's first question
+with the corpus re-embedded (before issue 12) and with the shared passage vectors.
 
 Run: ``python benchmarks/bench_c2rag_gamma.py [--embedder local|hashing]``
 """

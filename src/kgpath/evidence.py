@@ -15,9 +15,10 @@ Outputs
     score, or hit order then provenance with ``passage_order="hits"``; PathRAG: the prompt's
     Sources as the authors' code selects them, high-level relations' passages then the
     retrieved entities' passages, then the paths' provenance, or path reliability then
-    provenance with ``passages="paths"``; C2RAG: global score over the pooled evidence, Appendix B; schema-guided: the passages it
-    scored, then the provenance of its ranked nodes and triples; traversal: documents in the
-    order their first sentence was extracted). When the graph cites no passage for an item,
+    provenance with ``passages="paths"``; C2RAG: global score over the pooled evidence,
+    Appendix B; schema-guided: the passages it scored, then the provenance of its ranked
+    nodes and triples; traversal: documents in the order their first sentence was
+    extracted). When the graph cites no passage for an item,
     that item is returned in its native kind instead, so nothing retrieved is lost.
 ``output="native"``
     The method's own unit: PCR nodes, PathRAG paths, C2RAG evidence (passages and

@@ -149,11 +149,11 @@ class C2RAGConfig:
         ε is 0.03 for it: with ``K_s = 3`` the min-shift of Eq. 7 gives the third
         candidate weight ``ε/Σ``, so with ε = 0.01 ``N_eff`` hardly exceeds 2 and γ = 2
         sat at the edge of that range (a γ of 2.02 already cost precision on the tuning
-        half); ε = 0.03, about the gap between relation cosines the bi-encoder treats
-        as a tie, spreads ``N_eff`` over more of ``[1, 3]`` (see the module notes). Candidates sharing a relation string tie under ``S_rel`` and
-        stay ambiguous, which is the intended outcome (the relation cannot tell them
-        apart). Give a reranker, or ``scorer="reranker"``, for the paper's path; it is
-        unchanged.
+        half); ε = 0.03, about the gap between relation cosines the bi-encoder treats as
+        a tie, spreads ``N_eff`` over more of ``[1, 3]`` (see the module notes).
+        Candidates sharing a relation string tie under ``S_rel`` and stay ambiguous,
+        which is the intended outcome (the relation cannot tell them apart). Give a
+        reranker, or ``scorer="reranker"``, for the paper's path; it is unchanged.
     """
 
     m: int = 3
