@@ -122,3 +122,44 @@ def test_for_passages_preset_sets_the_measured_options_and_takes_overrides():
     assert cfg.unit_order == "question"
     assert cfg.num_nodes == PathRAGConfig().num_nodes  # everything else stays the default
     assert PathRAGConfig.for_passages(unit_order="relation_count").unit_order == "relation_count"
+
+
+class _AsyncOnly(HashingEmbedder):
+    """Records every sync call made while ``forbid`` is set (the async path must make none)."""
+
+    forbid = False
+    sync_calls: list[str] = []
+
+    def embed_queries(self, texts):  # type: ignore[no-untyped-def]
+        if self.forbid:
+            self.sync_calls.append("embed_queries")
+        return super().embed_queries(texts)
+
+    def embed_passages(self, texts):  # type: ignore[no-untyped-def]
+        if self.forbid:
+            self.sync_calls.append("embed_passages")
+        return super().embed_passages(texts)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # num_nodes covers this small graph
+def test_aretrieve_with_question_order_makes_no_sync_embedder_call():
+    import asyncio
+
+    g = graph()
+    emb = _AsyncOnly()
+    r = PathRAGRetriever(g, embedder=emb, config=PathRAGConfig.for_passages(num_nodes=3))
+
+    async def run():  # type: ignore[no-untyped-def]
+        await r.index.abuild()
+        emb.forbid = True
+        try:
+            return await r.aretrieve("text of X and Y")
+        finally:
+            emb.forbid = False
+
+    res = asyncio.run(run())
+    assert emb.sync_calls == []  # the question's vector came with the keywords' request
+    ref = PathRAGRetriever(g, embedder=HashingEmbedder(),
+                           config=PathRAGConfig.for_passages(num_nodes=3))
+    want = ref.retrieve("text of X and Y")
+    assert [(e.id, e.score) for e in res.evidence()] == [(e.id, e.score) for e in want.evidence()]

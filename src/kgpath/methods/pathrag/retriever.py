@@ -13,6 +13,7 @@ import numpy as np
 from kgpath._config import with_overrides
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
+from kgpath.index.passage_vectors import passage_cache
 from kgpath.llm import LLM
 from kgpath.methods.pathrag.config import PathRAGConfig
 from kgpath.methods.pathrag.edgeflow import edge_flow_pool
@@ -175,9 +176,9 @@ class PathRAGRetriever:
         t0 = time.perf_counter()
         kws = extract_keywords(q, self.llm, prompt=self.keyword_prompt)
         words, high = self._embed(q, kws, cfg)
-        kv = self.index.embedder.embed_queries(words + high)
+        kv = self.index.embedder.embed_queries(words + high + _query_row(q, cfg))
         t1 = time.perf_counter()
-        return self._after_embedding(q, kws, kv, len(words), cfg, (t1 - t0) * 1e3)
+        return self._after_embedding(q, kws, kv, (len(words), len(high)), cfg, (t1 - t0) * 1e3)
 
     async def aretrieve(self, query: str, **overrides: Any) -> PathRAGResult:
         """Async :meth:`retrieve` (LLM and keyword embedding awaited)."""
@@ -186,27 +187,35 @@ class PathRAGRetriever:
         t0 = time.perf_counter()
         kws = await aextract_keywords(q, self.llm, prompt=self.keyword_prompt)
         words, high = self._embed(q, kws, cfg)
-        kv = await self.index.embedder.aembed_queries(words + high)
+        kv = await self.index.embedder.aembed_queries(words + high + _query_row(q, cfg))
+        if _query_row(q, cfg):  # the passage vectors of unit_order, awaited (not sync)
+            await _apassage_vectors(self.index)
         t1 = time.perf_counter()
-        return self._after_embedding(q, kws, kv, len(words), cfg, (t1 - t0) * 1e3)
+        return self._after_embedding(q, kws, kv, (len(words), len(high)), cfg, (t1 - t0) * 1e3)
 
     def _after_embedding(
         self,
         query: str,
         kws: KeywordExtraction,
         kv: np.ndarray,
-        n_words: int,
+        rows: tuple[int, int],
         cfg: PathRAGConfig,
         keywords_ms: float,
     ) -> PathRAGResult:
-        """Section 4.1 from the keyword vectors (node rows first, then the high-level row)."""
+        """Section 4.1 from the keyword vectors.
+
+        ``rows`` = (node keyword rows, high-level rows: 0 or 1); a last row, when present, is
+        the question's own vector (:func:`_query_row`).
+        """
         t1 = time.perf_counter()
         kv = np.atleast_2d(np.asarray(kv, dtype=np.float32))
+        n_words, n_high = rows
         nodes = self._nodes_for(query, kws, kv[:n_words], cfg)
-        relations = self._relations_for(kv[n_words] if kv.shape[0] > n_words else None, cfg)
+        relations = self._relations_for(kv[n_words] if n_high else None, cfg)
+        qv = kv[n_words + n_high] if kv.shape[0] > n_words + n_high else None
         timings = {"keywords_ms": keywords_ms, "nodes_ms": (time.perf_counter() - t1) * 1e3}
         covers = _check_coverage(cfg, self.graph)
-        return self._finish(query, kws, nodes, cfg, timings, relations, covers)
+        return self._finish(query, kws, nodes, cfg, timings, relations, covers, qv)
 
     def retrieve_from_nodes(
         self, query: str, node_ids: Sequence[str], **overrides: Any
@@ -233,6 +242,7 @@ class PathRAGRetriever:
         timings: dict[str, float],
         relations: list[RetrievedRelation] | None = None,
         covers: bool = False,
+        query_vector: np.ndarray | None = None,
     ) -> PathRAGResult:
         """Sections 4.2-4.3 from the retrieved nodes: paths, ordering, prompt, result."""
         ordering = get_ordering(cfg.ordering)
@@ -258,7 +268,7 @@ class PathRAGRetriever:
         trace["timings_ms"] = timings
         units = prompt_text_units(
             self.graph, flow_adjacency(self.graph, "undirected"), nodes, relations,
-            self._passage_similarity(query, cfg),
+            self._passage_similarity(query, cfg, query_vector),
             QUESTION_WEIGHT if cfg.unit_order == "question" else None)
         return PathRAGResult(
             query=query,
@@ -278,14 +288,22 @@ class PathRAGRetriever:
             text_units=tuple(units),
         )
 
-    def _passage_similarity(self, query: str, cfg: PathRAGConfig) -> dict[str, float] | None:
-        """Cosine of the query to every passage (``unit_order`` "similarity"/"question")."""
+    def _passage_similarity(
+        self, query: str, cfg: PathRAGConfig, qv: np.ndarray | None = None
+    ) -> dict[str, float] | None:
+        """Cosine of the query to every passage (``unit_order`` "similarity"/"question").
+
+        ``qv``: the query's vector when the keyword request already embedded it (always on
+        :meth:`aretrieve`, so the async path makes no sync embedder call).
+        """
         if cfg.unit_order == "relation_count":
             return None
         pv = self.index.passage_vectors()
         if pv is None:
             return None
-        qv = np.asarray(self.index.embedder.embed_queries([query])[0], dtype=np.float32)
+        if qv is None:
+            qv = self.index.embedder.embed_queries([query])[0]
+        qv = np.asarray(qv, dtype=np.float32)
         return dict(zip(pv.ids, (pv.matrix @ qv).tolist(), strict=True))
 
     def _paths(
@@ -419,6 +437,22 @@ def _edge_degree(g: KnowledgeGraph) -> np.ndarray:
     deg = np.diff(csr["out_indptr"]) + np.bincount(csr["out_indices"], minlength=g.num_nodes)
     ends = [(g.index_of(e.source), g.index_of(e.target)) for e in g.edges]
     return np.asarray([deg[a] + deg[b] for a, b in ends], dtype=np.int64)
+
+
+def _query_row(query: str, cfg: PathRAGConfig) -> list[str]:
+    """The question itself, embedded with the keywords when ``unit_order`` needs its vector."""
+    return [] if cfg.unit_order == "relation_count" else [query]
+
+
+async def _apassage_vectors(index: GraphIndex) -> None:
+    """Embed the passages missing from the shared cache through ``aembed_passages``."""
+    cache = passage_cache(index.graph, index.embedder)
+    with cache.lock:
+        missing = cache.missing(index.graph)
+    if missing:  # awaited outside the (thread) lock, as kgpath.ingest.vectors does
+        vecs = await index.embedder.aembed_passages([p.text for p in missing])
+        with cache.lock:
+            cache.add(missing, vecs)
 
 
 def _node_keywords(query: str, kws: KeywordExtraction, cfg: PathRAGConfig) -> tuple[str, ...]:
