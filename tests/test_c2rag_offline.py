@@ -118,3 +118,21 @@ def test_fallback_plan_keeps_fallback_k_t_passages_user_plan_keeps_k_t() -> None
     assert off.retrieve("who starred in Heat", gamma=1.0).config.k_t == 3
     with pytest.raises(ConfigError, match="fallback_k_t"):
         C2RAGConfig(fallback_k_t=9)
+
+
+def test_empty_fallback_plan_embeds_only_the_recovery_texts() -> None:
+    """No entity named: the plan is empty, only Eq. 11-12 run, so no relation is embedded."""
+    calls: list[list[str]] = []
+
+    class Recording(HashingEmbedder):
+        def embed_queries(self, texts):  # type: ignore[no-untyped-def]
+            calls.append(list(texts))
+            return super().embed_queries(texts)
+
+    g = KnowledgeGraph.from_triples(
+        [("a", "founded", "b"), ("b", "located in", "c")],
+        {"p": "a founded b", "q": "b located in c"}, provenance=[["p"], ["q"]])
+    res = ConstraintCheckedRetriever(g, embedder=Recording()).retrieve("who founded zzz?")
+    assert res.plan.constraints == ()
+    # Lin = the query; Eq. 12's rerank query = query + " | " + Lin (rerank_input default)
+    assert calls == [["who founded zzz?", "who founded zzz? | who founded zzz?"]]

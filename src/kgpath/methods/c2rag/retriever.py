@@ -349,9 +349,10 @@ class ConstraintCheckedRetriever:
                     reason="empty plan: textual recovery over the query", recovery=rec,
                 )
             )
-        if cfg.relation_vectors == "graph":
-            yield from self._graph_relations()
-        yield from self._prefetch_plan(query, plan, cfg)
+        if plan.constraints:  # an empty plan embeds no relation (Eq. 5 never runs)
+            if cfg.relation_vectors == "graph":
+                yield from self._graph_relations()
+            yield from self._prefetch_plan(query, plan, cfg)
         yield from self._run_p1(query, plan, cfg, run)
         pending = yield from self._run_p2(query, plan, cfg, run)
         yield from self._run_ungrounded(query, plan, cfg, run, pending)
