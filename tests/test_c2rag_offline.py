@@ -116,8 +116,11 @@ def test_fallback_plan_keeps_fallback_k_t_passages_user_plan_keeps_k_t() -> None
     off = ConstraintCheckedRetriever(g, embedder=HashingEmbedder(),
                                      config=C2RAGConfig(fallback_k_t=None))
     assert off.retrieve("who starred in Heat", gamma=1.0).config.k_t == 3
-    with pytest.raises(ConfigError, match="fallback_k_t"):
-        C2RAGConfig(fallback_k_t=9)
+    # min(max(k_t, fallback_k_t), k_t_pool): capped by the pool, never below k_t
+    assert C2RAGConfig(fallback_k_t=9).for_plan("fallback").k_t == 8
+    assert C2RAGConfig(k_t_pool=4).for_plan("fallback").k_t == 4  # valid, capped
+    assert C2RAGConfig(k_t=7).for_plan("fallback").k_t == 7
+    assert C2RAGConfig(k_t=2).for_plan("user").k_t == 2
 
 
 def test_empty_fallback_plan_embeds_only_the_recovery_texts() -> None:

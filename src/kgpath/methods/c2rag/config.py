@@ -131,7 +131,8 @@ class C2RAGConfig:
         often a single one, so three passages per constraint left C2RAG fewer passages
         than the five a reader (or R@5) takes. Chosen on HotpotQA-100 q0-49 (offline
         graph, R@5 with ``K_t`` = 3 / 4 / 5 / 6: 82 / 85 / 86 / 86; 5 is the smallest
-        best; q50-99: 78 / 82 / 85 / 83). LLM and user plans keep ``k_t``.
+        best; q50-99: 78 / 82 / 85 / 83). LLM and user plans keep ``k_t``; see
+        :meth:`for_plan` for how it combines with ``k_t`` and ``k_t_pool``.
 
     Offline scorer (a deviation, with evidence)
         The paper scores ``C_init`` with a cross-encoder (bge-reranker-v2-m3) whose logits
@@ -186,10 +187,6 @@ class C2RAGConfig:
                 f"k_t ({self.k_t}) must be <= k_t_pool ({self.k_t_pool}): Eq. 12 reranks "
                 "the K'_t passages and keeps K_t of them"
             )
-        if self.fallback_k_t is not None and self.fallback_k_t > self.k_t_pool:
-            raise ConfigError(
-                f"fallback_k_t ({self.fallback_k_t}) must be <= k_t_pool ({self.k_t_pool})"
-            )
         for name in ("gamma", "epsilon"):
             v = getattr(self, name)
             if v is None:
@@ -236,10 +233,16 @@ class C2RAGConfig:
             )
 
     def for_plan(self, source: str) -> C2RAGConfig:
-        """The config for a plan from ``source``: ``fallback_k_t`` for the fallback plan."""
-        if source != "fallback" or self.fallback_k_t in (None, self.k_t):
+        """The config for a plan from ``source``: ``fallback_k_t`` for the fallback plan.
+
+        The fallback plan keeps ``min(max(k_t, fallback_k_t), k_t_pool)`` passages: never
+        fewer than ``k_t``, never more than Eq. 12's pool (so ``k_t_pool=4`` alone stays a
+        valid config).
+        """
+        if source != "fallback" or self.fallback_k_t is None:
             return self
-        return dataclasses.replace(self, k_t=self.fallback_k_t)
+        k_t = min(max(self.k_t, self.fallback_k_t), self.k_t_pool)
+        return self if k_t == self.k_t else dataclasses.replace(self, k_t=k_t)
 
     def resolve(self, *, reranker_given: bool) -> C2RAGConfig:
         """Return the config with ``scorer``, ``gamma`` and ``epsilon`` made concrete.
