@@ -47,9 +47,12 @@ class PathRAGResult:
     they open the prompt's context, right after the query (section 5.1.3). They are not
     evidence items."""
     text_units: tuple[TextUnit, ...] = ()
-    """The prompt's Sources as the authors' code selects them
-    (:mod:`kgpath.methods.pathrag.sources`): the relations' passages, then the retrieved
-    entities' passages by entity rank and relation count."""
+    """The passages the authors' code puts in its prompt's Sources table, selected as it
+    does (:mod:`kgpath.methods.pathrag.sources`): the relations' passages, then the retrieved
+    entities' passages by entity rank and relation count. kgpath returns them as passage
+    evidence (``evidence(output="passages")``); its own :attr:`prompt` holds the relations
+    and paths of sections 5.1.3 and Eq. 5-6, not this table, so a reader's chain feeds
+    them through the retriever's documents instead."""
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.paths)

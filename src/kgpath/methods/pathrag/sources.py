@@ -43,7 +43,7 @@ QUESTION_WEIGHT = 0.7
 
 @dataclass(frozen=True)
 class TextUnit:
-    """A passage of the prompt's Sources, with the item that brought it in first."""
+    """A passage of the authors' Sources table, with the item that brought it in first."""
 
     passage_id: str
     order: int
