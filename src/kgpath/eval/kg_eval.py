@@ -15,7 +15,8 @@ per method and hop count on the reachable questions, anchor given
 ``--json FILE`` writes ``{"dataset", "methods": {name: {metric: value}}}`` (keys ``R@2``,
 ``R@5``, or ``Hits@1``, ``Hits@10`` per hop as ``"<h>hop"`` sub-dicts plus the overall
 values). ``--halves`` prints questions ``0..n/2-1`` and ``n/2..n-1`` separately (the
-graph-augmented constants were chosen on the first half only).
+graph-augmented constants were chosen on the first half only); on MetaQA, each hop's
+reachable questions in file order, the first half taking the odd one.
 """
 
 from __future__ import annotations
