@@ -141,3 +141,21 @@ def test_templates_need_the_in_memory_backend(films, table_embedder, tmp_path):
             db.retrieve(Q, anchor="ann", score="template", direction="both")
     finally:
         drv.close()
+
+
+def test_relation_codes_cached_per_version_and_dropped_with_the_graph():
+    import gc
+
+    from kgpath.methods.pcr import templates
+
+    g = KnowledgeGraph.from_triples([("a", "r", "b"), ("b", "s", "c"), ("c", "r", "a")])
+    codes, labels = templates.relation_codes(g)
+    assert codes.tolist() == [0, 1, 0] and labels == ["r", "s"]
+    assert templates.relation_codes(g)[0] is codes  # cached
+    g.add_edge("a", "c", relation="t")
+    assert templates.relation_codes(g)[0].tolist() == [0, 1, 0, 2]
+    key = id(g)
+    assert key in templates._CODES
+    del g
+    gc.collect()
+    assert key not in templates._CODES  # the cache never keeps a graph alive
