@@ -262,20 +262,29 @@ def rank_by_templates(
 ) -> list[tuple[int, int, float]]:
     """Top-``k`` ``(node index, template index, node score)``: best template, then node score.
 
-    ``node_score(indices) -> scores`` is called once per template visited (best first) on the
-    nodes it newly reaches; ``exclude`` (the anchors, unless included) is never returned.
+    Templates of equal score form one group, so a node's own score breaks ties between
+    them (then template order, then endpoint order). ``node_score(indices) -> scores`` is
+    called once per group visited (best first) on the nodes it newly reaches; ``exclude``
+    (the anchors, unless included) is never returned.
     """
     seen = set(exclude)
     out: list[tuple[int, int, float]] = []
-    for ti in best_templates(tscores):
-        new = np.asarray([v for v in templates[int(ti)].endpoints.tolist() if v not in seen],
-                         np.int64)
-        if not len(new):
+    order = best_templates(tscores)
+    cuts = np.flatnonzero(np.diff(np.asarray(tscores)[order])) + 1
+    for group in np.split(order, cuts):
+        new: list[int] = []
+        owner: list[int] = []
+        for ti in group.tolist():
+            for v in templates[ti].endpoints.tolist():
+                if v not in seen:
+                    seen.add(v)
+                    new.append(v)
+                    owner.append(ti)
+        if not new:
             continue
-        seen.update(new.tolist())
-        ns = np.asarray(node_score(new), np.float32)
-        for j in np.lexsort((np.arange(len(new)), -ns))[:k - len(out)]:
-            out.append((int(new[j]), int(ti), float(ns[j])))
+        ns = np.asarray(node_score(np.asarray(new, np.int64)), np.float32)
+        for j in np.lexsort((np.arange(len(new)), -ns))[:k - len(out)].tolist():
+            out.append((new[j], owner[j], float(ns[j])))
         if len(out) >= k:
             break
     return out
