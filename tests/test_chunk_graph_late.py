@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import shutil
+from typing import Any
 
 import numpy as np
 import pytest
@@ -202,3 +203,48 @@ def test_token_engine_rejects_overlong_sequences():
     e = _engine()
     with pytest.raises(EmbeddingError, match="1..512"):
         e.hidden([np.zeros(513, dtype=np.int32)])
+
+
+class _FakeEngine:
+    """Token ids = word lengths; hidden state of token t = (t, 1): pooling is hand-checkable.
+
+    Records weak references to each batch's output so a test can see which stay alive.
+    """
+
+    dim, bos, eos, max_positions = 2, 0, 0, 6  # windows of 4 content tokens
+
+    def __init__(self) -> None:
+        self.alive_before_call: list[int] = []
+        self._refs: list[Any] = []
+
+    def tokenize(self, text: str) -> np.ndarray:
+        return np.asarray([len(w) for w in text.split()], np.int32)
+
+    def hidden(self, seqs):
+        import gc
+        import weakref
+
+        gc.collect()
+        self.alive_before_call.append(sum(r() is not None for r in self._refs))
+        out = np.concatenate([np.stack([np.asarray(s, np.float32), np.ones(len(s))], 1)
+                              for s in seqs])
+        self._refs.append(weakref.ref(out))
+        off = np.cumsum([0, *(len(s) for s in seqs)])
+        return [out[off[i]:off[i + 1]] for i in range(len(seqs))]
+
+
+def test_late_chunk_pools_each_document_when_read_and_drops_its_states(monkeypatch):
+    from kgpath import token_engine
+
+    monkeypatch.setattr(token_engine, "BATCH_TOKENS", 6)  # one short document per call
+    e = _FakeEngine()
+    docs = [["", "aa bbb"], ["", "c dddd"], ["", "ee f ggg hh iii"]]  # the last: 2 windows
+    spans = [np.array([[1, 2]]), np.array([[1, 2]]), np.array([[1, 2]])]
+    _, s = token_engine.late_chunk(e, docs, spans, prefix="p ", head_in_spans=False)
+    # spans cover the sentence's tokens (word lengths), states (t, 1): mean (mean t, 1)
+    for row, lengths in zip(s, ([2, 3], [1, 4], [2, 1, 3, 2, 3]), strict=True):
+        want = np.asarray([np.mean(lengths), 1.0])
+        np.testing.assert_allclose(row[0], want / np.linalg.norm(want), rtol=1e-6)
+    # each call sees no earlier batch alive, except the one holding the unfinished
+    # third document's first window (its second window is the last call)
+    assert e.alive_before_call == [0, 0, 0, 1]

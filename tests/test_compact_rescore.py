@@ -84,3 +84,12 @@ def test_graph_index_int8_float16_pcr_equals_float16():
 def test_unknown_kind_names_the_kinds():
     with pytest.raises(ConfigError, match="int8\\+float16"):
         GraphIndex(KnowledgeGraph(), HashingEmbedder(8), vectors="int4")
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, "8"])
+def test_rescore_top_must_be_a_positive_int(bad):
+    # 0 or a negative count used to fail on the first query, inside np.partition
+    with pytest.raises(ConfigError, match=r"rescore_top must be a positive int, got"):
+        CompactVectorIndex(np.eye(4, dtype=np.float32), kind="int8+float16", rescore_top=bad)
+    store = CompactVectorIndex(np.eye(4, dtype=np.float32), kind="int8+float16", rescore_top=1)
+    assert store.scores(np.eye(4, dtype=np.float32)[2]).tolist() == [0.0, 0.0, 1.0, 0.0]

@@ -87,6 +87,26 @@ def test_compact_rejects_what_the_object_mode_rejects(ids, src, dst, match):
             KnowledgeGraph.from_arrays(ids, src, dst, compact=compact)
 
 
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"texts": [None, None]}, r"texts\[0\] must be a string"),  # all falsy: still checked
+        ({"texts": ["", 0]}, r"texts\[1\] must be a string"),
+        ({"relations": [None]}, r"relations\[0\] must be a string"),  # object mode too
+    ],
+)
+def test_both_modes_reject_non_string_texts_and_relations(kw, match):
+    for compact in (False, True):
+        with pytest.raises(GraphError, match=match):
+            KnowledgeGraph.from_arrays(["a", "b"], [0], [1], compact=compact, **kw)
+
+
+def test_all_empty_texts_keep_no_text_column():
+    obj, com = _both(["a", "b"], [0], [1], texts=["", ""])
+    assert com.nodes.texts is None
+    assert [n.text for n in com.nodes] == [n.text for n in obj.nodes] == ["", ""]
+
+
 def test_mutation_converts_to_object_mode():
     g = KnowledgeGraph.from_arrays(["a", "b"], [0], [1], compact=True)
     v0 = g.version

@@ -145,6 +145,23 @@ def test_anchor_fallback_passage(pcr, graph, table_embedder):
     assert (res.anchor_resolution, res.anchor.id, res.passages) == ("similarity", "d", None)
 
 
+def test_async_passage_fallback_embeds_through_the_async_api(graph, table_embedder):
+    # anchor_fallback="passage" with hit order: aretrieve must embed the corpus with
+    # aembed_passages, never the blocking embed_passages inside the event loop
+    class AsyncOnly(table_embedder):  # type: ignore[misc,valid-type]
+        def embed_passages(self, texts, **kw):
+            raise AssertionError("sync embed_passages called from aretrieve")
+
+        async def aembed_passages(self, texts, **kw):
+            return self._embed(list(texts), "passage")
+
+    table = {"q": [1.0, 0.0], **{f"text {p}": v for p, v in PASSAGES.items()}}
+    pcr = PathConstrainedRetriever(graph, embedder=AsyncOnly(table))
+    res = asyncio.run(pcr.aretrieve("q", link_anchors=False, anchor_fallback="passage",
+                                    passage_order="hits"))
+    assert (res.anchor_resolution, [a.id for a in res.anchors]) == ("passage", ["a", "f"])
+
+
 def test_max_anchors_caps_linked_anchors(graph, table_embedder):
     emb = table_embedder({"q": [1.0, 0.0], "Node B and Node C": [1.0, 0.0],
                           **{f"text {p}": v for p, v in PASSAGES.items()}})

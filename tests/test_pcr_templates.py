@@ -141,3 +141,45 @@ def test_templates_need_the_in_memory_backend(films, table_embedder, tmp_path):
             db.retrieve(Q, anchor="ann", score="template", direction="both")
     finally:
         drv.close()
+
+
+def test_relation_codes_cached_per_version_and_dropped_with_the_graph():
+    import gc
+
+    from kgpath.methods.pcr import templates
+
+    g = KnowledgeGraph.from_triples([("a", "r", "b"), ("b", "s", "c"), ("c", "r", "a")])
+    codes, labels = templates.relation_codes(g)
+    assert codes.tolist() == [0, 1, 0] and labels == ["r", "s"]
+    assert templates.relation_codes(g)[0] is codes  # cached
+    g.add_edge("a", "c", relation="t")
+    assert templates.relation_codes(g)[0].tolist() == [0, 1, 0, 2]
+    key = id(g)
+    assert key in templates._CODES
+    del g
+    gc.collect()
+    assert key not in templates._CODES  # the cache never keeps a graph alive
+
+
+def test_equal_template_scores_are_tied_by_node_score():
+    from kgpath.methods.pcr.templates import Template, rank_by_templates
+
+    def t(*ends):
+        return Template(0, (("r", True),), (np.asarray([0]), np.asarray(ends)))
+
+    # templates 0 and 1 tie at 0.5 (template 2 is worse); node scores 1: 0.2, 2: 0.9,
+    # 3: 0.4, 4: 1.0. Ties across templates 0 and 1 go by node score: 2, 3, 1; node 4
+    # (template 2 only) comes last whatever its own score; node 2 keeps template 0.
+    tmpl = [t(1, 2), t(2, 3), t(4)]
+    ns = {1: 0.2, 2: 0.9, 3: 0.4, 4: 1.0}
+    calls = []
+
+    def node_score(idx):
+        calls.append(idx.tolist())
+        return np.asarray([ns[i] for i in idx.tolist()])
+
+    got = rank_by_templates(tmpl, np.asarray([0.5, 0.5, 0.1]), node_score, 10, exclude={0})
+    assert [(v, ti) for v, ti, _ in got] == [(2, 0), (3, 1), (1, 0), (4, 2)]
+    assert calls == [[1, 2, 3], [4]]  # once per group of equal-score templates
+    assert [(v, ti) for v, ti, _ in rank_by_templates(
+        tmpl, np.asarray([0.5, 0.5, 0.1]), node_score, 2, exclude={0})] == [(2, 0), (3, 1)]

@@ -26,7 +26,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -230,34 +230,43 @@ def late_chunk(
     With ``head_in_spans`` every span's mean also covers the head piece's tokens
     (``prefix`` and head), as a text embedded with a title prefix would.
     """
+    if len(spans) != len(docs):
+        raise EmbeddingError(f"late_chunk got {len(spans)} span arrays for {len(docs)} documents")
     toks = []
     for pieces in docs:
         parts = [engine.tokenize(prefix + pieces[0] if pieces[0] else prefix.rstrip())]
         parts += [engine.tokenize(p) for p in pieces[1:]]
         toks.append(parts)
-    doc_vecs, states = _forward(engine, [np.concatenate(parts) for parts in toks])
-    span_vecs = []
-    for parts, hs, sp in zip(toks, states, spans, strict=True):
+    span_vecs: list[np.ndarray] = [np.zeros((0, engine.dim), np.float32)] * len(docs)
+
+    def pool(i: int, hs: list[np.ndarray]) -> None:
         h = np.concatenate(hs).astype(np.float64)
-        bounds = np.concatenate([[0], np.cumsum([len(p) for p in parts])])
+        bounds = np.concatenate([[0], np.cumsum([len(p) for p in toks[i]])])
         sums = np.zeros((h.shape[0] + 1, h.shape[1]), dtype=np.float64)
         np.cumsum(h, axis=0, out=sums[1:])
-        sp = np.asarray(sp, dtype=np.int64).reshape(-1, 2)
-        a, b = bounds[sp[:, 0]], bounds[sp[:, 1]]
-        pooled = sums[b] - sums[a]
+        sp = np.asarray(spans[i], dtype=np.int64).reshape(-1, 2)
+        pooled = sums[bounds[sp[:, 1]]] - sums[bounds[sp[:, 0]]]
         if head_in_spans:
             pooled = pooled + np.where((sp[:, 0] > 0)[:, None], sums[bounds[1]], 0.0)
-        span_vecs.append(_unit(pooled))
+        span_vecs[i] = _unit(pooled)
+
+    doc_vecs = _forward(engine, [np.concatenate(parts) for parts in toks], pool)
     return doc_vecs, span_vecs
 
 
 def _forward(
-    engine: TokenEngine, content: list[np.ndarray]
-) -> tuple[np.ndarray, list[list[np.ndarray]]]:
-    """Document vectors and content-token states, in calls of at most BATCH_TOKENS tokens."""
+    engine: TokenEngine, content: list[np.ndarray],
+    pool: Callable[[int, list[np.ndarray]], None],
+) -> np.ndarray:
+    """Document vectors, in calls of at most BATCH_TOKENS tokens.
+
+    ``pool(i, states)`` gets document ``i``'s content-token states (one array per window)
+    as soon as its last window is read, and they are dropped then: memory holds one
+    batch's states, not the corpus's (``n_tokens · 384 · 4`` bytes).
+    """
     width = engine.max_positions - 2
     jobs = [(i, a, b) for i, c in enumerate(content) for a, b in _windows(len(c), width)]
-    states: list[list[np.ndarray]] = [[] for _ in content]
+    states: dict[int, list[np.ndarray]] = {}
     doc_sum = np.zeros((len(content), engine.dim), dtype=np.float64)
     start = 0
     while start < len(jobs):
@@ -266,13 +275,23 @@ def _forward(
                                     <= BATCH_TOKENS):
             size += jobs[stop][2] - jobs[stop][1] + 2
             stop += 1
-        seqs = [np.concatenate([[engine.bos], content[i][a:b], [engine.eos]])
-                for i, a, b in jobs[start:stop]]
-        for (i, a, b), h in zip(jobs[start:stop], engine.hidden(seqs), strict=True):
-            doc_sum[i] += max(b - a, 1) * h.mean(axis=0, dtype=np.float64)
-            states[i].append(h[1:-1])
+        _read(engine, content, jobs[start:stop], doc_sum, states, pool)
         start = stop
-    return _unit(doc_sum), states
+    return _unit(doc_sum)
+
+
+def _read(
+    engine: TokenEngine, content: list[np.ndarray], jobs: list[tuple[int, int, int]],
+    doc_sum: np.ndarray, states: dict[int, list[np.ndarray]],
+    pool: Callable[[int, list[np.ndarray]], None],
+) -> None:
+    """One forward call over ``jobs`` (its locals, the batch's states, die on return)."""
+    seqs = [np.concatenate([[engine.bos], content[i][a:b], [engine.eos]]) for i, a, b in jobs]
+    for (i, a, b), h in zip(jobs, engine.hidden(seqs), strict=True):
+        doc_sum[i] += max(b - a, 1) * h.mean(axis=0, dtype=np.float64)
+        states.setdefault(i, []).append(h[1:-1])
+        if b >= len(content[i]):  # the document's last window
+            pool(i, states.pop(i))
 
 
 def _unit(mat: np.ndarray) -> np.ndarray:

@@ -282,7 +282,7 @@ def _fill_objects(g: KnowledgeGraph, node_ids: Sequence[str], sources: Any, targ
     keys = g._edge_key
     for k in range(src.size):
         a, b = ids[src[k]], ids[dst[k]]
-        r = rel[k] if rel is not None else ""
+        r = check_text(rel[k], f"relations[{k}]") if rel is not None else ""
         key = (a, b, r)
         if key in keys:
             continue

@@ -277,8 +277,9 @@ def fill_columns(g: Any, node_ids: Iterable[str], src: np.ndarray, dst: np.ndarr
     if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
         raise GraphError(f"edge endpoint out of range [0, {n})")
     txt = None
-    if texts is not None and any(texts):
+    if texts is not None:  # validated like the object mode; no column when all are ""
         txt = StringColumn.build(texts, lambda t, k: check_text(t, f"texts[{k}]"))
+        txt = txt if txt._blob.size else None
     rel, table = _intern(relations)
     keep = _first_occurrences(src, dst, rel, n)
     g._nodes = NodeColumns(ids, txt)
@@ -292,8 +293,8 @@ def _intern(relations: Sequence[str] | None) -> tuple[np.ndarray | None, list[st
     if relations is None:
         return None, [""]
     table: dict[str, int] = {}
-    codes = np.fromiter((table.setdefault(check_text(r, "relation"), len(table))
-                         for r in relations), dtype=np.int32, count=len(relations))
+    codes = np.fromiter((table.setdefault(check_text(r, f"relations[{k}]"), len(table))
+                         for k, r in enumerate(relations)), dtype=np.int32, count=len(relations))
     if len(table) <= 1 and "" in table:
         return None, [""]
     return codes, list(table)

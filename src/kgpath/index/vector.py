@@ -170,6 +170,9 @@ class CompactVectorIndex:
                  n: int = 0, dim: int = 0, rescore_top: int = RESCORE_TOP) -> None:
         if kind not in COMPACT_KINDS:
             raise ConfigError(f"kind must be one of {COMPACT_KINDS}, got {short(kind)}")
+        if (not isinstance(rescore_top, (int, np.integer)) or isinstance(rescore_top, bool)
+                or rescore_top <= 0):
+            raise ConfigError(f"rescore_top must be a positive int, got {short(rescore_top)}")
         self.kind = kind
         if vectors is not None:
             mat = np.asarray(vectors)

@@ -290,8 +290,8 @@ class PathConstrainedRetriever:
         q = check_query(query)
         cfg = self._config(overrides)
         qv = await self.backend.aembed_query(q)
-        if cfg.passage_order == "question":  # the corpus, once per (graph, embedder)
-            await ashared_passage_vectors(self.backend)
+        if cfg.passage_order == "question" or cfg.anchor_fallback == "passage":
+            await ashared_passage_vectors(self.backend)  # the corpus, once per (graph, embedder)
         if self.backend.blocking:
             return await asyncio.to_thread(self._retrieve, q, qv, (anchor, anchor_name, anchors),
                                            cfg)

@@ -36,6 +36,7 @@ kept) and ``MAX_EDGES`` adjacency entries gathered per anchor; ``max_depth=None`
 from __future__ import annotations
 
 import re
+import weakref
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,20 +85,24 @@ class Template:
         return self.frontiers[-1]
 
 
-_CODES: dict[int, tuple[int, KnowledgeGraph, np.ndarray, list[str]]] = {}
+_CODES: dict[int, tuple[int, weakref.ref[KnowledgeGraph], np.ndarray, list[str]]] = {}
 
 
 def relation_codes(graph: KnowledgeGraph) -> tuple[np.ndarray, list[str]]:
-    """``(code per edge index, label per code)``, cached per graph and version."""
+    """``(code per edge index, label per code)``, cached per graph and version.
+
+    The cache holds the graph weakly (as :func:`~kgpath.methods.pcr.anchors.name_key_index`):
+    the codes (4 bytes an edge) are dropped with the graph, never keep it alive.
+    """
     hit = _CODES.get(id(graph))
-    if hit is not None and hit[1] is graph and hit[0] == graph.version:
+    if hit is not None and hit[1]() is graph and hit[0] == graph.version:
         return hit[2], hit[3]
     labels: dict[str, int] = {}
     codes = np.fromiter((labels.setdefault(e.relation or "", len(labels)) for e in graph.edges),
                         np.int32, graph.num_edges)
-    if len(_CODES) > 8:
-        _CODES.clear()
-    _CODES[id(graph)] = (graph.version, graph, codes, list(labels))
+    if hit is None or hit[1]() is not graph:
+        weakref.finalize(graph, _CODES.pop, id(graph), None)
+    _CODES[id(graph)] = (graph.version, weakref.ref(graph), codes, list(labels))
     return codes, list(labels)
 
 
@@ -257,20 +262,29 @@ def rank_by_templates(
 ) -> list[tuple[int, int, float]]:
     """Top-``k`` ``(node index, template index, node score)``: best template, then node score.
 
-    ``node_score(indices) -> scores`` is called once per template visited (best first) on the
-    nodes it newly reaches; ``exclude`` (the anchors, unless included) is never returned.
+    Templates of equal score form one group, so a node's own score breaks ties between
+    them (then template order, then endpoint order). ``node_score(indices) -> scores`` is
+    called once per group visited (best first) on the nodes it newly reaches; ``exclude``
+    (the anchors, unless included) is never returned.
     """
     seen = set(exclude)
     out: list[tuple[int, int, float]] = []
-    for ti in best_templates(tscores):
-        new = np.asarray([v for v in templates[int(ti)].endpoints.tolist() if v not in seen],
-                         np.int64)
-        if not len(new):
+    order = best_templates(tscores)
+    cuts = np.flatnonzero(np.diff(np.asarray(tscores)[order])) + 1
+    for group in np.split(order, cuts):
+        new: list[int] = []
+        owner: list[int] = []
+        for ti in group.tolist():
+            for v in templates[ti].endpoints.tolist():
+                if v not in seen:
+                    seen.add(v)
+                    new.append(v)
+                    owner.append(ti)
+        if not new:
             continue
-        seen.update(new.tolist())
-        ns = np.asarray(node_score(new), np.float32)
-        for j in np.lexsort((np.arange(len(new)), -ns))[:k - len(out)]:
-            out.append((int(new[j]), int(ti), float(ns[j])))
+        ns = np.asarray(node_score(np.asarray(new, np.int64)), np.float32)
+        for j in np.lexsort((np.arange(len(new)), -ns))[:k - len(out)].tolist():
+            out.append((new[j], owner[j], float(ns[j])))
         if len(out) >= k:
             break
     return out
