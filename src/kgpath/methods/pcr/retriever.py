@@ -285,14 +285,15 @@ class PathConstrainedRetriever:
         """Async :meth:`retrieve`.
 
         The query embedding is awaited on the embedder's async API; a blocking backend (a
-        database) runs in a worker thread.
+        database), and path-aware scoring (``score`` other than ``"node"``, which embeds
+        path or template texts with the sync API), run in a worker thread.
         """
         q = check_query(query)
         cfg = self._config(overrides)
         qv = await self.backend.aembed_query(q)
         if cfg.passage_order == "question" or cfg.anchor_fallback == "passage":
             await ashared_passage_vectors(self.backend)  # the corpus, once per (graph, embedder)
-        if self.backend.blocking:
+        if self.backend.blocking or cfg.score != "node":
             return await asyncio.to_thread(self._retrieve, q, qv, (anchor, anchor_name, anchors),
                                            cfg)
         return self._retrieve(q, qv, (anchor, anchor_name, anchors), cfg)
