@@ -117,3 +117,28 @@ def test_path_scores_same_on_the_cypher_backend(graph, table_embedder, tmp_path)
             assert [h.score for h in b.hits] == pytest.approx([h.score for h in a.hits])
     finally:
         drv.close()
+
+
+def test_async_path_scoring_embeds_off_the_event_loop(graph, table_embedder):
+    import asyncio
+    import threading
+
+    emb = table_embedder(VECS)
+    seen: list[str] = []
+    sync_embed = emb.embed_passages
+
+    def recording(texts):
+        seen.append(threading.current_thread().name)
+        return sync_embed(texts)
+
+    emb.embed_passages = recording
+    pcr = PathConstrainedRetriever(graph, embedder=emb)
+
+    async def run():
+        loop_thread = threading.current_thread().name
+        res = await pcr.aretrieve(Q, anchor="mc", score="path")
+        return loop_thread, res
+
+    loop_thread, res = asyncio.run(run())
+    assert res.ids == pcr.retrieve(Q, anchor="mc", score="path").ids == ["wa", "mc", "so"]
+    assert seen and seen[0] != loop_thread  # the path texts were embedded in a worker
