@@ -163,3 +163,28 @@ def test_aretrieve_with_question_order_makes_no_sync_embedder_call():
                            config=PathRAGConfig.for_passages(num_nodes=3))
     want = ref.retrieve("text of X and Y")
     assert [(e.id, e.score) for e in res.evidence()] == [(e.id, e.score) for e in want.evidence()]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # num_nodes covers this small graph
+@pytest.mark.parametrize("node_match", ["text", "name"])
+def test_cold_aretrieve_builds_its_node_vectors_with_the_async_api(node_match):
+    import asyncio
+
+    g = graph()
+    emb = _AsyncOnly()
+    emb.sync_calls = []
+    r = PathRAGRetriever(g, embedder=emb, config=PathRAGConfig(num_nodes=3, node_match=node_match))
+
+    async def run():  # type: ignore[no-untyped-def]
+        emb.forbid = True  # nothing built yet: node index / name vectors come in cold
+        try:
+            return await r.aretrieve("text of X and Y")
+        finally:
+            emb.forbid = False
+
+    res = asyncio.run(run())
+    assert emb.sync_calls == []
+    want = PathRAGRetriever(g, embedder=HashingEmbedder(),
+                            config=PathRAGConfig(num_nodes=3, node_match=node_match))
+    assert [(e.id, e.score) for e in res.evidence()] == [
+        (e.id, e.score) for e in want.retrieve("text of X and Y").evidence()]

@@ -121,6 +121,16 @@ class PathRAGRetriever:
             self._names = (g.version, np.asarray(mat, dtype=np.float32))
         return self._names[1]
 
+    async def _aprepare(self, cfg: PathRAGConfig) -> None:
+        """Build what :meth:`_node_matrix` reads with the embedder's async API (cold start)."""
+        if cfg.node_match == "text":
+            await self.index.abuild()
+            return
+        g = self.graph
+        if self._names is None or self._names[0] != g.version:
+            mat = await self.index.embedder.aembed_passages([n.name or n.id for n in g.nodes])
+            self._names = (g.version, np.asarray(mat, dtype=np.float32))
+
     def _nodes_for(
         self, query: str, kws: KeywordExtraction, kv: np.ndarray, cfg: PathRAGConfig
     ) -> list[RetrievedNode]:
@@ -190,6 +200,7 @@ class PathRAGRetriever:
         kv = await self.index.embedder.aembed_queries(words + high + _query_row(q, cfg))
         if _query_row(q, cfg):  # the passage vectors of unit_order, awaited (not sync)
             await _apassage_vectors(self.index)
+        await self._aprepare(cfg)
         t1 = time.perf_counter()
         return self._after_embedding(q, kws, kv, (len(words), len(high)), cfg, (t1 - t0) * 1e3)
 
