@@ -30,7 +30,7 @@ from kgpath.graph import KnowledgeGraph
 from kgpath.graph.model import short
 from kgpath.index.bm25 import BM25Index
 from kgpath.index.hybrid import hybrid_scores
-from kgpath.index.passage_vectors import PassageVectors, passage_vectors
+from kgpath.index.passage_vectors import PassageVectors, apassage_vectors, passage_vectors
 from kgpath.index.vector import COMPACT_KINDS, CompactVectorIndex, VectorIndex, top_k
 
 __all__ = ["GraphIndex", "check_candidates", "check_query"]
@@ -392,6 +392,10 @@ class GraphIndex:
         (:mod:`kgpath.index.passage_vectors`); ``None`` when the graph has no passages.
         """
         return passage_vectors(self.graph, self.embedder)
+
+    async def apassage_vectors(self) -> PassageVectors | None:
+        """Async :meth:`passage_vectors` (missing passages through ``aembed_passages``)."""
+        return await apassage_vectors(self.graph, self.embedder)
 
     # ------------------------------------------------------------------ queries
     def embed_query(self, query: str) -> np.ndarray:

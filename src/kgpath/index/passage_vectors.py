@@ -23,7 +23,10 @@ from kgpath.embeddings import Embedder
 from kgpath.errors import EmbeddingError
 from kgpath.graph import KnowledgeGraph, Passage
 
-__all__ = ["PassageVectorCache", "PassageVectors", "passage_cache", "passage_vectors"]
+__all__ = [
+    "PassageVectorCache", "PassageVectors", "apassage_vectors", "passage_cache",
+    "passage_vectors",
+]
 
 
 @dataclass(frozen=True)
@@ -123,3 +126,20 @@ def passage_vectors(graph: KnowledgeGraph, embedder: Embedder) -> PassageVectors
         if missing:
             cache.add(missing, embedder.embed_passages([p.text for p in missing]))
         return cache.vectors(graph)
+
+
+async def apassage_vectors(graph: KnowledgeGraph, embedder: Embedder) -> PassageVectors | None:
+    """Async :func:`passage_vectors`: the missing passages through ``aembed_passages``.
+
+    The embedding is awaited outside the (thread) lock, so two callers may embed the same
+    missing passages once each; the cache keeps one copy. The final read goes through
+    :func:`passage_vectors`, which embeds nothing unless the graph changed meanwhile.
+    """
+    cache = passage_cache(graph, embedder)
+    with cache.lock:
+        missing = cache.missing(graph)
+    if missing:
+        vecs = await embedder.aembed_passages([p.text for p in missing])
+        with cache.lock:
+            cache.add(missing, vecs)
+    return passage_vectors(graph, embedder)

@@ -13,7 +13,6 @@ import numpy as np
 from kgpath._config import with_overrides
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
-from kgpath.index.passage_vectors import passage_cache
 from kgpath.llm import LLM
 from kgpath.methods.pathrag.config import PathRAGConfig
 from kgpath.methods.pathrag.edgeflow import edge_flow_pool
@@ -199,7 +198,7 @@ class PathRAGRetriever:
         words, high = self._embed(q, kws, cfg)
         kv = await self.index.embedder.aembed_queries(words + high + _query_row(q, cfg))
         if _query_row(q, cfg):  # the passage vectors of unit_order, awaited (not sync)
-            await _apassage_vectors(self.index)
+            await self.index.apassage_vectors()
         await self._aprepare(cfg)
         t1 = time.perf_counter()
         return self._after_embedding(q, kws, kv, (len(words), len(high)), cfg, (t1 - t0) * 1e3)
@@ -453,17 +452,6 @@ def _edge_degree(g: KnowledgeGraph) -> np.ndarray:
 def _query_row(query: str, cfg: PathRAGConfig) -> list[str]:
     """The question itself, embedded with the keywords when ``unit_order`` needs its vector."""
     return [] if cfg.unit_order == "relation_count" else [query]
-
-
-async def _apassage_vectors(index: GraphIndex) -> None:
-    """Embed the passages missing from the shared cache through ``aembed_passages``."""
-    cache = passage_cache(index.graph, index.embedder)
-    with cache.lock:
-        missing = cache.missing(index.graph)
-    if missing:  # awaited outside the (thread) lock, as kgpath.ingest.vectors does
-        vecs = await index.embedder.aembed_passages([p.text for p in missing])
-        with cache.lock:
-            cache.add(missing, vecs)
 
 
 def _node_keywords(query: str, kws: KeywordExtraction, cfg: PathRAGConfig) -> tuple[str, ...]:

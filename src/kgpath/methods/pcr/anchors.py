@@ -5,7 +5,8 @@ first, matched exactly against node names normalised by :func:`kgpath.ingest.ent
 (case, accents, punctuation, a possessive and a leading article ignored); a span that
 matched is not reused by a shorter n-gram inside it ("Marie Curie" wins over "Curie").
 
-Rules, as in the entity linker of ``kgpath.ingest`` (a small copy until that module lands):
+Rules (and the stop words, articles and word pattern), those of the entity linker
+:mod:`kgpath.ingest.linking`, here over a backend lookup so a database can answer:
 
 * n-grams of 1..``max_ngram`` words; an n-gram starting with an article is skipped (the key
   drops it, so the span without it matches the same node);
@@ -23,7 +24,6 @@ case, single spaces) is kept only when the node's ``entity_key`` equals the span
 
 from __future__ import annotations
 
-import re
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,8 +34,9 @@ import numpy as np
 from kgpath.backends.base import GraphBackend
 from kgpath.backends.memory import InMemoryBackend
 from kgpath.graph import KnowledgeGraph, Node
-from kgpath.index.passage_vectors import PassageVectors, passage_cache
+from kgpath.index.passage_vectors import PassageVectors
 from kgpath.ingest.extraction import entity_key
+from kgpath.ingest.linking import _ARTICLES, _WORD, STOP_WORDS
 
 __all__ = [
     "STOP_WORDS",
@@ -47,13 +48,6 @@ __all__ = [
     "shared_passage_vectors",
 ]
 
-STOP_WORDS: frozenset[str] = frozenset(
-    "a an and are as at be by did do does for from had has have he her his how in is it its "
-    "me my of on or she that the their them they this those to was we were what when where "
-    "which who whom whose why will with you your".split()
-)
-_ARTICLES = frozenset({"the", "a", "an"})
-_WORD = re.compile(r"\w+(?:['’]\w+)*")
 MAX_NGRAM = 6
 
 Lookup = Callable[[str, str], Sequence[Any]]
@@ -150,15 +144,7 @@ async def ashared_passage_vectors(b: GraphBackend[Any, Any]) -> PassageVectors |
     """Async :func:`shared_passage_vectors`: missing passages through ``aembed_passages``."""
     if not isinstance(b, InMemoryBackend) or not b.graph.passages:
         return None
-    graph, embedder = b.graph, b.index.embedder
-    cache = passage_cache(graph, embedder)
-    with cache.lock:
-        missing = cache.missing(graph)
-    if missing:  # awaited outside the (thread) lock, as kgpath.ingest.vectors does
-        vecs = await embedder.aembed_passages([p.text for p in missing])
-        with cache.lock:
-            cache.add(missing, vecs)
-    return b.index.passage_vectors()
+    return await b.index.apassage_vectors()
 
 
 def _cited_by(graph: KnowledgeGraph, vecs: PassageVectors) -> dict[str, list[int]]:
