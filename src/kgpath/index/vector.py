@@ -81,9 +81,7 @@ class VectorIndex:
         q = self._query(query)
         if candidates is None:
             return self.vectors @ q
-        cand = np.asarray(candidates, dtype=np.int64)
-        if cand.size and (cand.min() < 0 or cand.max() >= len(self)):
-            raise ConfigError(f"candidate row out of range [0, {len(self)})")
+        cand = _candidate_rows(candidates, len(self))
         if cand.size * 4 > len(self):  # large sets: one full mat-vec beats a big gather
             return (self.vectors @ q)[cand]
         return self.vectors[cand] @ q
@@ -275,9 +273,7 @@ class CompactVectorIndex:
         q = self._query(query)
         if candidates is None:
             return self._all(q)
-        cand = np.asarray(candidates, dtype=np.int64)
-        if cand.size and (cand.min() < 0 or cand.max() >= len(self)):
-            raise ConfigError(f"candidate row out of range [0, {len(self)})")
+        cand = _candidate_rows(candidates, len(self))
         return self._rescored(cand, self._dot(cand, q), q, 0)
 
     def search(
@@ -305,3 +301,11 @@ class CompactVectorIndex:
         s = self._rescored(cand, self._dot(cand, q), q, int(k))
         pos = top_k(s, min(int(k), cand.size))
         return cand[pos], s[pos]
+
+
+def _candidate_rows(candidates: Sequence[int] | np.ndarray, n: int) -> np.ndarray:
+    """``candidates`` as int64 rows, each in ``[0, n)`` (``ConfigError`` otherwise)."""
+    cand = np.asarray(candidates, dtype=np.int64)
+    if cand.size and (cand.min() < 0 or cand.max() >= n):
+        raise ConfigError(f"candidate row out of range [0, {n})")
+    return cand
