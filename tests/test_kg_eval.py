@@ -107,3 +107,16 @@ def test_hits_scores_halves_split_each_hop_in_file_order():
     assert s.metrics(1, 0) == {"Hits@1": 50.0, "Hits@10": 100.0, "n": 2}  # first 2 of 3
     assert s.metrics(1, 1) == {"Hits@1": 0.0, "Hits@10": 0.0, "n": 1}
     assert s.metrics(2, 1)["Hits@1"] == 0.0 and s.metrics()["n"] == 5
+
+
+def test_cache_key_follows_the_extractor_code(monkeypatch):
+    from types import SimpleNamespace
+
+    from kgpath.eval import kg_build
+
+    data = SimpleNamespace(corpus={"T": ["One sentence."]})
+    emb = HashingEmbedder()
+    before = kg_build._key(data, emb, "spacy")
+    assert kg_build._key(data, emb, "spacy") == before  # stable
+    monkeypatch.setattr(kg_build, "_extractor_code", lambda: b"edited extractor")
+    assert kg_build._key(data, emb, "spacy") != before

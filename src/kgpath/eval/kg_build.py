@@ -34,7 +34,7 @@ from kgpath.ingest.vectors import (
 __all__ = ["BuiltGraph", "doc_of_passage", "hotpotqa_graph", "node_text_vectors"]
 
 logger = logging.getLogger(__name__)
-_FORMAT = 3  # bump whenever the offline extractor's output changes (cached graphs go stale)
+_FORMAT = 3  # the cache layout; the extractor's own code is hashed into the key (_extractor_code)
 
 
 @dataclass
@@ -61,7 +61,34 @@ def _key(data: HotpotQADataset, embedder: Embedder, extractor: str) -> str:
     inner = getattr(embedder, "embedder", embedder)  # a cache wrapper keeps the key
     h.update(repr(inner).encode())
     h.update(f"{extractor}|{_FORMAT}".encode())
+    h.update(_extractor_code())
     return h.hexdigest()[:16]
+
+
+def _extractor_code() -> bytes:
+    """The source of the modules that decide the offline graph, and the spaCy version.
+
+    Part of the cache key, so a change to chunking, extraction or merging rebuilds the
+    cached graph instead of loading one an older extractor made.
+    """
+    from importlib import metadata
+
+    from kgpath.ingest import (
+        assemble,
+        dependency_relations,
+        documents,
+        extraction,
+        spacy_extractor,
+    )
+
+    h = hashlib.sha256()
+    for mod in (documents, extraction, dependency_relations, spacy_extractor, assemble):
+        h.update(Path(str(mod.__file__)).read_bytes())
+    try:
+        h.update(metadata.version("spacy").encode())
+    except metadata.PackageNotFoundError:
+        pass
+    return h.digest()
 
 
 def _load(d: Path) -> BuiltGraph | None:
