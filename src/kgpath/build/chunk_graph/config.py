@@ -83,11 +83,12 @@ class ChunkGraphConfig:
         Which texts are embedded. ``"nodes"`` (default, the article): every node's own
         text, about 10.7 texts per passage on HotpotQA-100. ``"derived_windows"``:
         documents, sentences and themes; a window's vector is the normalised sum of its
-        sentences' vectors (8.6 texts per passage; cold build ~2x the cost of embedding
+        sentences' vectors (8.6 texts per passage; cold build 2.5x the cost of embedding
         each passage once, against ~5x for ``"nodes"``). ``"sentences"``: sentences and
-        themes only, documents derived the same way (7.7 texts per passage, ~1.2x). Both
+        themes only, documents derived the same way (7.7 texts per passage, 1.5x). Both
         derived modes deviate from the article and cost recall on HotpotQA-100 (R@5: PCR
-        -3.0, ``basic_retrieval`` -1.5, and with ``"sentences"`` dense -3.5); see
+        -3.5, ``basic_retrieval`` -1.5, the walks up to -9, and with ``"sentences"``
+        dense -4); see
         :mod:`kgpath.build.chunk_graph.embedding`. ``"late"`` (late chunking, a
         deviation): each document is read once by the encoder and its window and
         sentence vectors are pooled from its token states; themes are embedded as

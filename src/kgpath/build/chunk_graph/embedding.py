@@ -25,11 +25,22 @@ mode                   BM25         dense        basic_retr.  PCR          menti
 ``sentences``          60.5 / 76.5  69.0 / 83.0  70.0 / 84.0  69.0 / 83.5  85.0 / 95.5
 =====================  ===========  ===========  ===========  ===========  ===========
 
-Cold build over the first 100 passages divided by embedding each passage once (same run):
-``derived_windows`` 1.96, ``sentences`` 1.22; ``nodes`` about 5.2 (973 s / 188 s, issue
-14). Windows are what PCR (all node types compete) and ``basic_retrieval`` rank, hence
-their R@5 loss; the document vector is what dense and ``mention_expansion`` rank. Neither
-derived mode keeps every row within one point, so ``"nodes"`` stays the default.
+Cold build over all 994 passages divided by embedding each passage once (same run, idle
+machine, ``benchmarks/bench_index.py --skip-kg --modes derived_windows,sentences``):
+``derived_windows`` 2.49 (213.4 s / 85.6 s), ``sentences`` 1.49 (127.5 s); ``nodes`` about
+5.2 (973 s / 188 s, issue 14). Documents and sentences embedded exactly therefore cost
+about 2.5x on their own, so a build within 1.5x must derive one of them.
+
+Why derived windows cost the walks (``benchmarks/chunk_graph_derivations.py``): walks
+follow the cross-document similarity edges, and edges computed from derived windows keep
+45 % of the exact graph's (derived windows are closer to each other: mean pairwise cosine
+0.81 against 0.75, so hubs form). Computing only the edges from exact window vectors
+brings ``query_traversal`` back from -9 to -1 R@5; corpus centring, a ridge map fitted on
+5 % of the windows embedded exactly, and mixing in the document's mean do not (-8 to -11).
+Windows are what PCR (all node types compete) and ``basic_retrieval`` rank, hence their
+R@5 loss; the document vector is what dense and ``mention_expansion`` rank (sum of
+sentences -3/-5 R@5 on the two halves, lead-weighted sum -3/-3). Neither derived mode
+keeps every row within one point, so ``"nodes"`` stays the default.
 
 ``embedding="late"`` (:mod:`kgpath.build.chunk_graph.late`, late chunking): every
 document read once by the encoder, windows and sentences pooled from its token states,
