@@ -53,4 +53,23 @@ def datasets():
     return d
 
 
+def _spacy_ready() -> bool:
+    try:
+        from kgpath.ingest.spacy_extractor import load_pipeline
+
+        load_pipeline()
+        return True
+    except Exception:  # noqa: BLE001 - any failure means "not installed"
+        return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip tests marked ``spacy`` when the English pipeline cannot be loaded."""
+    marked = [item for item in items if item.get_closest_marker("spacy") is not None]
+    if marked and not _spacy_ready():
+        skip = pytest.mark.skip(reason="spaCy English pipeline missing")
+        for item in marked:
+            item.add_marker(skip)
+
+
 pytest_plugins = ["kgpath.testing.falkordb"]  # FalkorDB server fixtures and the falkordb marker

@@ -15,17 +15,9 @@ from kgpath.ingest.documents import TextPassage
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _has_spacy() -> bool:
-    try:
-        from kgpath.ingest.spacy_extractor import load_pipeline
-
-        load_pipeline()
-        return True
-    except Exception:
-        return False
 
 
-needs_spacy = pytest.mark.skipif(not _has_spacy(), reason="spaCy English pipeline missing")
+needs_spacy = pytest.mark.spacy
 
 
 def _rels(text: str, **kw: object) -> set[tuple[str, str, str]]:

@@ -21,14 +21,6 @@ def _bench():
     return mod
 
 
-def _has_spacy() -> bool:
-    try:
-        from kgpath.ingest.spacy_extractor import load_pipeline
-
-        load_pipeline()
-        return True
-    except Exception:
-        return False
 
 
 def test_labels_well_formed():
@@ -86,7 +78,7 @@ def test_empty_score_is_zero():
     assert s["precision"] == 0.0 and s["recall"] == 0.0
 
 
-@pytest.mark.skipif(not _has_spacy(), reason="spaCy English pipeline missing")
+@pytest.mark.spacy
 def test_benchmark_runs_on_labels():
     b = _bench()
     labels = json.loads(LABELS.read_text(encoding="utf-8"))[:3]
@@ -131,7 +123,7 @@ def test_benchmark_halves_are_the_stated_slices() -> None:
         ("q0-24", 0, 25), ("q25-49", 25, 50), ("all-50", 0, 50)]
 
 
-@pytest.mark.skipif(not _has_spacy(), reason="spaCy English pipeline missing")
+@pytest.mark.spacy
 def test_benchmark_halves_partition_the_gold() -> None:
     b = _bench()
     labels = json.loads(LABELS.read_text(

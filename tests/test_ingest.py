@@ -25,17 +25,9 @@ from kgpath.ingest.llm_extractor import LLMExtractor
 from kgpath.llm import ScriptedLLM
 
 
-def _has_spacy() -> bool:
-    try:
-        from kgpath.ingest.spacy_extractor import load_pipeline
-
-        load_pipeline()
-        return True
-    except Exception:  # noqa: BLE001 - any failure means "not installed"
-        return False
 
 
-needs_spacy = pytest.mark.skipif(not _has_spacy(), reason="spaCy English pipeline missing")
+needs_spacy = pytest.mark.spacy
 
 
 # ---------------------------------------------------------------------- documents
