@@ -18,12 +18,16 @@ modified, only added, which is what makes concurrent writers safe: two processes
 embed the same text write two segments with the same row, and readers keep either.
 Segments are loaded with ``allow_pickle=False``; a segment that cannot be read (truncated,
 not an npz, wrong shapes or dimension) is logged, deleted and ignored, so its texts count
-as misses and are embedded and written again. When a folder holds more than
+as misses and are embedded and written again; one the OS refuses to read (permissions, too
+many open files) is logged and skipped but kept. Vectors with NaN or inf are never written
+(:class:`~kgpath.errors.EmbeddingError`), and a folder that cannot be written raises
+:class:`~kgpath.errors.PersistenceError` naming it. When a folder holds more than
 ``compact_at`` segments of one kind they are merged into one (write new, then delete old).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -39,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from kgpath.embeddings import Embedder
-from kgpath.errors import ConfigError, EmbeddingError
+from kgpath.errors import ConfigError, EmbeddingError, PersistenceError, short
 
 __all__ = ["CachedEmbedder", "default_cache_dir", "embedder_fingerprint"]
 
@@ -47,6 +51,9 @@ logger = logging.getLogger(__name__)
 
 _KINDS = ("query", "passage")
 _SECRET_WORDS = ("key", "token", "secret", "password")
+#: Read errors that say nothing about the file's content: such a segment is skipped, kept.
+_TRANSIENT = frozenset({errno.EACCES, errno.EPERM, errno.EMFILE, errno.ENFILE, errno.EIO,
+                        errno.EAGAIN, errno.ENOMEM})
 
 
 def default_cache_dir() -> Path:
@@ -135,6 +142,7 @@ class CachedEmbedder:
         for name, v in (("save_every", save_every), ("compact_at", compact_at)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ConfigError(f"{name} must be an int >= 1, got {v!r}")
+        _check_args(embedder, cache_dir, cache_key)
         self.embedder = embedder
         self.save_every = save_every
         self.compact_at = compact_at
@@ -148,6 +156,7 @@ class CachedEmbedder:
         self._lock = threading.Lock()
         self._rows: dict[str, dict[str, np.ndarray]] = {k: {} for k in _KINDS}
         self._seen: dict[str, set[str]] = {k: set() for k in _KINDS}
+        self._skipped: set[str] = set()  # unreadable now (permissions): kept, never compacted
         self._dim: int | None = None
 
     @property
@@ -166,7 +175,11 @@ class CachedEmbedder:
         return sorted(self.path.glob(f"{kind}-*.npz"))
 
     def _read(self, seg: Path) -> tuple[np.ndarray, np.ndarray] | None:
-        """A segment's keys and vectors; None when it vanished or is corrupt (deleted)."""
+        """A segment's keys and vectors; None when it vanished, is unreadable or corrupt.
+
+        Only a corrupt segment (read, but not a valid segment) is deleted; one the OS will
+        not let us read (permissions, too many open files) is left alone and skipped.
+        """
         try:
             with np.load(seg, allow_pickle=False) as z:
                 keys, vecs = np.asarray(z["keys"]), np.asarray(z["vectors"], np.float32)
@@ -177,18 +190,30 @@ class CachedEmbedder:
                 raise ValueError(f"keys {keys.shape} {keys.dtype}, vectors {vecs.shape}")
         except FileNotFoundError:
             return None  # compacted away by another process; its rows live on elsewhere
+        except OSError as exc:
+            if exc.errno not in _TRANSIENT:
+                self._drop(seg, exc)
+                return None
+            # the OS will not let us read it now: not ours to call corrupt; keep the file
+            logger.warning("embedding cache: cannot read segment %s (%r); skipped", seg, exc)
+            self._skipped.add(seg.name)
+            return None
         except Exception as exc:  # noqa: BLE001 - any unreadable segment is dropped
-            logger.warning("embedding cache: dropping unreadable segment %s (%r)", seg, exc)
-            self.corrupt += 1
-            seg.unlink(missing_ok=True)
+            self._drop(seg, exc)
             return None
         return keys, vecs
+
+    def _drop(self, seg: Path, exc: BaseException) -> None:
+        """Delete a corrupt segment (its texts count as misses and are written again)."""
+        logger.warning("embedding cache: dropping unreadable segment %s (%r)", seg, exc)
+        self.corrupt += 1
+        seg.unlink(missing_ok=True)
 
     def _refresh(self, kind: str) -> None:
         """Load segments written since the last look (by this or another process)."""
         rows = self._rows[kind]
         for seg in self.segments(kind):
-            if seg.name in self._seen[kind]:
+            if seg.name in self._seen[kind] or seg.name in self._skipped:
                 continue
             got = self._read(seg)
             if got is None:
@@ -201,7 +226,20 @@ class CachedEmbedder:
                 rows.setdefault(str(k), v)
 
     def _write(self, kind: str, keys: list[str], vecs: np.ndarray) -> str:
-        """Write one segment atomically; returns its file name."""
+        """Write one segment atomically; returns its file name.
+
+        Raises :class:`~kgpath.errors.PersistenceError` naming the folder when it cannot
+        be written (read-only, not a folder, disk full).
+        """
+        try:
+            return self._write_segment(kind, keys, vecs)
+        except OSError as exc:
+            raise PersistenceError(
+                f"embedding cache {str(self.path)!r} cannot be written ({exc}); pass a "
+                "writable cache_dir"
+            ) from exc
+
+    def _write_segment(self, kind: str, keys: list[str], vecs: np.ndarray) -> str:
         self.path.mkdir(parents=True, exist_ok=True)
         info = self.path / "embedder.json"
         if not info.exists():
@@ -236,6 +274,9 @@ class CachedEmbedder:
     def _lookup(self, texts: Sequence[str], kind: str) -> tuple[list[str], list[str]]:
         if isinstance(texts, str):
             raise EmbeddingError("expected a sequence of strings, got a single str")
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise EmbeddingError(f"texts[{i}] must be a str, got {short(t)}")
         keys = [_text_key(t) for t in texts]
         with self._lock:
             rows = self._rows[kind]
@@ -253,6 +294,12 @@ class CachedEmbedder:
         vecs = np.asarray(vecs, dtype=np.float32)
         if vecs.ndim != 2 or vecs.shape[0] != len(texts):
             raise EmbeddingError(f"embedder returned shape {vecs.shape} for {len(texts)} texts")
+        bad = np.flatnonzero(~np.isfinite(vecs).all(axis=1))
+        if bad.size:  # never cached: a NaN row would be served to every later run
+            raise EmbeddingError(
+                f"embedder returned NaN or inf for {bad.size} of {len(texts)} texts, first "
+                f"{short(texts[int(bad[0])])}; nothing was cached"
+            )
         with self._lock:
             if self._dim is None:
                 self._dim = int(vecs.shape[1])
@@ -306,6 +353,19 @@ class CachedEmbedder:
     async def aembed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """Async :meth:`embed_passages`."""
         return await self._aembed(texts, "passage", self.embedder.aembed_passages)
+
+
+def _check_args(embedder: Any, cache_dir: Any, cache_key: Any) -> None:
+    """:class:`ConfigError` for an argument :class:`CachedEmbedder` cannot work with."""
+    if not all(callable(getattr(embedder, m, None)) for m in ("embed_queries", "embed_passages")):
+        raise ConfigError(f"embedder must have embed_queries and embed_passages, got "
+                          f"{short(embedder)}")
+    if not isinstance(cache_dir, (str, os.PathLike)) or not str(cache_dir):
+        raise ConfigError(f"cache_dir must be a folder path, got {short(cache_dir)}")
+    if Path(cache_dir).exists() and not Path(cache_dir).is_dir():
+        raise ConfigError(f"cache_dir {str(cache_dir)!r} exists and is not a folder")
+    if cache_key is not None and (not isinstance(cache_key, str) or not cache_key):
+        raise ConfigError(f"cache_key must be a non-empty str or None, got {short(cache_key)}")
 
 
 def _atomic_bytes(path: Path, data: bytes) -> None:

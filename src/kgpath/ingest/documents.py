@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgpath.build.chunk_graph.chunking import split_sentences
-from kgpath.errors import ConfigError, GraphError
+from kgpath.errors import ConfigError, GraphError, short
 
 __all__ = [
     "ChunkingConfig",
@@ -120,6 +120,8 @@ def coerce_documents(documents: Iterable[Any]) -> list[SourceDocument]:
     """
     if isinstance(documents, str):
         raise GraphError("documents must be a collection of documents, got a single string")
+    if not isinstance(documents, Iterable):
+        raise GraphError(f"documents must be a collection of documents, got {short(documents)}")
     out: list[SourceDocument] = []
     seen: set[str] = set()
     for i, doc in enumerate(documents):

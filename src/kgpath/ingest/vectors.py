@@ -37,6 +37,7 @@ from kgpath.embeddings import (
     Embedder,
     _remember,
     _same_cheap,
+    as_embedder,
     embedder_record,
     normalize_rows,
 )
@@ -160,6 +161,7 @@ def embed_graph(
         If the graph has no passages or the embedder returns the wrong number of rows.
     """
     _check_mode(node_vectors)
+    embedder = as_embedder(embedder)
     ids = tuple(graph.passages)
     if not ids:
         raise EmbeddingError("the graph has no passages to embed")
@@ -195,6 +197,7 @@ async def aembed_graph(
 ) -> GraphVectors:
     """Async :func:`embed_graph` (the embedder's ``aembed_passages``)."""
     _check_mode(node_vectors)
+    embedder = as_embedder(embedder)
     ids = tuple(graph.passages)
     if not ids:
         raise EmbeddingError("the graph has no passages to embed")

@@ -9,11 +9,11 @@ document is split into sentences (:func:`split_sentences`) and covered by window
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgpath.errors import GraphError
+from kgpath.errors import GraphError, short
 
 __all__ = ["SourceDocument", "as_documents", "sliding_windows", "split_sentences"]
 
@@ -100,6 +100,8 @@ def as_documents(documents: Any) -> list[SourceDocument]:
     """Normalise the accepted input forms to :class:`SourceDocument` (see the builder)."""
     if isinstance(documents, (str, bytes)):
         raise GraphError("documents must be a collection of documents, not a single string")
+    if not isinstance(documents, (Mapping, Iterable)):
+        raise GraphError(f"documents must be a collection of documents, got {short(documents)}")
     items: list[tuple[str, str, Any, Mapping[str, Any]]] = []
     if isinstance(documents, Mapping):
         for title, body in documents.items():

@@ -20,7 +20,7 @@ import numpy as np
 
 from kgpath._config import with_overrides
 from kgpath.embeddings import Embedder, as_embedder, default_embedder
-from kgpath.errors import BackendError, ConfigError, ParseError
+from kgpath.errors import BackendError, ConfigError, ParseError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
 from kgpath.llm import LLM
@@ -182,6 +182,8 @@ class ConstraintCheckedRetriever:
             raise ConfigError(
                 f"reranker must implement score(query, texts), got {type(reranker).__name__}"
             )
+        if config is not None and not isinstance(config, C2RAGConfig):
+            raise ConfigError(f"config must be a C2RAGConfig, got {short(config)}")
         self.config = config or C2RAGConfig()
         self.planner_prompt = planner_prompt
         self._check_prompt(planner_prompt)

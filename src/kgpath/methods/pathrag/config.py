@@ -11,7 +11,7 @@ split. :meth:`PathRAGConfig.literal_eq4` restores the literal reading of Eqs. (2
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 import numpy as np
@@ -152,6 +152,10 @@ class PathRAGConfig:
         78 % of the HotpotQA-100 graph's edges) beside the parsed relations; the authors'
         graph holds only LLM-extracted relations, so ``("cooccurrence",)`` is the closer
         match there (a kgpath option, measured in ``benchmarks/bench_pathrag_hotpot.py``).
+        A type no edge of the graph has excludes nothing (so the preset suits graphs
+        without co-occurrence edges); it is named in a log line (``kgpath.methods.pathrag``,
+        INFO) once per graph version. A bare string is refused (``"cooccurrence"`` would
+        otherwise read as its letters): pass ``("cooccurrence",)``.
     unit_order
         How the passages of one retrieved entity are ordered among the text units.
         ``"relation_count"`` (default, the authors' code): by how many of the entity's
@@ -252,10 +256,10 @@ class PathRAGConfig:
         if self.node_match not in ("name", "text"):
             raise ConfigError(f"node_match must be 'name' or 'text', got {short(self.node_match)}")
         if not isinstance(self.exclude_edge_types, tuple) or not all(
-            isinstance(t, str) for t in self.exclude_edge_types
+            isinstance(t, str) and t.strip() for t in self.exclude_edge_types
         ):
-            raise ConfigError(
-                f"exclude_edge_types must be a tuple of str, got {short(self.exclude_edge_types)}")
+            raise ConfigError("exclude_edge_types must be a tuple of non-empty str, got "
+                              f"{short(self.exclude_edge_types)}")
         if self.unit_order not in ("relation_count", "similarity", "question"):
             raise ConfigError("unit_order must be 'relation_count', 'similarity' or 'question', "
                               f"got {short(self.unit_order)}")
@@ -270,7 +274,7 @@ class PathRAGConfig:
     @classmethod
     def lite(cls, **overrides: Any) -> PathRAGConfig:
         """Return the ``PathRAG-lt`` preset of section 5.5: ``N = 20``, ``K = 5``."""
-        return cls(**{"num_nodes": 20, "top_k": 5, **overrides})
+        return _preset(cls, {"num_nodes": 20, "top_k": 5}, overrides)
 
     @classmethod
     def literal_eq4(cls, **overrides: Any) -> PathRAGConfig:
@@ -289,7 +293,7 @@ class PathRAGConfig:
             "min_similarity_z": None,
             "keyword_split": False,
         }
-        return cls(**{**base, **overrides})
+        return _preset(cls, base, overrides)
 
     @classmethod
     def for_passages(cls, **overrides: Any) -> PathRAGConfig:
@@ -313,7 +317,16 @@ class PathRAGConfig:
             "exclude_edge_types": ("cooccurrence",),
             "unit_order": "question",
         }
-        return cls(**{**base, **overrides})
+        return _preset(cls, base, overrides)
+
+
+def _preset(cls: type[PathRAGConfig], base: dict[str, Any],
+            overrides: dict[str, Any]) -> PathRAGConfig:
+    """``cls(**base, **overrides)``; an unknown override name is a :class:`ConfigError`."""
+    unknown = set(overrides) - {f.name for f in fields(cls)}
+    if unknown:
+        raise ConfigError(f"unknown PathRAGConfig option(s): {sorted(unknown)}")
+    return cls(**{**base, **overrides})
 
 
 def _finite(value: object) -> bool:

@@ -9,6 +9,7 @@ the layered DAG that :mod:`kgpath.methods.pathrag.paths` searches.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ import numpy as np
 from kgpath.errors import ConfigError, NodeNotFoundError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.methods.pathrag.config import _DIRECTIONS, PathDirection
+
+logger = logging.getLogger("kgpath.methods.pathrag")
 
 __all__ = ["FlowAdjacency", "Propagation", "flow_adjacency", "propagate_resources"]
 
@@ -90,7 +93,12 @@ def flow_adjacency(
     dst = np.asarray(csr["out_indices"], dtype=np.int64)
     if key[1]:
         drop = set(key[1])
-        types = np.asarray([e.type in drop for e in graph.edges], dtype=bool)
+        etypes = [e.type for e in graph.edges]
+        types = np.asarray([t in drop for t in etypes], dtype=bool)
+        absent = drop - set(etypes)
+        if absent:  # documented: excludes nothing (PathRAGConfig.exclude_edge_types)
+            logger.info("PathRAG: no edge has type %s; exclude_edge_types ignores it",
+                        sorted(absent))
         keep = ~types[np.asarray(csr["out_edges"], dtype=np.int64)]
         src, dst = src[keep], dst[keep]
     built = FlowAdjacency.from_edges(n, src, dst, direction)

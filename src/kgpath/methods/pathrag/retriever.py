@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from kgpath._config import with_overrides
+from kgpath.errors import ConfigError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
 from kgpath.llm import LLM
@@ -91,6 +92,8 @@ class PathRAGRetriever:
     ) -> None:
         self.index = index if isinstance(index, GraphIndex) else GraphIndex(index, embedder)
         self.llm = llm
+        if config is not None and not isinstance(config, PathRAGConfig):
+            raise ConfigError(f"config must be a PathRAGConfig, got {short(config)}")
         self.config = config or PathRAGConfig()
         self.keyword_prompt = keyword_prompt
         self.qa_prompt = qa_prompt

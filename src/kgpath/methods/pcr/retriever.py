@@ -13,7 +13,7 @@ import numpy as np
 from kgpath._config import with_overrides
 from kgpath.backends.base import GraphBackend
 from kgpath.backends.memory import InMemoryBackend
-from kgpath.errors import ConfigError, NodeNotFoundError
+from kgpath.errors import ConfigError, EmbeddingError, NodeNotFoundError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
 from kgpath.index.vector import top_k
@@ -49,8 +49,33 @@ def _several(anchors: AnchorsArg) -> list[str]:
     if anchors is None:
         return []
     if isinstance(anchors, (str, bytes)) or not isinstance(anchors, Sequence):
-        raise ConfigError(f"anchors must be a list of node ids, got {anchors!r}")
+        raise ConfigError(f"anchors must be a list of node ids, got {short(anchors)}")
+    for i, a in enumerate(anchors):
+        if a is None:  # would otherwise mean "not given" and anchor by similarity, silently
+            raise ConfigError(f"anchors[{i}] is None in {short(anchors)}; pass node ids")
     return list(anchors)
+
+
+def _query_vector(query_vec: Any) -> np.ndarray:
+    """A caller's query vector as 1-D float32, or :class:`EmbeddingError` naming what is wrong.
+
+    One row of a 2-D array is accepted (``embed_queries([q])`` as returned); more rows,
+    non-numbers and NaN/inf are refused before any backend sees them.
+    """
+    try:
+        qv = np.asarray(query_vec, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise EmbeddingError(f"query vector must be numbers, got {short(query_vec)}") from exc
+    if qv.ndim == 0 or qv.ndim > 2 or (qv.ndim == 2 and qv.shape[0] != 1):
+        raise EmbeddingError(
+            f"query vector must be 1-D (or one row), got shape {qv.shape}: {short(query_vec)}")
+    qv = qv.reshape(-1)
+    bad = np.flatnonzero(~np.isfinite(qv))
+    if bad.size:
+        raise EmbeddingError(
+            f"query vector has {bad.size} non-finite value(s), first {qv[bad[0]]} at "
+            f"position {int(bad[0])}")
+    return qv
 
 
 def backend_embedder(b: GraphBackend[Any, Any]) -> Any:
@@ -100,6 +125,8 @@ class PathConstrainedRetriever:
                 "PCR needs a GraphIndex, a KnowledgeGraph or a kgpath.backends.GraphBackend, "
                 f"got {type(index).__name__!r}"
             )
+        if config is not None and not isinstance(config, PCRConfig):
+            raise ConfigError(f"config must be a PCRConfig, got {short(config)}")
         self.config = config or PCRConfig()
         self._check_mode(self.config)
         self._configs_base = self.config
@@ -262,7 +289,9 @@ class PathConstrainedRetriever:
     ) -> PCRResult:
         """PCR with a precomputed query embedding.
 
-        The ``query`` text is needed for hybrid/BM25 and for linking anchors.
+        The ``query`` text is needed for hybrid/BM25 and for linking anchors. ``query_vec``
+        is 1-D or a single row (as ``embed_queries([q])`` returns); non-numbers, several
+        rows, NaN or inf raise :class:`~kgpath.errors.EmbeddingError` naming them.
 
         Useful when the query was embedded elsewhere, and for benchmarks that measure the
         retrieval itself without the embedding model.
@@ -270,7 +299,7 @@ class PathConstrainedRetriever:
         cfg = self._config(overrides)
         if cfg.mode != "vector":
             query = check_query(query)
-        qv = self.backend.check_query_vector(query_vec)
+        qv = self.backend.check_query_vector(_query_vector(query_vec))
         return self._retrieve(query, qv, (anchor, anchor_name, anchors), cfg)
 
     async def aretrieve(
