@@ -32,6 +32,7 @@ def test_path_resolved_once_on_first_read() -> None:
     assert hit.path == ("a", "b") and hit.anchor_id == "a" and hit.edges == ()
     assert hit.path == ("a", "b")
     assert calls == [1]
+    assert hit.resolve is None  # the resolver (and the BFS tree it holds) is released
 
 
 def test_lazy_hit_equals_eager_hit() -> None:

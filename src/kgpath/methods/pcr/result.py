@@ -91,6 +91,7 @@ class PCRHit:
             raise ValueError("PCRHit built with LAZY path/edges needs resolve=")
         path, edges = self.resolve()
         self.__dict__["path"], self.__dict__["edges"] = tuple(path), tuple(edges)
+        self.__dict__["resolve"] = None  # drop the BFS tree the resolver holds
 
     def __getstate__(self) -> dict[str, Any]:
         if self.__dict__["path"] is LAZY or self.__dict__["edges"] is LAZY:
