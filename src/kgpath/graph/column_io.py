@@ -220,10 +220,11 @@ def _strings(d: Path, arrays: dict[str, np.ndarray], blob_name: str, off_name: s
 def _id_hashes(d: Path, ids: StringColumn) -> np.ndarray:
     """``hash()`` of every id (per process: never saved); white-space-only ids are refused."""
     out = np.empty(len(ids), dtype=np.int64)
-    for j, s in enumerate(ids):
-        if not s.strip():
+    for a, block in ids.blocks():
+        if not all(map(str.strip, block)):
+            j = a + [bool(s.strip()) for s in block].index(False)
             raise PersistenceError(f"{d / 'node_ids.npy'} is corrupt: id {j} is white space")
-        out[j] = hash(s)
+        out[a:a + len(block)] = np.fromiter(map(hash, block), dtype=np.int64, count=len(block))
     return out
 
 

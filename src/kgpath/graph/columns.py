@@ -108,6 +108,27 @@ class StringColumn(_Rows[str]):
     def _at(self, j: int) -> str:
         return self._blob[self._off[j]:self._off[j + 1]].tobytes().decode("utf-8")
 
+    def __iter__(self) -> Iterator[str]:
+        for _, block in self.blocks():
+            yield from block
+
+    def blocks(self) -> Iterator[tuple[int, list[str]]]:
+        """``(first row, strings)`` for blocks of up to 65,536 rows, decoded a block at once.
+
+        A block of ASCII text (as many characters as bytes) is sliced out of one decoded
+        ``str``; any other block is decoded string by string.
+        """
+        off = self._off
+        for a in range(0, len(self), _BLOCK):
+            b = min(a + _BLOCK, len(self))
+            lo, hi = int(off[a]), int(off[b])
+            text = self._blob[lo:hi].tobytes().decode("utf-8")
+            if len(text) == hi - lo:
+                cut = (off[a:b + 1] - lo).tolist()
+                yield a, [text[i:j] for i, j in zip(cut[:-1], cut[1:])]
+            else:
+                yield a, [self._at(j) for j in range(a, b)]
+
     @property
     def blob(self) -> np.ndarray:
         """The UTF-8 bytes of every string, concatenated (``uint8``)."""
