@@ -249,3 +249,25 @@ def test_string_column_blocks_decode_ascii_and_unicode_blocks_alike():
     assert list(col) == strings  # block 1 ASCII (sliced), block 2 decoded per string
     assert [a for a, _ in col.blocks()] == [0, 65536]
     assert [col[j] for j in (0, 69_999, 70_000, 70_002)] == ["n0", "n69999", "Zürich", "東京"]
+
+
+def test_int8_float16_scores_are_float16_exact_only_on_the_short_list():
+    """Hand-computed: q = (1, 0); row 1 = (0.6, 0.8) has int8 scale 0.8/127, code 95.
+
+    int8 score 95·0.8/127 = 0.598425, float16 score float16(0.6) = 0.600098. The bound of
+    a row is scale·Σ|q|·(1/2 + 127·2^-11) + 1e-4: 0.004525 for rows 0/2/3 (scale 1/127),
+    0.003640 for row 1. rescore_top=1: tau = 1 - 0.004525; only row 0 can reach it, so
+    row 1 keeps its int8 score. rescore_top=2: tau = 0.598425 - 0.003640; rows 0 and 1
+    are re-scored (row 2's upper bound 0.004525 < tau), row 2 and 3 keep int8 scores.
+    """
+    from kgpath.index.vector import CompactVectorIndex
+
+    rows = np.array([[1, 0], [0.6, 0.8], [0, 1], [-1, 0]], dtype=np.float32)
+    q = np.array([1, 0], dtype=np.float32)
+    int8_1, f16_1 = 95 * 0.8 / 127, float(np.float16(0.6))
+    for top, row1 in ((1, int8_1), (2, f16_1)):
+        st = CompactVectorIndex(rows, kind="int8+float16", rescore_top=top)
+        np.testing.assert_allclose(st.scores(q), [1.0, row1, 0.0, -1.0], atol=1e-6)
+        # among candidates {3, 1} row 1 is the top row, so it is always re-scored
+        np.testing.assert_allclose(st.scores(q, np.array([3, 1])), [-1.0, f16_1], atol=1e-6)
+    assert abs(int8_1 - f16_1) > 1e-3  # the two cases really differ
