@@ -35,7 +35,10 @@ import numpy as np
 from kgpath.errors import GraphError
 from kgpath.graph.model import Edge, Node, check_id, check_text
 
-__all__ = ["EdgeColumns", "HashIndex", "NodeColumns", "StringColumn", "fill_columns"]
+__all__ = [
+    "EdgeColumns", "HashIndex", "IdMap", "NodeColumns", "StringColumn", "attach_columns",
+    "fill_columns",
+]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _BLOCK = 65536  # strings encoded per block while building a column
@@ -104,6 +107,37 @@ class StringColumn(_Rows[str]):
 
     def _at(self, j: int) -> str:
         return self._blob[self._off[j]:self._off[j + 1]].tobytes().decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        for _, block in self.blocks():
+            yield from block
+
+    def blocks(self) -> Iterator[tuple[int, list[str]]]:
+        """``(first row, strings)`` for blocks of up to 65,536 rows, decoded a block at once.
+
+        A block of ASCII text (as many characters as bytes) is sliced out of one decoded
+        ``str``; any other block is decoded string by string.
+        """
+        off = self._off
+        for a in range(0, len(self), _BLOCK):
+            b = min(a + _BLOCK, len(self))
+            lo, hi = int(off[a]), int(off[b])
+            text = self._blob[lo:hi].tobytes().decode("utf-8")
+            if len(text) == hi - lo:
+                cut = (off[a:b + 1] - lo).tolist()
+                yield a, [text[i:j] for i, j in zip(cut[:-1], cut[1:])]
+            else:
+                yield a, [self._at(j) for j in range(a, b)]
+
+    @property
+    def blob(self) -> np.ndarray:
+        """The UTF-8 bytes of every string, concatenated (``uint8``)."""
+        return self._blob
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """``n + 1`` ``int64`` offsets: string ``j`` is ``blob[offsets[j]:offsets[j + 1]]``."""
+        return self._off
 
     @property
     def nbytes(self) -> int:
@@ -282,10 +316,17 @@ def fill_columns(g: Any, node_ids: Iterable[str], src: np.ndarray, dst: np.ndarr
         txt = txt if txt._blob.size else None
     rel, table = _intern(relations)
     keep = _first_occurrences(src, dst, rel, n)
-    g._nodes = NodeColumns(ids, txt)
+    attach_columns(g, ids, index, txt, src[keep].astype(np.int32), dst[keep].astype(np.int32),
+                   None if rel is None else rel[keep], table)
+
+
+def attach_columns(g: Any, ids: StringColumn, index: HashIndex, texts: StringColumn | None,
+                   src: np.ndarray, dst: np.ndarray, rel: np.ndarray | None,
+                   relations: Sequence[str]) -> None:
+    """Make the empty graph ``g`` a compact graph over validated columns (no copies)."""
+    g._nodes = NodeColumns(ids, texts)
     g._node_index = IdMap(ids, index)
-    g._edges = EdgeColumns(ids, src[keep].astype(np.int32), dst[keep].astype(np.int32),
-                           None if rel is None else rel[keep], table)
+    g._edges = EdgeColumns(ids, src, dst, rel, relations)
 
 
 def _intern(relations: Sequence[str] | None) -> tuple[np.ndarray | None, list[str]]:

@@ -487,6 +487,7 @@ class KnowledgeGraph(GraphBuilders):
     def save(self, directory: str | os.PathLike[str]) -> None:
         """Write the graph to ``directory`` as JSON + ``.npy``, crash-safe.
 
+        A compact graph is written as its arrays (:mod:`kgpath.graph.column_io`).
         Refuses (:class:`PersistenceError`) a path holding anything but a saved graph; a
         complete graph, old or new, is loadable at the path at every instant; concurrent
         saves serialise. See :mod:`kgpath.graph.persistence`.
@@ -496,16 +497,20 @@ class KnowledgeGraph(GraphBuilders):
         persistence.save(self, directory)
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str]) -> KnowledgeGraph:
+    def load(cls, directory: str | os.PathLike[str], *,
+             compact: bool | None = None) -> KnowledgeGraph:
         """Load a graph written by :meth:`save`.
 
+        A graph saved compact loads compact (its arrays, no Python object per node or
+        edge); ``compact=True``/``False`` asks for one mode (``True`` raises
+        :class:`GraphError` for an object graph holding what the compact mode cannot).
         Raises :class:`PersistenceError` if the directory is missing, truncated, corrupt
-        (checksum mismatch, bad JSON) or written by a newer format version.
+        (checksum mismatch, bad JSON, bad arrays) or written by a newer format version.
         See :func:`kgpath.graph.persistence.load`.
         """
         from kgpath.graph import persistence
 
-        return persistence.load(directory, cls=cls)
+        return persistence.load(directory, cls=cls, compact=compact)
 
 
 # ---------------------------------------------------------------------- helpers

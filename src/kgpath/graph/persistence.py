@@ -3,7 +3,9 @@
 A saved graph is a directory of ``nodes.json``, ``edges.json``, ``passages.json``, optionally
 ``embeddings.npy`` + ``embedding_mask.npy`` (never pickled), and a ``manifest.json`` with the
 format version, the counts, the size and SHA-256 of every file, and which embedder made the
-stored vectors (:attr:`KnowledgeGraph.embedding_owner`).
+stored vectors (:attr:`KnowledgeGraph.embedding_owner`). A compact graph
+(:attr:`KnowledgeGraph.compact`) is saved in the ``columns`` layout instead (its arrays as
+``.npy``, format version 3, :mod:`kgpath.graph.column_io`) and loads back compact.
 
 Guarantees
 ----------
@@ -41,7 +43,6 @@ import logging
 import os
 import re
 import shutil
-import stat
 import sys
 import tempfile
 import time
@@ -52,27 +53,30 @@ from typing import Any
 import numpy as np
 
 from kgpath.errors import KgpathError, PersistenceError
+from kgpath.graph import column_io
+from kgpath.graph.column_io import LAYOUT
 from kgpath.graph.knowledge_graph import KnowledgeGraph
 from kgpath.graph.model import Edge, Node
+from kgpath.graph.saved_files import (
+    ALLOWED,
+    FORMAT,
+    FORMAT_VERSION,
+    MANIFEST,
+    MAX_FILE_BYTES,
+    OBJECTS_VERSION,
+    DirReader,
+    parse_json,
+    validate_manifest,
+)
 
-__all__ = ["FORMAT_VERSION", "LOCK_TIMEOUT", "MAX_FILE_BYTES", "load", "save"]
+__all__ = [
+    "FORMAT_VERSION", "LOCK_TIMEOUT", "MAX_FILE_BYTES", "load", "save", "validate_manifest",
+]
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2
-"""2: per-file sizes, ``saved_ns`` and the ``embedder`` record; version 1 still loads."""
-MAX_FILE_BYTES = 1 << 34
-"""Largest data file :func:`load` reads (16 GiB)."""
-MAX_MANIFEST_BYTES = 1 << 20
 LOCK_TIMEOUT = 60.0
 """Seconds a :func:`save` waits for another save to the same parent directory."""
-
-FORMAT = "kgpath.KnowledgeGraph"
-MANIFEST = "manifest.json"
-REQUIRED = ("nodes.json", "edges.json", "passages.json")
-ARRAYS = ("embeddings.npy", "embedding_mask.npy")
-ALLOWED = frozenset(REQUIRED + ARRAYS)
-_SHA_CHARS = frozenset("0123456789abcdef")
 
 
 # ---------------------------------------------------------------------- save
@@ -165,35 +169,41 @@ def _save_lock(dest: Path, timeout: float | None = None) -> Iterator[None]:
 
 
 def _write_graph(g: KnowledgeGraph, tmp: Path) -> None:
-    """Write every file and then the manifest (last, so a manifest means complete)."""
-    files: dict[str, bytes] = {
-        "nodes.json": _dumps([_node_record(n) for n in g._nodes]),
-        "edges.json": _dumps([_edge_record(e) for e in g._edges]),
-        "passages.json": _dumps(
-            [{"id": p.id, "text": p.text, "metadata": dict(p.metadata)}
-             for p in g._passages.values()]
-        ),
-    }
+    """Write every file and then the manifest (last, so a manifest means complete).
+
+    A compact graph writes its arrays (the ``columns`` layout), never one record per row.
+    """
+    files: dict[str, bytes] = {"passages.json": _dumps(
+        [{"id": p.id, "text": p.text, "metadata": dict(p.metadata)}
+         for p in g._passages.values()]
+    )}
+    head: dict[str, Any] = {"format_version": OBJECTS_VERSION}
+    if g.compact:
+        arrays, relations = column_io.column_arrays(g)
+        files["relations.json"] = column_io.relation_bytes(relations)
+        head = {"format_version": column_io.COLUMNS_VERSION, "layout": LAYOUT}
+    else:
+        arrays = {}
+        files["nodes.json"] = _dumps([_node_record(n) for n in g._nodes])
+        files["edges.json"] = _dumps([_edge_record(e) for e in g._edges])
     if g._emb is not None and g._emb_mask is not None:
         g._grow_embeddings()
-        for name, arr in (("embeddings.npy", g._emb), ("embedding_mask.npy", g._emb_mask)):
-            buf = io.BytesIO()
-            np.save(buf, arr, allow_pickle=False)
-            files[name] = buf.getvalue()
+        arrays.update({"embeddings.npy": g._emb, "embedding_mask.npy": g._emb_mask})
+    entries: dict[str, dict[str, Any]] = {}
     for name, data in files.items():
         _write_synced(tmp / name, data)
+        entries[name] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+    for name, arr in arrays.items():  # streamed through the hash: no bytes copy of an array
+        entries[name] = column_io.write_npy(tmp / name, arr)
     manifest = {
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        **head,
         "saved_ns": time.time_ns(),
         "num_nodes": len(g._nodes),
         "num_edges": len(g._edges),
         "num_passages": len(g._passages),
         "embedder": g.embedding_owner,
-        "files": {
-            name: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
-            for name, data in sorted(files.items())
-        },
+        "files": dict(sorted(entries.items())),
     }
     _write_synced(tmp / MANIFEST, _dumps(manifest))
     _fsync_dir(tmp)
@@ -272,7 +282,7 @@ def _newest_complete(candidates: list[Path]) -> Path | None:
     best: tuple[int, Path] | None = None
     for c in candidates:
         try:
-            with _DirReader(c) as r:
+            with DirReader(c) as r:
                 m = r.manifest()
                 r.verify_all(m)
         except (PersistenceError, OSError):
@@ -285,15 +295,29 @@ def _newest_complete(candidates: list[Path]) -> Path | None:
 
 # ---------------------------------------------------------------------- load
 def load(
-    directory: str | os.PathLike[str], *, cls: type[KnowledgeGraph] = KnowledgeGraph
+    directory: str | os.PathLike[str], *, cls: type[KnowledgeGraph] = KnowledgeGraph,
+    compact: bool | None = None,
 ) -> KnowledgeGraph:
     """Load a graph written by :func:`save`.
+
+    ``compact=None`` gives the graph back as it was saved (a compact graph compact);
+    ``False`` gives Python objects, ``True`` a compact graph (an object graph holding what
+    the compact mode cannot, e.g. node types, raises :class:`~kgpath.errors.GraphError`
+    naming it; see :func:`kgpath.graph.column_io.to_compact`).
 
     Raises :class:`PersistenceError` if the directory is missing, truncated, corrupt
     (checksum mismatch, bad JSON, wrong shapes), unsafe (symlinks, special files, oversize)
     or written by a newer format version.
     """
-    d = Path(directory)
+    g = _load_verified(Path(directory), cls)
+    if compact is True and not g.compact:
+        return column_io.to_compact(g)
+    if compact is False:
+        g._thaw()
+    return g
+
+
+def _load_verified(d: Path, cls: type[KnowledgeGraph]) -> KnowledgeGraph:
     src = d
     if not (d / MANIFEST).exists():
         recovered = _newest_complete(_leftovers(d))
@@ -301,7 +325,7 @@ def load(
             logger.warning("%s is missing after an interrupted save; reading %s", d, recovered)
             src = recovered
     for attempt in range(3):  # a concurrent save may swap the directory while we read
-        with _DirReader(src) as r:
+        with DirReader(src) as r:
             try:
                 return _load_from(r, cls)
             except PersistenceError:
@@ -311,13 +335,18 @@ def load(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _load_from(r: _DirReader, cls: type[KnowledgeGraph]) -> KnowledgeGraph:
+def _load_from(r: DirReader, cls: type[KnowledgeGraph]) -> KnowledgeGraph:
     manifest = r.manifest()
-    data = r.verify_all(manifest)
     d = r.path
     try:
-        g = _read_records(d, data, cls)
-        _read_embeddings(d, data, g)
+        if manifest.get("layout") == LAYOUT:
+            g = column_io.read_columns(r, manifest, cls)
+            _add_passages(g, _records(r.verify_all(manifest, ["passages.json"]), d,
+                                      "passages.json"))
+        else:
+            data = r.verify_all(manifest)
+            g = _read_records(d, data, cls)
+            _read_embeddings(d, data, g)
     except PersistenceError:
         raise
     except (KgpathError, KeyError, TypeError, ValueError, AttributeError, IndexError,
@@ -330,173 +359,8 @@ def _load_from(r: _DirReader, cls: type[KnowledgeGraph]) -> KnowledgeGraph:
     return g
 
 
-class _Missing(PersistenceError):
-    """A file the manifest lists is absent."""
-
-
-class _TooLarge(PersistenceError):
-    """A file is larger than its limit."""
-
-
-class _DirReader:
-    """Reads files of one directory through a directory descriptor, never following links."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.fd = -1
-
-    def __enter__(self) -> _DirReader:
-        try:
-            self.fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
-        except FileNotFoundError:
-            raise PersistenceError(f"{self.path} is not a saved kgpath graph (no manifest.json)"
-                                   ) from None
-        except OSError as exc:
-            raise PersistenceError(f"{self.path} is not a saved kgpath graph: {exc}") from exc
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        os.close(self.fd)
-
-    def read(self, name: str, limit: int) -> bytes:
-        """The bytes of regular file ``name`` (at most ``limit``), or raise."""
-        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
-        try:
-            fd = os.open(name, flags, dir_fd=self.fd)
-        except FileNotFoundError:
-            raise _Missing(f"{self.path} is truncated: {name} is missing") from None
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise PersistenceError(
-                    f"{self.path}: {name} is a symbolic link; refusing to follow it"
-                ) from None
-            raise PersistenceError(f"{self.path}: cannot read {name}: {exc}") from exc
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise PersistenceError(f"{self.path}: {name} is not a regular file")
-            if st.st_size > limit:
-                raise _TooLarge(
-                    f"{self.path}: {name} has {st.st_size} bytes, more than the {limit} allowed"
-                )
-            with os.fdopen(os.dup(fd), "rb") as fh:
-                data = fh.read(limit + 1)
-        finally:
-            os.close(fd)
-        if len(data) > limit:
-            raise _TooLarge(f"{self.path}: {name} is larger than {limit} bytes")
-        return data
-
-    def replaced(self) -> bool:
-        """Whether the path now names another directory than the one being read."""
-        try:
-            a, b = os.fstat(self.fd), os.stat(self.path)
-        except OSError:
-            return True
-        return (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino)
-
-    def manifest(self) -> dict[str, Any]:
-        """The validated manifest (see :func:`validate_manifest`)."""
-        try:
-            raw = self.read(MANIFEST, MAX_MANIFEST_BYTES)
-        except _Missing:
-            raise PersistenceError(
-                f"{self.path} is not a saved kgpath graph (no manifest.json)"
-            ) from None
-        m = _parse_json(raw, self.path / MANIFEST)
-        return validate_manifest(m, self.path)
-
-    def verify_all(self, manifest: dict[str, Any]) -> dict[str, bytes]:
-        """Read every listed file, check its size and SHA-256, return the bytes by name."""
-        out = {}
-        for name, (digest, size) in manifest["files"].items():
-            try:
-                data = self.read(name, MAX_FILE_BYTES if size is None else size)
-            except _TooLarge:
-                if size is None:
-                    raise
-                raise PersistenceError(
-                    f"{self.path} is corrupt: checksum of {name} does not match "
-                    "(larger than the manifest says)"
-                ) from None
-            if hashlib.sha256(data).hexdigest() != digest:
-                raise PersistenceError(
-                    f"{self.path} is corrupt: checksum of {name} does not match"
-                )
-            out[name] = data
-        return out
-
-
-def validate_manifest(m: Any, d: Path) -> dict[str, Any]:
-    """Check the manifest's shape; return it with ``files`` as ``{name: (sha256, size)}``."""
-    where = d / MANIFEST
-    if not isinstance(m, dict):
-        raise PersistenceError(f"{where} is corrupt: not a JSON object")
-    version = m.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise PersistenceError(f"{where} has no integer format_version")
-    if version > FORMAT_VERSION:
-        raise PersistenceError(
-            f"{d} has format_version {version}, newer than this kgpath supports "
-            f"({FORMAT_VERSION}); upgrade kgpath"
-        )
-    if m.get("format") != FORMAT or version < 1:
-        raise PersistenceError(f"{where} is corrupt: not a {FORMAT} manifest")
-    for key in ("num_nodes", "num_edges", "num_passages"):
-        v = m.get(key)
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise PersistenceError(f"{where} is corrupt: {key} must be an int >= 0, got {v!r}")
-    files = m.get("files")
-    if not isinstance(files, dict):
-        raise PersistenceError(f"{where} is corrupt: 'files' must be an object")
-    checked = {name: _file_entry(name, entry, where) for name, entry in files.items()}
-    missing = [n for n in REQUIRED if n not in checked]
-    if missing:
-        raise PersistenceError(f"{where} is corrupt: 'files' does not list {missing}")
-    if sum(n in checked for n in ARRAYS) == 1:
-        raise PersistenceError(f"{where} is corrupt: lists only one of {list(ARRAYS)}")
-    owner = m.get("embedder")
-    if owner is not None and not _valid_owner(owner):
-        raise PersistenceError(f"{where} is corrupt: bad 'embedder' record")
-    return {**m, "files": checked}
-
-
-def _file_entry(name: Any, entry: Any, where: Path) -> tuple[str, int | None]:
-    if not isinstance(name, str) or name not in ALLOWED:
-        raise PersistenceError(
-            f"{where} is corrupt: unexpected file name {str(name)[:80]!r} "
-            f"(allowed: {sorted(ALLOWED)})"
-        )
-    digest, size = (entry, None) if isinstance(entry, str) else (None, None)
-    if isinstance(entry, dict):
-        digest, size = entry.get("sha256"), entry.get("size")
-        if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_FILE_BYTES:
-            raise PersistenceError(f"{where} is corrupt: bad size for {name}")
-    if not isinstance(digest, str) or len(digest) != 64 or not set(digest) <= _SHA_CHARS:
-        raise PersistenceError(f"{where} is corrupt: bad SHA-256 for {name}")
-    return digest, size
-
-
-def _valid_owner(owner: Any) -> bool:
-    return (
-        isinstance(owner, dict)
-        and isinstance(owner.get("name"), str)
-        and isinstance(owner.get("dim"), int)
-        and isinstance(owner.get("fingerprint"), str)
-    )
-
-
-def _parse_json(data: bytes, where: Path) -> Any:
-    try:
-        return json.loads(data.decode("utf-8"))
-    except RecursionError:
-        raise PersistenceError(f"{where} is corrupt: JSON nested too deeply") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise PersistenceError(f"{where} is corrupt: {exc}"[:300]) from exc
-
-
 def _records(data: dict[str, bytes], d: Path, name: str) -> list[dict[str, Any]]:
-    recs = _parse_json(data[name], d / name)
+    recs = parse_json(data[name], d / name)
     if not isinstance(recs, list) or not all(isinstance(r, dict) for r in recs):
         raise PersistenceError(f"{d} is corrupt: {name} must be a list of objects")
     return recs
@@ -505,10 +369,8 @@ def _records(data: dict[str, bytes], d: Path, name: str) -> list[dict[str, Any]]
 def _read_records(d: Path, data: dict[str, bytes], cls: type[KnowledgeGraph]) -> KnowledgeGraph:
     """Rebuild passages, nodes and edges from the three JSON files."""
     nodes, edges = _records(data, d, "nodes.json"), _records(data, d, "edges.json")
-    passages = _records(data, d, "passages.json")
     g = cls()
-    for p in passages:
-        g.add_passage(p["id"], p["text"], p.get("metadata"))
+    _add_passages(g, _records(data, d, "passages.json"))
     for r in nodes:
         g.add_node(
             r["id"], name=r["name"], text=r["text"], type=r.get("type"),
@@ -521,6 +383,11 @@ def _read_records(d: Path, data: dict[str, bytes], cls: type[KnowledgeGraph]) ->
             metadata=r.get("metadata"),
         )
     return g
+
+
+def _add_passages(g: KnowledgeGraph, passages: list[dict[str, Any]]) -> None:
+    for p in passages:
+        g.add_passage(p["id"], p["text"], p.get("metadata"))
 
 
 def _strs(v: Any) -> tuple[str, ...]:
