@@ -147,10 +147,14 @@ class GraphNames:
 
     def __init__(self, graph: KnowledgeGraph) -> None:
         self.graph = graph
+        self._index: dict[str, list[int]] = {}
+        self._version = -1
 
     def candidates(self, key: str, span: str) -> list[int]:
         """Indices of the nodes whose name key is ``key``."""
-        return name_key_index(self.graph).get(key, [])
+        if self._version != self.graph.version:
+            self._index, self._version = name_key_index(self.graph), self.graph.version
+        return self._index.get(key, [])
 
     def node(self, k: Any) -> Node:
         """The node at index ``k``."""
@@ -161,10 +165,13 @@ def _words(query: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _WORD.finditer(query)]
 
 
-def _marked(query: str, span: tuple[int, int]) -> bool:
-    """A word written with a capital letter or containing a digit."""
-    w = query[span[0]:span[1]]
-    return w[:1].isupper() or any(c.isdigit() for c in w)
+def _any_marked(query: str, words: Sequence[tuple[int, int]]) -> bool:
+    """A word written with a capital letter or containing a digit among ``words``."""
+    for s, e in words:
+        w = query[s:e]
+        if w[:1].isupper() or any(c.isdigit() for c in w):
+            return True
+    return False
 
 
 class EntityLinker:
@@ -212,14 +219,15 @@ class EntityLinker:
         key = entity_key(span)
         if len(key) < cfg.min_key_chars or key in STOP_WORDS:
             return []
-        marked = not cfg.require_capital_unigram or any(
-            _marked(query, words[j]) for j in range(i, i + n))
-        if not marked and not cfg.exact_unmarked:
+        check = cfg.require_capital_unigram  # a capitalised or numeric word
+        if check and not cfg.exact_unmarked and not _any_marked(query, words[i:i + n]):
             return []
-        keys = list(self.names.candidates(key, span))
-        if not marked:  # written exactly so in the graph
-            keys = [k for k in keys if self.names.node(k).name == span]
-        return keys
+        keys = self.names.candidates(key, span)
+        if not len(keys):
+            return []
+        if check and cfg.exact_unmarked and not _any_marked(query, words[i:i + n]):
+            return [k for k in keys if self.names.node(k).name == span]  # written so
+        return list(keys)
 
     def match(self, query: str) -> list[tuple[int, int, list[Any]]]:
         """Key matches in question order: ``(start, end, node keys in lookup order)``."""
