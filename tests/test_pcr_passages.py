@@ -178,22 +178,3 @@ def test_bad_options_raise_naming_the_value(bad):
     with pytest.raises(ConfigError, match=name):
         PCRConfig(**bad)
     assert repr(value) in str(pytest.raises(ConfigError, PCRConfig, **bad).value)
-
-
-def test_name_key_index_once_per_version_and_dropped_with_the_graph():
-    import gc
-
-    from kgpath.methods.pcr import anchors
-
-    g = KnowledgeGraph()
-    g.add_node("mc", name="Marie Curie")
-    first = anchors.name_key_index(g)
-    assert first == {"marie curie": [0]}
-    assert anchors.name_key_index(g) is first  # cached
-    g.add_node("pc", name="Pierre Curie")
-    assert anchors.name_key_index(g) == {"marie curie": [0], "pierre curie": [1]}
-    key = id(g)
-    assert key in anchors._INDEX_CACHE
-    del g
-    gc.collect()
-    assert key not in anchors._INDEX_CACHE

@@ -15,26 +15,43 @@ Rules (documented constants, no paper defaults):
 * a one-word match must be written with a capital letter or a digit in the question
   (``require_capital_unigram``), so "film" in "which film" does not link a node named
   "Film"; longer n-grams need at least one capitalised or numeric word for the same reason;
+  with ``exact_unmarked`` such an unmarked span still links a node whose name is written
+  exactly so ("radium" links a node named "radium": the graph itself writes it in lower
+  case; PCR's anchors, :func:`kgpath.methods.pcr.anchors.link_anchors`);
 * when nothing matches by key and an embedder is given (``embedding_fallback``), the
   ``fallback_k`` nodes most similar to the whole question with cosine at least
   ``fallback_floor`` are returned, marked ``how="embedding"`` with the whole question as
   span.
+
+Lookup (:class:`NameLookup`): which nodes have a span's key. :class:`GraphNames` answers
+from one key index per graph and version (:func:`name_key_index`, shared by every linker
+of the graph); a database backend answers with its own name query (PCR's anchors).
 """
 
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from kgpath.errors import ConfigError
-from kgpath.graph import KnowledgeGraph
+from kgpath.graph import KnowledgeGraph, Node
 from kgpath.ingest.extraction import entity_key
 
-__all__ = ["STOP_WORDS", "EntityLink", "EntityLinker", "LinkerConfig", "link_entities"]
+__all__ = [
+    "STOP_WORDS",
+    "EntityLink",
+    "EntityLinker",
+    "GraphNames",
+    "LinkerConfig",
+    "NameLookup",
+    "link_entities",
+    "name_key_index",
+]
 
 STOP_WORDS: frozenset[str] = frozenset(
     "a an and are as at be by did do does for from had has have he her his how in is it its "
@@ -52,6 +69,7 @@ class LinkerConfig:
     max_ngram: int = 6
     min_key_chars: int = 2
     require_capital_unigram: bool = True
+    exact_unmarked: bool = False
     embedding_fallback: bool = True
     fallback_k: int = 3
     fallback_floor: float = 0.5
@@ -61,6 +79,8 @@ class LinkerConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
                 raise ConfigError(f"{name} must be an int >= {low}, got {v!r}")
+        if not isinstance(self.exact_unmarked, bool):
+            raise ConfigError(f"exact_unmarked must be a bool, got {self.exact_unmarked!r}")
         f = self.fallback_floor
         if isinstance(f, bool) or not isinstance(f, (int, float)) or not -1 <= f <= 1:
             raise ConfigError(f"fallback_floor must be a number in [-1, 1], got {f!r}")
@@ -79,27 +99,95 @@ class EntityLink:
     how: Literal["key", "embedding"] = "key"
 
 
+class NameLookup(Protocol):
+    """Which nodes have a name key: what :class:`EntityLinker` matches spans against.
+
+    ``candidates(key, span)`` gives the keys (any node key type: an index, a database
+    key) of the nodes whose :func:`entity_key` is ``key`` (``span`` is the question text
+    it came from), in node order; ``node(k)`` gives the node record of one.
+    """
+
+    def candidates(self, key: str, span: str) -> Sequence[Any]:
+        """Node keys whose name key is ``key``, in node order."""
+        ...
+
+    def node(self, k: Any) -> Node:
+        """The node record of a key :meth:`candidates` gave."""
+        ...
+
+
+_INDEX_CACHE: dict[int, tuple[int, weakref.ref[KnowledgeGraph], dict[str, list[int]]]] = {}
+
+
+def name_key_index(graph: KnowledgeGraph) -> dict[str, list[int]]:
+    """``entity_key(name) -> node indices``, built once per graph and version.
+
+    Not :meth:`KnowledgeGraph.find_by_name`'s index: that one only lower-cases and joins
+    spaces, and the key also drops accents, punctuation, a possessive and a leading
+    article ("Beatles" names "The Beatles"). The cache holds the graph weakly and drops
+    its index when the graph is collected, so a large graph's index (one entry per
+    distinct name) lives only as long as the graph.
+    """
+    hit = _INDEX_CACHE.get(id(graph))
+    if hit is not None and hit[1]() is graph and hit[0] == graph.version:
+        return hit[2]
+    index: dict[str, list[int]] = {}
+    for i, n in enumerate(graph.nodes):
+        key = entity_key(n.name or n.id)
+        if key:
+            index.setdefault(key, []).append(i)
+    if hit is None or hit[1]() is not graph:
+        weakref.finalize(graph, _INDEX_CACHE.pop, id(graph), None)
+    _INDEX_CACHE[id(graph)] = (graph.version, weakref.ref(graph), index)
+    return index
+
+
+class GraphNames:
+    """:class:`NameLookup` over an in-memory graph: :func:`name_key_index`, node indices."""
+
+    def __init__(self, graph: KnowledgeGraph) -> None:
+        self.graph = graph
+        self._index: dict[str, list[int]] = {}
+        self._version = -1
+
+    def candidates(self, key: str, span: str) -> list[int]:
+        """Indices of the nodes whose name key is ``key``."""
+        if self._version != self.graph.version:
+            self._index, self._version = name_key_index(self.graph), self.graph.version
+        return self._index.get(key, [])
+
+    def node(self, k: Any) -> Node:
+        """The node at index ``k``."""
+        return self.graph.node_at(int(k))
+
+
 def _words(query: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _WORD.finditer(query)]
 
 
-def _marked(query: str, span: tuple[int, int]) -> bool:
-    """A word written with a capital letter or containing a digit."""
-    w = query[span[0]:span[1]]
-    return w[:1].isupper() or any(c.isdigit() for c in w)
+def _any_marked(query: str, words: Sequence[tuple[int, int]]) -> bool:
+    """A word written with a capital letter or containing a digit among ``words``."""
+    for s, e in words:
+        w = query[s:e]
+        if w[:1].isupper() or any(c.isdigit() for c in w):
+            return True
+    return False
 
 
 class EntityLinker:
-    """Key-index of a graph's node names; :meth:`link` finds them in a question.
+    """Finds the nodes a question names (:meth:`link`, :meth:`match`).
 
     Parameters
     ----------
     graph
-        The graph whose nodes are linked (passage-typed nodes are linked like any other).
+        The graph whose nodes are linked (passage-typed nodes are linked like any other);
+        ``None`` with ``names`` (a database), then without the embedding fallback.
     config
         :class:`LinkerConfig`.
     embedder
         Optional embedder for the fallback (uses the graph's stored node vectors).
+    names
+        Where span keys are looked up (default :class:`GraphNames` of ``graph``).
 
     Examples
     --------
@@ -110,55 +198,57 @@ class EntityLinker:
     [('Marie Curie', 4, 17), ('Warsaw', 23, 29)]
     """
 
-    def __init__(self, graph: KnowledgeGraph, *, config: LinkerConfig | None = None,
-                 embedder: Any = None) -> None:
+    def __init__(self, graph: KnowledgeGraph | None, *, config: LinkerConfig | None = None,
+                 embedder: Any = None, names: NameLookup | None = None) -> None:
+        if names is None:
+            if graph is None:
+                raise ConfigError("EntityLinker needs a graph or names (a NameLookup), "
+                                  "got neither")
+            names = GraphNames(graph)
         self.graph = graph
         self.config = config or LinkerConfig()
         self.embedder = embedder
-        self._keys: dict[str, list[str]] = {}
-        self._version = -1
-
-    def _index(self) -> dict[str, list[str]]:
-        if self._version != self.graph.version or not self._keys:
-            keys: dict[str, list[str]] = {}
-            for n in self.graph.nodes:
-                k = entity_key(n.name or n.id)
-                if k:
-                    keys.setdefault(k, []).append(n.id)
-            self._keys, self._version = keys, self.graph.version
-        return self._keys
+        self.names: NameLookup = names
 
     def _candidate(self, query: str, words: Sequence[tuple[int, int]], i: int,
-                   n: int) -> tuple[str, list[str]] | None:
+                   n: int) -> list[Any]:
         cfg = self.config
         if n > 1 and query[words[i][0]:words[i][1]].lower() in _ARTICLES:
-            return None  # the key drops a leading article: the shorter span matches
-        key = entity_key(query[words[i][0]:words[i + n - 1][1]])
+            return []  # the key drops a leading article: the shorter span matches
+        span = query[words[i][0]:words[i + n - 1][1]]
+        key = entity_key(span)
         if len(key) < cfg.min_key_chars or key in STOP_WORDS:
-            return None
-        if cfg.require_capital_unigram and not any(
-            _marked(query, words[j]) for j in range(i, i + n)
-        ):
-            return None
-        ids = self._index().get(key)
-        return (key, ids) if ids else None
+            return []
+        check = cfg.require_capital_unigram  # a capitalised or numeric word
+        if check and not cfg.exact_unmarked and not _any_marked(query, words[i:i + n]):
+            return []
+        keys = self.names.candidates(key, span)
+        if not len(keys):
+            return []
+        if check and cfg.exact_unmarked and not _any_marked(query, words[i:i + n]):
+            return [k for k in keys if self.names.node(k).name == span]  # written so
+        return list(keys)
 
-    def link(self, query: str) -> list[EntityLink]:
-        """Linked nodes in question order (key matches), else the embedding fallback."""
+    def match(self, query: str) -> list[tuple[int, int, list[Any]]]:
+        """Key matches in question order: ``(start, end, node keys in lookup order)``."""
         words = _words(query)
         used = [False] * len(words)
-        found: list[EntityLink] = []
+        found: list[tuple[int, int, list[Any]]] = []
         for n in range(min(self.config.max_ngram, len(words)), 0, -1):
             for i in range(len(words) - n + 1):
                 if any(used[i:i + n]):
                     continue
-                hit = self._candidate(query, words, i, n)
-                if hit is None:
-                    continue
-                s, e = words[i][0], words[i + n - 1][1]
-                used[i:i + n] = [True] * n
-                found.extend(EntityLink(nid, self.graph.node(nid).name, s, e, query[s:e])
-                             for nid in hit[1])
+                keys = self._candidate(query, words, i, n)
+                if keys:
+                    used[i:i + n] = [True] * n
+                    found.append((words[i][0], words[i + n - 1][1], keys))
+        found.sort(key=lambda m: m[0])
+        return found
+
+    def link(self, query: str) -> list[EntityLink]:
+        """Linked nodes in question order (key matches), else the embedding fallback."""
+        found = [EntityLink(node.id, node.name, s, e, query[s:e])
+                 for s, e, keys in self.match(query) for node in map(self.names.node, keys)]
         found.sort(key=lambda x: (x.start, x.node_id))
         if not found and self.embedder is not None and self.config.embedding_fallback:
             return self._fallback(query)
@@ -166,7 +256,7 @@ class EntityLinker:
 
     def _fallback(self, query: str) -> list[EntityLink]:
         cfg, g = self.config, self.graph
-        if g.num_nodes == 0 or g.missing_embeddings():
+        if g is None or g.num_nodes == 0 or g.missing_embeddings():
             return []
         q = np.asarray(self.embedder.embed_queries([query])[0], np.float32)
         sims = g.embeddings @ q

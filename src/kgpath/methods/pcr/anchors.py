@@ -5,28 +5,24 @@ first, matched exactly against node names normalised by :func:`kgpath.ingest.ent
 (case, accents, punctuation, a possessive and a leading article ignored); a span that
 matched is not reused by a shorter n-gram inside it ("Marie Curie" wins over "Curie").
 
-Rules (and the stop words, articles and word pattern), those of the entity linker
-:mod:`kgpath.ingest.linking`, here over a backend lookup so a database can answer:
+The linking is the entity linker's (:class:`kgpath.ingest.linking.EntityLinker`,
+:meth:`~kgpath.ingest.linking.EntityLinker.match`: its rules, stop words, articles and word
+pattern) with ``exact_unmarked``: a span with no capitalised or numeric word links only a
+node whose name is written exactly so ("radium" links a node named "radium": the graph
+itself writes it in lower case), and no embedding fallback (PCR has its own,
+``anchor_fallback``).
 
-* n-grams of 1..``max_ngram`` words; an n-gram starting with an article is skipped (the key
-  drops it, so the span without it matches the same node);
-* the key has at least 2 characters and is not a stop word;
-* at least one word of the n-gram is capitalised or contains a digit, so "film" in "which
-  film" does not link a node named "Film"; an unmarked span links only a node whose name is
-  written exactly so ("radium" links a node named "radium": the graph itself writes it
-  in lower case).
-
-Lookup: in memory a key index over every node name (built once per graph version, held
-only as long as the graph); on another backend (a database) one
-:meth:`GraphBackend.nodes_by_name` query per candidate span, whose normalisation (lower
-case, single spaces) is kept only when the node's ``entity_key`` equals the span's.
+Lookup: in memory the linker's key index over every node name
+(:func:`~kgpath.ingest.linking.name_key_index`, built once per graph version, held only as
+long as the graph, shared with every other linker of the graph); on another backend (a
+database) one :meth:`GraphBackend.nodes_by_name` query per candidate span, whose
+normalisation (lower case, single spaces) is kept only when the node's ``entity_key``
+equals the span's.
 """
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -36,7 +32,14 @@ from kgpath.backends.memory import InMemoryBackend
 from kgpath.graph import KnowledgeGraph, Node
 from kgpath.index.passage_vectors import PassageVectors
 from kgpath.ingest.extraction import entity_key
-from kgpath.ingest.linking import _ARTICLES, _WORD, STOP_WORDS
+from kgpath.ingest.linking import (
+    STOP_WORDS,
+    EntityLinker,
+    GraphNames,
+    LinkerConfig,
+    NameLookup,
+    name_key_index,
+)
 
 __all__ = [
     "STOP_WORDS",
@@ -50,7 +53,7 @@ __all__ = [
 
 MAX_NGRAM = 6
 
-Lookup = Callable[[str, str], Sequence[Any]]
+_CONFIG = LinkerConfig(max_ngram=MAX_NGRAM, exact_unmarked=True, embedding_fallback=False)
 
 
 @dataclass(frozen=True)
@@ -64,70 +67,35 @@ class AnchorLink:
     end: int
 
 
-_INDEX_CACHE: dict[int, tuple[int, weakref.ref[KnowledgeGraph], dict[str, list[int]]]] = {}
+class _BackendNames:
+    """:class:`NameLookup` of another backend: its name query, kept when the keys agree."""
 
+    def __init__(self, b: GraphBackend[Any, Any]) -> None:
+        self.b = b
 
-def name_key_index(graph: KnowledgeGraph) -> dict[str, list[int]]:
-    """``entity_key(name) -> node indices``, built once per graph and version.
-
-    The cache holds the graph weakly and drops its index when the graph is collected, so
-    a large graph's index (one entry per distinct name) lives only as long as the graph.
-    """
-    hit = _INDEX_CACHE.get(id(graph))
-    if hit is not None and hit[1]() is graph and hit[0] == graph.version:
-        return hit[2]
-    index: dict[str, list[int]] = {}
-    for i, n in enumerate(graph.nodes):
-        key = entity_key(n.name or n.id)
-        if key:
-            index.setdefault(key, []).append(i)
-    if hit is None or hit[1]() is not graph:
-        weakref.finalize(graph, _INDEX_CACHE.pop, id(graph), None)
-    _INDEX_CACHE[id(graph)] = (graph.version, weakref.ref(graph), index)
-    return index
-
-
-def _lookup(b: GraphBackend[Any, Any]) -> Lookup:
-    if isinstance(b, InMemoryBackend):
-        index = name_key_index(b.graph)
-        return lambda key, span: index.get(key, [])
-
-    def by_name(key: str, span: str) -> list[Any]:
+    def candidates(self, key: str, span: str) -> list[Any]:
+        """The nodes named ``span`` (lower case, single spaces) whose key is ``key``."""
+        b = self.b
         return [k for k in b.nodes_by_name(span) if entity_key(b.node(k).name or "") == key]
 
-    return by_name
+    def node(self, k: Any) -> Node:
+        """The backend's node record."""
+        return self.b.node(k)
 
 
-def _marked(word: str) -> bool:
-    return word[:1].isupper() or any(c.isdigit() for c in word)
+def _names(b: GraphBackend[Any, Any]) -> NameLookup:
+    return GraphNames(b.graph) if isinstance(b, InMemoryBackend) else _BackendNames(b)
 
 
 def link_anchors(
     b: GraphBackend[Any, Any], query: str, *, max_ngram: int = MAX_NGRAM
 ) -> list[AnchorLink]:
     """The nodes ``query`` names, in question order (module docstring for the rules)."""
-    words = [(m.start(), m.end()) for m in _WORD.finditer(query)]
-    used = [False] * len(words)
-    lookup = _lookup(b)
-    found: list[AnchorLink] = []
-    for n in range(min(max_ngram, len(words)), 0, -1):
-        for i in range(len(words) - n + 1):
-            if any(used[i:i + n]):
-                continue
-            s, e = words[i][0], words[i + n - 1][1]
-            if n > 1 and query[words[i][0]:words[i][1]].lower() in _ARTICLES:
-                continue
-            key = entity_key(query[s:e])
-            if len(key) < 2 or key in STOP_WORDS:
-                continue
-            keys = lookup(key, query[s:e])
-            if len(keys) and not any(_marked(query[a:z]) for a, z in words[i:i + n]):
-                keys = [k for k in keys if b.node(k).name == query[s:e]]
-            if len(keys):
-                used[i:i + n] = [True] * n
-                found.extend(AnchorLink(k, b.node(k), query[s:e], s, e) for k in keys)
-    found.sort(key=lambda x: x.start)
-    return found
+    cfg = _CONFIG if max_ngram == MAX_NGRAM else replace(_CONFIG, max_ngram=max_ngram)
+    names = _names(b)
+    return [AnchorLink(k, names.node(k), query[s:e], s, e)
+            for s, e, keys in EntityLinker(None, config=cfg, names=names).match(query)
+            for k in keys]
 
 
 def shared_passage_vectors(b: GraphBackend[Any, Any]) -> PassageVectors | None:
