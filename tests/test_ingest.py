@@ -24,9 +24,6 @@ from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, short_f
 from kgpath.ingest.llm_extractor import LLMExtractor
 from kgpath.llm import ScriptedLLM
 
-
-
-
 needs_spacy = pytest.mark.spacy
 
 
