@@ -128,8 +128,9 @@ def name_key_index(graph: KnowledgeGraph) -> dict[str, list[int]]:
     its index when the graph is collected, so a large graph's index (one entry per
     distinct name) lives only as long as the graph.
     """
+    version = graph.version  # read before the nodes: a change during the build rebuilds
     hit = _INDEX_CACHE.get(id(graph))
-    if hit is not None and hit[1]() is graph and hit[0] == graph.version:
+    if hit is not None and hit[1]() is graph and hit[0] == version:
         return hit[2]
     index: dict[str, list[int]] = {}
     for i, n in enumerate(graph.nodes):
@@ -138,7 +139,7 @@ def name_key_index(graph: KnowledgeGraph) -> dict[str, list[int]]:
             index.setdefault(key, []).append(i)
     if hit is None or hit[1]() is not graph:
         weakref.finalize(graph, _INDEX_CACHE.pop, id(graph), None)
-    _INDEX_CACHE[id(graph)] = (graph.version, weakref.ref(graph), index)
+    _INDEX_CACHE[id(graph)] = (version, weakref.ref(graph), index)
     return index
 
 
@@ -147,14 +148,16 @@ class GraphNames:
 
     def __init__(self, graph: KnowledgeGraph) -> None:
         self.graph = graph
-        self._index: dict[str, list[int]] = {}
-        self._version = -1
+        self._held: tuple[int, dict[str, list[int]]] = (-1, {})  # (version, index): one store
 
     def candidates(self, key: str, span: str) -> list[int]:
         """Indices of the nodes whose name key is ``key``."""
-        if self._version != self.graph.version:
-            self._index, self._version = name_key_index(self.graph), self.graph.version
-        return self._index.get(key, [])
+        version, index = self._held
+        if version != self.graph.version:
+            version = self.graph.version  # before the build, as name_key_index reads it
+            index = name_key_index(self.graph)
+            self._held = (version, index)
+        return index.get(key, [])
 
     def node(self, k: Any) -> Node:
         """The node at index ``k``."""
