@@ -87,11 +87,15 @@ class PCRHit:
         return hit
 
     def _materialise(self) -> None:
-        if self.resolve is None:
+        d = self.__dict__
+        resolve = d["resolve"]
+        if resolve is None:
+            if d["path"] is not LAZY and d["edges"] is not LAZY:
+                return  # another thread resolved both (and dropped the resolver) first
             raise ValueError("PCRHit built with LAZY path/edges needs resolve=")
-        path, edges = self.resolve()
-        self.__dict__["path"], self.__dict__["edges"] = tuple(path), tuple(edges)
-        self.__dict__["resolve"] = None  # drop the BFS tree the resolver holds
+        path, edges = resolve()
+        d["path"], d["edges"] = tuple(path), tuple(edges)
+        d["resolve"] = None  # drop the BFS tree the resolver holds (after path and edges)
 
     def __getstate__(self) -> dict[str, Any]:
         if self.__dict__["path"] is LAZY or self.__dict__["edges"] is LAZY:
