@@ -178,30 +178,39 @@ class CachedEmbedder:
         """A segment's keys and vectors; None when it vanished, is unreadable or corrupt.
 
         Only a corrupt segment (read, but not a valid segment) is deleted; one the OS will
-        not let us read (permissions, too many open files) is left alone and skipped.
+        not let us read (permissions, too many open files) or open at all (a folder, a
+        symlink loop) is left alone and skipped.
         """
         try:
-            with np.load(seg, allow_pickle=False) as z:
+            fh = open(seg, "rb")  # noqa: SIM115 - closed by the with below
+        except FileNotFoundError:
+            return None  # compacted away by another process; its rows live on elsewhere
+        except OSError as exc:  # not even opened: says nothing about its content
+            self._skip(seg, exc)
+            return None
+        try:
+            with fh, np.load(fh, allow_pickle=False) as z:
                 keys, vecs = np.asarray(z["keys"]), np.asarray(z["vectors"], np.float32)
             ok = (keys.ndim == 1 and vecs.ndim == 2 and keys.shape[0] == vecs.shape[0]
                   and keys.dtype.kind == "U" and (self._dim is None or vecs.shape[1] == self._dim)
                   and bool(np.isfinite(vecs).all()))
             if not ok:
                 raise ValueError(f"keys {keys.shape} {keys.dtype}, vectors {vecs.shape}")
-        except FileNotFoundError:
-            return None  # compacted away by another process; its rows live on elsewhere
         except OSError as exc:
             if exc.errno not in _TRANSIENT:
                 self._drop(seg, exc)
-                return None
-            # the OS will not let us read it now: not ours to call corrupt; keep the file
-            logger.warning("embedding cache: cannot read segment %s (%r); skipped", seg, exc)
-            self._skipped.add(seg.name)
+            else:
+                self._skip(seg, exc)  # the OS will not let us read it now: keep it
             return None
         except Exception as exc:  # noqa: BLE001 - any unreadable segment is dropped
             self._drop(seg, exc)
             return None
         return keys, vecs
+
+    def _skip(self, seg: Path, exc: OSError) -> None:
+        """Leave a segment we cannot read now alone (not read again by this instance)."""
+        logger.warning("embedding cache: cannot read segment %s (%r); skipped", seg, exc)
+        self._skipped.add(seg.name)
 
     def _drop(self, seg: Path, exc: BaseException) -> None:
         """Delete a corrupt segment (its texts count as misses and are written again)."""
