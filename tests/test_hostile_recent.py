@@ -58,6 +58,9 @@ def test_pcr_retrieve_by_vector_still_takes_one_row_and_ints(index):
     assert pcr.retrieve_by_vector(qv, anchor="honey").ids == pcr.retrieve_by_vector(
         qv[0], anchor="honey").ids
     assert pcr.retrieve_by_vector(np.ones(qv.shape[1], np.int64), anchor="honey").hits
+    for shape in ((-1, 1), (1, 1, -1)):  # a column and a nested row, accepted before the check
+        assert pcr.retrieve_by_vector(qv.reshape(shape), anchor="honey").ids == \
+            pcr.retrieve_by_vector(qv[0], anchor="honey").ids
 
 
 def test_pcr_anchors_with_none_is_refused_not_anchored_by_similarity(index):

@@ -59,19 +59,23 @@ def _several(anchors: AnchorsArg) -> list[str]:
 def _query_vector(query_vec: Any) -> np.ndarray:
     """A caller's query vector as 1-D float32, or :class:`EmbeddingError` naming what is wrong.
 
-    One row of a 2-D array is accepted (``embed_queries([q])`` as returned); more rows,
-    non-numbers and NaN/inf are refused before any backend sees them.
+    Any shape with at most one axis longer than 1 is accepted (a row ``(1, d)`` as
+    ``embed_queries([q])`` returns, a column ``(d, 1)``); several rows, non-numbers and
+    NaN/inf are refused before any backend sees them.
     """
     try:
         qv = np.asarray(query_vec, dtype=np.float32)
     except (TypeError, ValueError) as exc:
         raise EmbeddingError(f"query vector must be numbers, got {short(query_vec)}") from exc
-    if qv.ndim == 0 or qv.ndim > 2 or (qv.ndim == 2 and qv.shape[0] != 1):
-        raise EmbeddingError(
-            f"query vector must be 1-D (or one row), got shape {qv.shape}: {short(query_vec)}")
-    qv = qv.reshape(-1)
-    bad = np.flatnonzero(~np.isfinite(qv))
-    if bad.size:
+    if qv.ndim != 1:
+        if qv.ndim == 0 or sum(n > 1 for n in qv.shape) > 1:
+            raise EmbeddingError(
+                f"query vector must be 1-D (or one row), got shape {qv.shape}: "
+                f"{short(query_vec)}")
+        qv = qv.reshape(-1)
+    finite = np.isfinite(qv)
+    if not finite.all():
+        bad = np.flatnonzero(~finite)
         raise EmbeddingError(
             f"query vector has {bad.size} non-finite value(s), first {qv[bad[0]]} at "
             f"position {int(bad[0])}")
