@@ -46,3 +46,22 @@ def test_truncated_segment_is_still_dropped(tmp_path):
     again.embed_queries(["a"])
     assert (again.hits, again.misses, again.corrupt) == (0, 1, 1)
     assert not seg.exists() and len(again.segments("query")) == 1
+
+
+def test_corrupt_segment_that_cannot_be_deleted_is_skipped(tmp_path, monkeypatch):
+    first = CachedEmbedder(_Ones(), tmp_path)
+    first.embed_queries(["a"])
+    (seg,) = first.segments("query")
+    seg.write_bytes(seg.read_bytes()[:40])
+    real_unlink = type(seg).unlink
+
+    def refuse(self, missing_ok=False):  # a read-only folder
+        if self == seg:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(type(seg), "unlink", refuse)
+    again = CachedEmbedder(_Ones(), tmp_path)
+    assert again.embed_queries(["a"]).tolist() == [[1.0, 2.0, 2.0]]
+    assert (again.hits, again.misses, again.corrupt) == (0, 1, 1)
+    assert seg.exists()

@@ -216,7 +216,10 @@ class CachedEmbedder:
         """Delete a corrupt segment (its texts count as misses and are written again)."""
         logger.warning("embedding cache: dropping unreadable segment %s (%r)", seg, exc)
         self.corrupt += 1
-        seg.unlink(missing_ok=True)
+        try:
+            seg.unlink(missing_ok=True)
+        except OSError as err:  # a read-only folder: keep it, skip it, never fail the call
+            self._skip(seg, err)
 
     def _refresh(self, kind: str) -> None:
         """Load segments written since the last look (by this or another process)."""
@@ -307,7 +310,7 @@ class CachedEmbedder:
         if bad.size:  # never cached: a NaN row would be served to every later run
             raise EmbeddingError(
                 f"embedder returned NaN or inf for {bad.size} of {len(texts)} texts, first "
-                f"{short(texts[int(bad[0])])}; nothing was cached"
+                f"{short(texts[int(bad[0])])}; this batch was not cached"
             )
         with self._lock:
             if self._dim is None:
