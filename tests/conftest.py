@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from kgpath import BaseEmbedder, KnowledgeGraph
+from kgpath.errors import MissingDependencyError
 from kgpath.eval.datasets import shared_datasets_dir
 
 
@@ -59,7 +60,7 @@ def _spacy_ready() -> bool:
 
         load_pipeline()
         return True
-    except Exception:  # noqa: BLE001 - any failure means "not installed"
+    except (ImportError, OSError, MissingDependencyError):  # not installed, model missing
         return False
 
 

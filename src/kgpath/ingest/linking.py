@@ -104,7 +104,9 @@ class NameLookup(Protocol):
 
     ``candidates(key, span)`` gives the keys (any node key type: an index, a database
     key) of the nodes whose :func:`entity_key` is ``key`` (``span`` is the question text
-    it came from), in node order; ``node(k)`` gives the node record of one.
+    it came from), in node order; ``node(k)`` gives the node record of one. The sequence
+    may be shared by every linker of the graph (:class:`GraphNames` returns the cached
+    index's own list): callers read it and never modify it.
     """
 
     def candidates(self, key: str, span: str) -> Sequence[Any]:
@@ -150,8 +152,8 @@ class GraphNames:
         self.graph = graph
         self._held: tuple[int, dict[str, list[int]]] = (-1, {})  # (version, index): one store
 
-    def candidates(self, key: str, span: str) -> list[int]:
-        """Indices of the nodes whose name key is ``key``."""
+    def candidates(self, key: str, span: str) -> Sequence[int]:
+        """Indices of the nodes whose name key is ``key`` (the shared index's list: read only)."""
         version, index = self._held
         if version != self.graph.version:
             version = self.graph.version  # before the build, as name_key_index reads it
