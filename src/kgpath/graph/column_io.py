@@ -257,8 +257,7 @@ def _relation_table(d: Path, data: bytes) -> list[str]:
         table = json.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise PersistenceError(f"{d / 'relations.json'} is corrupt: {exc}"[:300]) from exc
-    if (not isinstance(table, list) or not table
-            or not all(isinstance(x, str) for x in table)):
+    if not isinstance(table, list) or not all(isinstance(x, str) for x in table):
         raise PersistenceError(f"{d / 'relations.json'} is corrupt: not a list of strings")
     return table
 
