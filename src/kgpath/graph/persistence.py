@@ -63,6 +63,7 @@ from kgpath.graph.saved_files import (
     FORMAT_VERSION,
     MANIFEST,
     MAX_FILE_BYTES,
+    MAX_MANIFEST_BYTES,
     OBJECTS_VERSION,
     DirReader,
     parse_json,
@@ -130,9 +131,10 @@ def check_target(dest: Path) -> None:
             f"{dest} is not a saved kgpath graph (it holds {foreign[:5]}); "
             "refusing to overwrite it"
         )
-    try:
-        manifest = json.loads((dest / MANIFEST).read_bytes())
-    except (OSError, ValueError, RecursionError):
+    try:  # bounded, never through a link or from a FIFO/device (see DirReader)
+        with DirReader(dest) as r:
+            manifest = json.loads(r.read(MANIFEST, MAX_MANIFEST_BYTES))
+    except (PersistenceError, OSError, ValueError, RecursionError):
         manifest = None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise PersistenceError(
