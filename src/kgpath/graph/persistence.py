@@ -290,6 +290,8 @@ def _newest_complete(candidates: list[Path]) -> Path | None:
         except (PersistenceError, OSError):
             continue
         stamp = m.get("saved_ns", 0)
+        if not isinstance(stamp, int) or isinstance(stamp, bool):
+            stamp = 0  # version 1 has none; a hostile one must not break the comparison
         if best is None or stamp > best[0]:
             best = (stamp, c)
     return None if best is None else best[1]
