@@ -404,6 +404,9 @@ def _read_embeddings(d: Path, data: dict[str, bytes], g: KnowledgeGraph) -> None
     """Attach ``embeddings.npy`` + ``embedding_mask.npy`` when listed (no pickle)."""
     if "embeddings.npy" not in data:
         return
+    for name in ("embeddings.npy", "embedding_mask.npy"):  # no allocation for a forged shape
+        shape, _, dtype, start = column_io.npy_header(io.BytesIO(data[name]), d / name)
+        column_io.check_fits(shape, dtype, start, len(data[name]), d / name)
     emb = np.load(io.BytesIO(data["embeddings.npy"]), allow_pickle=False)
     mask = np.load(io.BytesIO(data["embedding_mask.npy"]), allow_pickle=False)
     if emb.ndim != 2 or mask.ndim != 1 or emb.dtype.kind != "f" or mask.dtype.kind != "b":
