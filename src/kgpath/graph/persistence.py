@@ -100,6 +100,7 @@ def save(g: KnowledgeGraph, directory: str | os.PathLike[str]) -> None:
             tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
             try:
                 _write_graph(g, tmp)
+                check_target(dest)  # again: another program may have put files there
                 _swap_into_place(tmp, dest)
             except BaseException:
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -216,8 +217,13 @@ def _swap_into_place(tmp: Path, dest: Path) -> None:
     if not os.path.lexists(dest) or not os.listdir(dest):
         os.replace(tmp, dest)  # also replaces an empty directory atomically
     elif _exchange(tmp, dest):
+        try:
+            check_target(tmp)  # tmp now holds what was at dest: delete only a saved graph
+        except PersistenceError:
+            _exchange(tmp, dest)
+            raise
         _fsync_dir(dest.parent)
-        shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the old graph
+        shutil.rmtree(tmp, ignore_errors=True)
         return
     else:
         backup = dest.with_name(f".{dest.name}.old-{tmp.name.rsplit('-', 1)[-1]}")
