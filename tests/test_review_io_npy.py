@@ -49,3 +49,17 @@ def test_forged_one_dimensional_column_shape_is_refused(tmp_path):
     _forge(d, "node_ids.npy", "|u1", f"({2**64},)", b"ab")
     with pytest.raises(PersistenceError, match="does not fit the file"):
         KnowledgeGraph.load(d)
+
+
+@pytest.mark.parametrize("compact", [True, False])
+def test_unterminated_header_is_a_persistence_error(tmp_path, compact):
+    """numpy re-tokenises a header that is not a literal: tokenize.TokenError escaped."""
+    d = _saved(tmp_path, compact)
+    hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), \n"
+    raw = b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") + hdr.encode() + b"\0" * 16
+    (d / "embeddings.npy").write_bytes(raw)
+    m = json.loads((d / "manifest.json").read_text())
+    m["files"]["embeddings.npy"] = {"sha256": hashlib.sha256(raw).hexdigest(), "size": len(raw)}
+    (d / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(PersistenceError, match="bad .npy header"):
+        KnowledgeGraph.load(d)

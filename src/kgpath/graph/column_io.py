@@ -46,6 +46,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from tokenize import TokenError
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -197,7 +198,8 @@ def npy_header(fh: Any, where: Path) -> tuple[tuple[int, ...], bool, np.dtype[An
         header = (np.lib.format.read_array_header_1_0 if major == 1
                   else np.lib.format.read_array_header_2_0)
         shape, fortran, dtype = header(fh)
-    except (ValueError, OSError, SyntaxError) as exc:
+    except (ValueError, OSError, SyntaxError, TokenError, RecursionError) as exc:
+        # TokenError: numpy re-tokenises a version 1/2 header that is not a Python literal
         raise PersistenceError(f"{where} is corrupt: bad .npy header ({exc})"[:300]) from exc
     return shape, fortran, dtype, fh.tell()
 
