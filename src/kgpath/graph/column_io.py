@@ -42,9 +42,11 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from tokenize import TokenError
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -63,8 +65,8 @@ if TYPE_CHECKING:
     from kgpath.graph.knowledge_graph import KnowledgeGraph
 
 __all__ = [
-    "COLUMN_FILES", "COLUMNS_VERSION", "LAYOUT", "REQUIRED_COLUMNS", "column_arrays",
-    "read_columns", "relation_bytes", "to_compact", "write_npy",
+    "COLUMN_FILES", "COLUMNS_VERSION", "LAYOUT", "REQUIRED_COLUMNS", "check_fits",
+    "column_arrays", "npy_header", "read_columns", "relation_bytes", "to_compact", "write_npy",
 ]
 
 LAYOUT = "columns"
@@ -165,21 +167,13 @@ def read_npy(r: Any, name: str, digest: str, size: int | None) -> np.ndarray:
     with os.fdopen(fd, "rb", buffering=0) as fh:
         if os.fstat(fh.fileno()).st_size != size:
             raise PersistenceError(f"{where} is corrupt: size differs from the manifest")
-        try:
-            major, _ = np.lib.format.read_magic(fh)
-            header = (np.lib.format.read_array_header_1_0 if major == 1
-                      else np.lib.format.read_array_header_2_0)
-            shape, fortran, dtype = header(fh)
-        except (ValueError, OSError, SyntaxError) as exc:
-            raise PersistenceError(f"{where} is corrupt: bad .npy header ({exc})"[:300]) from exc
-        start = fh.tell()
+        shape, fortran, dtype, start = npy_header(fh, where)
         if dtype != want or fortran or len(shape) != ndim:
             raise PersistenceError(
                 f"{where} is corrupt: expected a C-order {ndim}-D {want} array, got "
                 f"{'F-order ' if fortran else ''}{len(shape)}-D {dtype}"
             )
-        if start + int(np.prod(shape, dtype=np.int64)) * want.itemsize != size:
-            raise PersistenceError(f"{where} is corrupt: shape {shape} does not fit the file")
+        check_fits(shape, want, start, size, where)
         fh.seek(0)
         sha = hashlib.sha256(fh.read(start))
         arr = np.empty(shape, dtype=want)
@@ -191,6 +185,33 @@ def read_npy(r: Any, name: str, digest: str, size: int | None) -> np.ndarray:
     if sha.hexdigest() != digest:
         raise PersistenceError(f"{r.path} is corrupt: checksum of {name} does not match")
     return arr
+
+
+def npy_header(fh: Any, where: Path) -> tuple[tuple[int, ...], bool, np.dtype[Any], int]:
+    """Shape, Fortran order, dtype and data offset of the ``.npy`` in ``fh``.
+
+    Raises :class:`PersistenceError` for a bad header; :func:`check_fits` then refuses a
+    forged shape before anything is allocated.
+    """
+    try:
+        major, _ = np.lib.format.read_magic(fh)
+        header = (np.lib.format.read_array_header_1_0 if major == 1
+                  else np.lib.format.read_array_header_2_0)
+        shape, fortran, dtype = header(fh)
+    except (ValueError, OSError, SyntaxError, TokenError, RecursionError) as exc:
+        # TokenError: numpy re-tokenises a version 1/2 header that is not a Python literal
+        raise PersistenceError(f"{where} is corrupt: bad .npy header ({exc})"[:300]) from exc
+    return shape, fortran, dtype, fh.tell()
+
+
+def check_fits(shape: tuple[int, ...], dtype: np.dtype[Any], start: int, size: int,
+               where: Path) -> None:
+    """:class:`PersistenceError` unless header (``start`` bytes) + data is ``size`` bytes.
+
+    In Python integers: a shape too large for int64, or negative, is refused as well.
+    """
+    if any(k < 0 for k in shape) or start + math.prod(shape) * dtype.itemsize != size:
+        raise PersistenceError(f"{where} is corrupt: shape {shape} does not fit the file"[:300])
 
 
 def _read_exactly(fh: Any, part: memoryview, where: Path) -> None:
@@ -257,8 +278,7 @@ def _relation_table(d: Path, data: bytes) -> list[str]:
         table = json.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise PersistenceError(f"{d / 'relations.json'} is corrupt: {exc}"[:300]) from exc
-    if (not isinstance(table, list) or not table
-            or not all(isinstance(x, str) for x in table)):
+    if not isinstance(table, list) or not all(isinstance(x, str) for x in table):
         raise PersistenceError(f"{d / 'relations.json'} is corrupt: not a list of strings")
     return table
 

@@ -336,7 +336,7 @@ def _intern(relations: Sequence[str] | None) -> tuple[np.ndarray | None, list[st
     table: dict[str, int] = {}
     codes = np.fromiter((table.setdefault(check_text(r, f"relations[{k}]"), len(table))
                          for k, r in enumerate(relations)), dtype=np.int32, count=len(relations))
-    if len(table) <= 1 and "" in table:
+    if not table or (len(table) == 1 and "" in table):  # no edges, or every relation ""
         return None, [""]
     return codes, list(table)
 

@@ -63,6 +63,7 @@ from kgpath.graph.saved_files import (
     FORMAT_VERSION,
     MANIFEST,
     MAX_FILE_BYTES,
+    MAX_MANIFEST_BYTES,
     OBJECTS_VERSION,
     DirReader,
     parse_json,
@@ -99,6 +100,7 @@ def save(g: KnowledgeGraph, directory: str | os.PathLike[str]) -> None:
             tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
             try:
                 _write_graph(g, tmp)
+                check_target(dest)  # again: another program may have put files there
                 _swap_into_place(tmp, dest)
             except BaseException:
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -130,9 +132,10 @@ def check_target(dest: Path) -> None:
             f"{dest} is not a saved kgpath graph (it holds {foreign[:5]}); "
             "refusing to overwrite it"
         )
-    try:
-        manifest = json.loads((dest / MANIFEST).read_bytes())
-    except (OSError, ValueError, RecursionError):
+    try:  # bounded, never through a link or from a FIFO/device (see DirReader)
+        with DirReader(dest) as r:
+            manifest = json.loads(r.read(MANIFEST, MAX_MANIFEST_BYTES))
+    except (PersistenceError, OSError, ValueError, RecursionError):
         manifest = None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise PersistenceError(
@@ -214,8 +217,13 @@ def _swap_into_place(tmp: Path, dest: Path) -> None:
     if not os.path.lexists(dest) or not os.listdir(dest):
         os.replace(tmp, dest)  # also replaces an empty directory atomically
     elif _exchange(tmp, dest):
+        try:
+            check_target(tmp)  # tmp now holds what was at dest: delete only a saved graph
+        except PersistenceError:
+            _exchange(tmp, dest)
+            raise
         _fsync_dir(dest.parent)
-        shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the old graph
+        shutil.rmtree(tmp, ignore_errors=True)
         return
     else:
         backup = dest.with_name(f".{dest.name}.old-{tmp.name.rsplit('-', 1)[-1]}")
@@ -288,6 +296,8 @@ def _newest_complete(candidates: list[Path]) -> Path | None:
         except (PersistenceError, OSError):
             continue
         stamp = m.get("saved_ns", 0)
+        if not isinstance(stamp, int) or isinstance(stamp, bool):
+            stamp = 0  # version 1 has none; a hostile one must not break the comparison
         if best is None or stamp > best[0]:
             best = (stamp, c)
     return None if best is None else best[1]
@@ -400,6 +410,9 @@ def _read_embeddings(d: Path, data: dict[str, bytes], g: KnowledgeGraph) -> None
     """Attach ``embeddings.npy`` + ``embedding_mask.npy`` when listed (no pickle)."""
     if "embeddings.npy" not in data:
         return
+    for name in ("embeddings.npy", "embedding_mask.npy"):  # no allocation for a forged shape
+        shape, _, dtype, start = column_io.npy_header(io.BytesIO(data[name]), d / name)
+        column_io.check_fits(shape, dtype, start, len(data[name]), d / name)
     emb = np.load(io.BytesIO(data["embeddings.npy"]), allow_pickle=False)
     mask = np.load(io.BytesIO(data["embedding_mask.npy"]), allow_pickle=False)
     if emb.ndim != 2 or mask.ndim != 1 or emb.dtype.kind != "f" or mask.dtype.kind != "b":
