@@ -28,3 +28,13 @@ def test_a_leftover_with_a_non_integer_saved_ns_counts_as_oldest(tmp_path):
     _graph(["third", "x"]).save(tmp_path / "g")  # promotes, then replaces; leftovers removed
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
     assert [n.id for n in KnowledgeGraph.load(tmp_path / "g").nodes] == ["third", "x"]
+
+
+def test_a_folder_named_like_a_leftover_but_holding_user_files_is_kept(tmp_path):
+    _graph(["a", "b"]).save(tmp_path / "g")
+    user = tmp_path / ".g.tmp-userdata"
+    user.mkdir()
+    (user / "thesis.tex").write_text("keep me")
+    _graph(["c", "d"]).save(tmp_path / "g")  # the save's clean-up runs over the leftovers
+    assert (user / "thesis.tex").read_text() == "keep me"
+    assert [n.id for n in KnowledgeGraph.load(tmp_path / "g").nodes] == ["c", "d"]

@@ -282,7 +282,18 @@ def _recover_leftovers(dest: Path) -> None:
             _fsync_dir(dest.parent)
             left.remove(best)
     for p in left:
-        shutil.rmtree(p, ignore_errors=True)
+        if _only_graph_files(p):
+            shutil.rmtree(p, ignore_errors=True)
+        else:  # named like our leftover but holds something else: never delete it
+            logger.warning("leaving %s alone: it holds files a saved graph does not", p)
+
+
+def _only_graph_files(p: Path) -> bool:
+    """``p`` is a real directory holding nothing but a saved graph's file names."""
+    try:
+        return not p.is_symlink() and p.is_dir() and set(os.listdir(p)) <= ALLOWED | {MANIFEST}
+    except OSError:
+        return False
 
 
 def _newest_complete(candidates: list[Path]) -> Path | None:
