@@ -32,8 +32,9 @@ raises :class:`~kgpath.errors.PersistenceError` naming the file.
 Not memory-mapped, by measurement: loading reads every byte to verify its checksum, which
 makes a map resident anyway (2·10^5 x 384 float32 embeddings, 292 MB: RSS +303 MB read into
 memory, +293 MB as a map after the checksum pass). Each array is read once, into its final
-array; only the UTF-8 check of a string column briefly decodes that column whole. ``benchmarks/bench_compact.py --roundtrip`` prints
-the RSS after loading in a fresh process next to the RSS after building.
+array; only the UTF-8 check of a string column briefly decodes that column whole.
+``benchmarks/bench_compact.py --roundtrip`` prints the RSS after loading in a fresh process
+next to the RSS after building.
 This is a kgpath extension, not from a paper.
 """
 
