@@ -150,16 +150,10 @@ class GraphNames:
 
     def __init__(self, graph: KnowledgeGraph) -> None:
         self.graph = graph
-        self._held: tuple[int, dict[str, list[int]]] = (-1, {})  # (version, index): one store
 
     def candidates(self, key: str, span: str) -> Sequence[int]:
         """Indices of the nodes whose name key is ``key`` (the shared index's list: read only)."""
-        version, index = self._held
-        if version != self.graph.version:
-            version = self.graph.version  # before the build, as name_key_index reads it
-            index = name_key_index(self.graph)
-            self._held = (version, index)
-        return index.get(key, [])
+        return name_key_index(self.graph).get(key, [])  # cached per graph and version there
 
     def node(self, k: Any) -> Node:
         """The node at index ``k``."""
