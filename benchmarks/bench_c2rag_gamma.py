@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from kgpath import EmbeddingReranker, HashingEmbedder, LocalEmbedder
+from kgpath import HashingEmbedder, LocalEmbedder
 from kgpath.demo import table
 from kgpath.demo.c2rag import (
     MemoEmbedder,
@@ -30,6 +30,7 @@ from kgpath.demo.c2rag import (
 from kgpath.methods.c2rag import C2RAGConfig, ConstraintCheckedRetriever
 from kgpath.methods.c2rag.drive import drive
 from kgpath.methods.c2rag.recovery import build_passage_index
+from kgpath.rerank import EmbeddingReranker
 
 
 def sweep_table(r: ConstraintCheckedRetriever, **options: object) -> str:

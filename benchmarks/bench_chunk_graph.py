@@ -31,10 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from kgpath import BaseEmbedder, LocalEmbedder
-from kgpath.build.chunk_graph import ChunkGraphBuilder, SourceDocument, similarity_edges
+from kgpath import LocalEmbedder
+from kgpath.embeddings import BaseEmbedder
 from kgpath.eval.datasets import shared_datasets_dir
 from kgpath.eval.hotpotqa import load_hotpotqa
+from kgpath.ingest.chunk_graph import ChunkGraphBuilder, SourceDocument, similarity_edges
 
 
 def _measure(fn: Callable[[], Any]) -> tuple[Any, float, float]:

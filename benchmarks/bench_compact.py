@@ -7,7 +7,7 @@ Every configuration runs in a FRESH subprocess (so its RSS is its own), one afte
 * ``compact`` graph (``from_arrays(..., compact=True)``, :mod:`kgpath.graph.columns`) with
   each vector store in ``--kinds``: ``"int8+float16"`` (int8 resident, the short list that
   can reach the top 64 re-scored exactly from an anonymous float16 file (os.pread),
-  :mod:`kgpath.index.rescore`), ``"float16"``, ``"int8"``.
+  :mod:`kgpath.search.rescore`), ``"float16"``, ``"int8"``.
 
 The graph has random edges and no vectors on it; node ``"n<i>"`` gets a unit vector from
 :class:`SeededEmbedder` (seeded by ``i``, so any row can be recomputed exactly in float32).
@@ -73,10 +73,11 @@ from typing import Any
 
 import numpy as np
 
-from kgpath import BaseEmbedder, KnowledgeGraph
+from kgpath import KnowledgeGraph
+from kgpath.embeddings import BaseEmbedder
 from kgpath.index import GraphIndex
-from kgpath.index.vector import top_k
 from kgpath.methods.pcr import PathConstrainedRetriever, reachable_candidates
+from kgpath.search.vector import top_k
 
 DIM = 384
 K = 10

@@ -8,7 +8,7 @@ builds a random directed graph, loads it into
 
 then runs the same queries (random anchors with at least one out-edge, random query texts
 embedded by the same ``HashingEmbedder``) through ``kgpath.PathConstrainedRetriever`` (CSR
-arrays in memory) and ``kgpath.stores.CypherPCR`` over each database, for several depth
+arrays in memory) and ``kgpath.methods.pcr.CypherPCR`` over each database, for several depth
 bounds ``d_max``. Prints load times, then per size and depth the mean reachable-set size,
 the in-memory p50 latency and each database's p50 as a ratio to it, and checks that every
 result is equal (ids, hops, paths; scores to 1e-6, see ``tests/test_stores.py``). Exit
@@ -62,7 +62,7 @@ def p50(xs: list[float]) -> float:
 
 
 def open_ladybug(tmp: Path) -> tuple[Any, Callable[[], None]]:
-    from kgpath.stores import EmbeddedCypherDriver
+    from kgpath.backends.cypher import EmbeddedCypherDriver
 
     drv = EmbeddedCypherDriver.open(tmp / "ladybug")
     return drv, drv.close
@@ -87,8 +87,9 @@ OPENERS = {"ladybug": open_ladybug, "falkordb": open_falkordb}
 
 def load_all(names: list[str], index: Any, emb: Any, tmp: Path, closers: list) -> dict:
     """Open and load each database; ``{name: CypherPCR}`` for those that could be opened."""
+    from kgpath.backends.cypher import load_graph
     from kgpath.errors import KgpathError
-    from kgpath.stores import CypherPCR, load_graph
+    from kgpath.methods.pcr import CypherPCR
 
     dbs = {}
     for name in names:

@@ -4,7 +4,7 @@ Issue 14's acceptance: the bound for any semantic index of a corpus is embedding
 In one process, with the bundled embedder and no embedding cache, this times
 
 * ``embed_once``: ``LocalEmbedder().embed_passages`` over every passage (``"<title>. <text>"``);
-* ``chunk_graph``: :func:`kgpath.build.chunk_graph.build_chunk_graph` (default config);
+* ``chunk_graph``: :func:`kgpath.ingest.chunk_graph.build_chunk_graph` (default config);
 * ``kg``: :meth:`kgpath.KnowledgeGraph.from_documents` (offline extractor) followed by
   building its :class:`kgpath.GraphIndex` (embeds whatever nodes still lack a vector);
 
@@ -54,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
                    "chunk_graph_<mode>_ratio")
     args = p.parse_args(argv)
 
-    from kgpath.build.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig, SourceDocument
     from kgpath.embeddings import LocalEmbedder
+    from kgpath.ingest.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig, SourceDocument
 
     corpus = _corpus(args.limit)
     passages = [f"{t}. {''.join(s).strip()}" for t, s in corpus.items()]

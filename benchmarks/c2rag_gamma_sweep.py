@@ -28,9 +28,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kgpath import BaseEmbedder, Embedder, HashingEmbedder, LocalEmbedder
+from kgpath import Embedder, HashingEmbedder, LocalEmbedder
 from kgpath.demo import table
 from kgpath.demo.c2rag import demo_questions, load_demo_kg
+from kgpath.embeddings import BaseEmbedder
 from kgpath.methods.c2rag import C2RAGConfig, ConstraintCheckedRetriever
 
 GAMMAS = (0.5, 1.0, 1.5, 2.0, 2.5)

@@ -45,13 +45,13 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.build.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig
-from kgpath.build.chunk_graph.chunking import SourceDocument
-from kgpath.build.chunk_graph.similarity import similarity_edges
 from kgpath.embed_cache import CachedEmbedder, default_cache_dir
 from kgpath.embeddings import LocalEmbedder, normalize_rows
 from kgpath.eval.hotpotqa import load_hotpotqa
 from kgpath.eval.traversal_eval import evaluate_traversal, format_halves
+from kgpath.ingest.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig
+from kgpath.ingest.chunk_graph.chunking import SourceDocument
+from kgpath.ingest.chunk_graph.similarity import similarity_edges
 
 VARIANTS = ("derived", "exact_edges", "centred", "ridge", "context", "sentences",
             "sentences_lead")

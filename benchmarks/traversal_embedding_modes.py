@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.build.chunk_graph import ChunkGraphConfig
 from kgpath.embeddings import LocalEmbedder
 from kgpath.eval.hotpotqa import load_hotpotqa
 from kgpath.eval.traversal_eval import (
@@ -36,6 +35,7 @@ from kgpath.eval.traversal_eval import (
     format_halves,
     format_report,
 )
+from kgpath.ingest.chunk_graph import ChunkGraphConfig
 
 
 def main(argv: list[str] | None = None) -> int:

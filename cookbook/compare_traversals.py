@@ -26,12 +26,12 @@ import tempfile
 from pathlib import Path
 
 from kgpath import HashingEmbedder, LocalEmbedder
-from kgpath.build.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig, load_chunk_graph
 from kgpath.data import demo_corpus
 from kgpath.demo import table
 from kgpath.demo.traversal import DEMO_QUESTION, plot_traversals
 from kgpath.errors import MissingDependencyError
 from kgpath.eval.hotpotqa import load_hotpotqa
+from kgpath.ingest.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig, load_chunk_graph
 from kgpath.methods.traversal import TraversalConfig, TraversalRetriever, format_traversal
 
 

@@ -85,7 +85,8 @@ def main(argv: list[str]) -> int:
 
     # the same PCR query inside an embedded graph database
     if importlib.util.find_spec("ladybug") or importlib.util.find_spec("kuzu"):
-        from kgpath.stores import CypherPCR, EmbeddedCypherDriver, load_graph
+        from kgpath.backends.cypher import EmbeddedCypherDriver, load_graph
+        from kgpath.methods.pcr import CypherPCR
 
         with EmbeddedCypherDriver.open(out / "graph-db") as drv:
             schema = load_graph(drv, index, replace=True)

@@ -25,10 +25,10 @@ import tempfile
 from pathlib import Path
 
 from kgpath import GraphIndex, HashingEmbedder, ScriptedLLM
-from kgpath.build.extract import ExtractionConfig, SchemaExtractor
-from kgpath.build.schema import EvolutionPolicy, Schema
 from kgpath.data import demo_corpus
 from kgpath.demo.schema import demo_schema
+from kgpath.ingest.extract import ExtractionConfig, SchemaExtractor
+from kgpath.ingest.schema import EvolutionPolicy, Schema
 from kgpath.methods.schema import SchemaGuidedRetriever, format_evidence
 from kgpath.prompts.schema import SCHEMA_ANSWER_PROMPT
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgpath import BaseEmbedder, KnowledgeGraph
+from kgpath import KnowledgeGraph
+from kgpath.embeddings import BaseEmbedder
 from kgpath.errors import MissingDependencyError
 from kgpath.eval.datasets import shared_datasets_dir
 

@@ -30,7 +30,6 @@ from kgpath.adapter_support import (
     schema_triples,
     to_core_template,
 )
-from kgpath.build.schema import EntityType, RelationType, Schema
 from kgpath.facade import (
     EvidenceRetriever,
     check_k,
@@ -40,6 +39,7 @@ from kgpath.facade import (
     with_config,
 )
 from kgpath.index import GraphIndex
+from kgpath.ingest.schema import EntityType, RelationType, Schema
 from kgpath.methods.pcr import PathConstrainedRetriever
 
 

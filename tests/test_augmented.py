@@ -10,7 +10,7 @@ import pytest
 from kgpath.errors import ConfigError, GraphError
 from kgpath.evidence import Evidence
 from kgpath.graph import KnowledgeGraph
-from kgpath.ingest.vectors import embed_graph, passage_mean_vectors
+from kgpath.index.graph_vectors import embed_graph, passage_mean_vectors
 from kgpath.methods.augmented import (
     AugmentedConfig,
     GraphAugmentedRetriever,
@@ -219,7 +219,7 @@ def test_embed_graph_shares_the_passage_cache():
 
 def test_embed_graph_records_its_embedder_so_another_index_reembeds() -> None:
     from kgpath import GraphIndex, HashingEmbedder, KnowledgeGraph
-    from kgpath.ingest.vectors import embed_graph
+    from kgpath.index.graph_vectors import embed_graph
 
     g = KnowledgeGraph.from_triples([("a", "r", "b")], {"p": "a r b"}, provenance=[["p"]])
     embed_graph(g, HashingEmbedder(64))

@@ -26,9 +26,10 @@ from kgpath.backends import (
     as_cypher_driver,
     register_driver,
 )
+from kgpath.backends.cypher import EmbeddedCypherDriver, load_graph
 from kgpath.data import load_demo_graph
 from kgpath.errors import ConfigError
-from kgpath.stores import CypherPCR, EmbeddedCypherDriver, load_graph
+from kgpath.methods.pcr import CypherPCR
 
 pytest.importorskip("ladybug" if __import__("importlib").util.find_spec("ladybug") else "kuzu")
 

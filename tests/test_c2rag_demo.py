@@ -10,7 +10,7 @@ from kgpath.demo import DemoContext
 from kgpath.demo.c2rag import demo_questions, load_demo_kg, run
 from kgpath.index import GraphIndex
 from kgpath.methods.c2rag import ConstraintCheckedRetriever
-from kgpath.methods.c2rag_plan import parse_plan
+from kgpath.methods.c2rag.plan import parse_plan
 
 
 def test_demo_kg_is_consistent() -> None:

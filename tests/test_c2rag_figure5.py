@@ -24,8 +24,10 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from kgpath import BaseEmbedder, CallableReranker, KnowledgeGraph, ScriptedLLM
+from kgpath import KnowledgeGraph, ScriptedLLM
+from kgpath.embeddings import BaseEmbedder
 from kgpath.methods.c2rag import C2RAGConfig, ConstraintCheckedRetriever
+from kgpath.rerank import CallableReranker
 
 # The reranker protocol returns float32, so probabilities match to ~1e-6 relative.
 QUERY = (

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgpath import BaseEmbedder, ConfigError, HashingEmbedder, KnowledgeGraph
+from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph
+from kgpath.embeddings import BaseEmbedder
 from kgpath.methods.c2rag import C2RAGConfig, ConstraintCheckedRetriever
 from kgpath.methods.c2rag.fallback import anchored_plan
 from kgpath.methods.c2rag.prefetch import plan_texts

@@ -7,15 +7,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from kgpath import (
-    BackendError,
-    CallableReranker,
-    ConfigError,
-    HashingEmbedder,
-    KnowledgeGraph,
-    QueryError,
-)
+from kgpath import BackendError, ConfigError, HashingEmbedder, KnowledgeGraph, QueryError
 from kgpath.methods.c2rag import C2RAGConfig, ConstraintCheckedRetriever
+from kgpath.rerank import CallableReranker
 
 TRIPLES = [
     # intersection / union
@@ -333,7 +327,7 @@ async def test_aretrieve_uses_async_backends_and_matches_sync() -> None:
 
 
 def test_cross_encoder_reranker_receives_query_constraint_candidate_pairs() -> None:
-    from kgpath import CrossEncoderReranker
+    from kgpath.rerank import CrossEncoderReranker
 
     class FakeCrossEncoder:
         def __init__(self) -> None:

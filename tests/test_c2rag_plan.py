@@ -15,12 +15,11 @@ from kgpath import (
     ScriptedLLM,
 )
 from kgpath.methods.c2rag import C2RAGConfig, ConstraintCheckedRetriever
-from kgpath.methods.c2rag_plan import (
+from kgpath.methods.c2rag.fallback import fallback_plan, find_entity_mentions
+from kgpath.methods.c2rag.plan import (
     PLAN_SCHEMA,
     Constraint,
     Plan,
-    fallback_plan,
-    find_entity_mentions,
     normalize_placeholder,
     parse_plan,
 )

@@ -11,10 +11,12 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from kgpath import BaseEmbedder, CallableReranker, HashingEmbedder, KnowledgeGraph
+from kgpath import HashingEmbedder, KnowledgeGraph
+from kgpath.embeddings import BaseEmbedder
 from kgpath.index import GraphIndex
 from kgpath.index.passage_vectors import passage_cache
 from kgpath.methods.c2rag import C2RAGConfig, ConstraintCheckedRetriever
+from kgpath.rerank import CallableReranker
 
 
 def _pipeline_fixtures():  # the hand-scored graph and reranker of test_c2rag_pipeline.py

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from kgpath import (
-    BaseEmbedder,
     ConfigError,
     GraphError,
     HashingEmbedder,
@@ -17,7 +16,8 @@ from kgpath import (
     PathConstrainedRetriever,
     ScriptedLLM,
 )
-from kgpath.build.chunk_graph import (
+from kgpath.embeddings import BaseEmbedder
+from kgpath.ingest.chunk_graph import (
     CachedEmbedder,
     ChunkGraphBuilder,
     ChunkGraphConfig,

@@ -10,11 +10,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kgpath import BaseEmbedder, HashingEmbedder
-from kgpath.build.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig, SourceDocument
-from kgpath.build.chunk_graph.late import LatePlan
+from kgpath import HashingEmbedder
 from kgpath.embed_cache import CachedEmbedder
+from kgpath.embeddings import BaseEmbedder
 from kgpath.errors import EmbeddingError, MissingDependencyError
+from kgpath.ingest.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig, SourceDocument
+from kgpath.ingest.chunk_graph.late import LatePlan
 
 VOCAB = ["a", "b", "t", "other"]
 
@@ -117,7 +118,7 @@ def test_late_mode_unwraps_the_cache_and_caches_only_themes(tmp_path):
 def test_late_mode_falls_back_to_the_articles_construction(caplog):
     docs = {"Cats": "Cats purr. Cats hunt mice. Mice fear cats. Cats sleep a lot."}
     b = ChunkGraphBuilder(HashingEmbedder(64), config=ChunkGraphConfig(embedding="late"))
-    with caplog.at_level("WARNING", logger="kgpath.build.chunk_graph"):
+    with caplog.at_level("WARNING", logger="kgpath.ingest.chunk_graph"):
         g = b.build(docs)
     assert b.stats.embedding == "nodes" and "falls back" in caplog.text
     ref = ChunkGraphBuilder(HashingEmbedder(64), config=ChunkGraphConfig(embedding="nodes"))
@@ -131,7 +132,7 @@ def test_late_mode_falls_back_when_the_token_engine_is_missing(caplog):
             raise MissingDependencyError("no compiler")
 
     b = ChunkGraphBuilder(NoEngine(), config=ChunkGraphConfig(embedding="late"))
-    with caplog.at_level("WARNING", logger="kgpath.build.chunk_graph"):
+    with caplog.at_level("WARNING", logger="kgpath.ingest.chunk_graph"):
         b.build({"T": ["a b.", "b."]})
     assert b.stats.embedding == "nodes" and "no compiler" in caplog.text
 

@@ -260,7 +260,7 @@ def test_int8_float16_scores_are_float16_exact_only_on_the_short_list():
     row 1 keeps its int8 score. rescore_top=2: tau = 0.598425 - 0.003640; rows 0 and 1
     are re-scored (row 2's upper bound 0.004525 < tau), row 2 and 3 keep int8 scores.
     """
-    from kgpath.index.vector import CompactVectorIndex
+    from kgpath.search.vector import CompactVectorIndex
 
     rows = np.array([[1, 0], [0.6, 0.8], [0, 1], [-1, 0]], dtype=np.float32)
     q = np.array([1, 0], dtype=np.float32)

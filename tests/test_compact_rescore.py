@@ -7,9 +7,9 @@ import pytest
 
 from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph
 from kgpath.index import GraphIndex
-from kgpath.index.rescore import Float16File, rescore
-from kgpath.index.vector import CompactVectorIndex
 from kgpath.methods.pcr import PathConstrainedRetriever
+from kgpath.search.rescore import Float16File, rescore
+from kgpath.search.vector import CompactVectorIndex
 
 
 def unit_rows(n: int, d: int, seed: int = 0) -> np.ndarray:

@@ -23,7 +23,7 @@ from kgpath.backends.cypher import (
     reachable_hops,
 )
 from kgpath.errors import ConfigError
-from kgpath.stores import CypherPCR
+from kgpath.methods.pcr import CypherPCR
 
 pytestmark = pytest.mark.falkordb
 

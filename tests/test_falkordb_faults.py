@@ -21,7 +21,7 @@ from kgpath import (
 )
 from kgpath.backends.cypher import FalkorDBDriver, load_graph
 from kgpath.backends.cypher.falkordb_server import FalkorDBServer
-from kgpath.stores import CypherPCR
+from kgpath.methods.pcr import CypherPCR
 
 pytestmark = pytest.mark.falkordb
 

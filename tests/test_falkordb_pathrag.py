@@ -13,8 +13,8 @@ import pytest
 
 from kgpath import HashingEmbedder, KnowledgeGraph
 from kgpath.backends.cypher import load_graph
-from kgpath.backends.cypher.pathrag import pathrag_pool
 from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever
+from kgpath.methods.pathrag.cypher import pathrag_pool
 
 pytestmark = pytest.mark.falkordb
 

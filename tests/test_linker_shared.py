@@ -8,7 +8,7 @@ from kgpath import HashingEmbedder, KnowledgeGraph
 from kgpath.backends import InMemoryBackend
 from kgpath.errors import ConfigError
 from kgpath.graph import Node
-from kgpath.ingest.linking import EntityLinker, GraphNames, LinkerConfig, name_key_index
+from kgpath.index.linking import EntityLinker, GraphNames, LinkerConfig, name_key_index
 from kgpath.methods.pcr.anchors import link_anchors
 from kgpath.methods.pcr.anchors import name_key_index as anchors_name_key_index
 
@@ -96,10 +96,10 @@ def test_anchor_max_ngram():
 
 
 def test_name_key_index_once_per_version_and_dropped_with_the_graph():
-    # moved from test_pcr_passages.py: the cache now lives in kgpath.ingest.linking
+    # moved from test_pcr_passages.py: the cache now lives in kgpath.index.linking
     import gc
 
-    from kgpath.ingest import linking
+    from kgpath.index import linking
     from kgpath.methods.pcr import anchors
 
     g = KnowledgeGraph()

@@ -7,7 +7,7 @@ import pytest
 
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
-from kgpath.ingest.linking import EntityLinker, LinkerConfig, link_entities
+from kgpath.index.linking import EntityLinker, LinkerConfig, link_entities
 
 
 def _graph(*names: str) -> KnowledgeGraph:

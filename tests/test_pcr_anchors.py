@@ -6,8 +6,8 @@ import pytest
 
 from kgpath import ConfigError, GraphIndex, HashingEmbedder, KnowledgeGraph, NodeNotFoundError
 from kgpath.backends import InMemoryBackend
+from kgpath.backends.cypher import EmbeddedCypherDriver, load_graph
 from kgpath.methods.pcr import CypherPCR, PathConstrainedRetriever, link_anchors
-from kgpath.stores import EmbeddedCypherDriver, load_graph
 
 
 @pytest.fixture

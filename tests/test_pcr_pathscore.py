@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kgpath import ConfigError, GraphIndex, KnowledgeGraph
+from kgpath.backends.cypher import EmbeddedCypherDriver, load_graph
 from kgpath.graph import Edge
 from kgpath.methods.pcr import (
     CypherPCR,
@@ -13,7 +14,6 @@ from kgpath.methods.pcr import (
     mix_scores,
     textualize_path,
 )
-from kgpath.stores import EmbeddedCypherDriver, load_graph
 
 NAMES = {"mc": "Marie Curie", "wa": "Warsaw", "so": "Sorbonne"}
 Q = "where was she born"

@@ -130,8 +130,8 @@ def test_rank_passages_hand_computed(table_embedder):
 
 def test_templates_need_the_in_memory_backend(films, table_embedder, tmp_path):
     from kgpath import GraphIndex
+    from kgpath.backends.cypher import EmbeddedCypherDriver, load_graph
     from kgpath.methods.pcr import CypherPCR
-    from kgpath.stores import EmbeddedCypherDriver, load_graph
 
     emb = table_embedder(VECS)
     drv = EmbeddedCypherDriver.open(tmp_path / "db")

@@ -17,7 +17,9 @@ def test_progress_bar_only_for_long_steps(capsys, monkeypatch):
 
 
 def test_llm_extraction_shows_progress(capsys):
-    from kgpath import Schema, SchemaExtractor, ScriptedLLM
+    from kgpath import ScriptedLLM
+    from kgpath.ingest.extract import SchemaExtractor
+    from kgpath.ingest.schema import Schema
 
     schema = Schema.from_dict(
         {"entities": [{"name": "Thing"}], "relations": [

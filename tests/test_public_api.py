@@ -35,11 +35,12 @@ def test_every_error_derives_from_the_root() -> None:
             assert issubclass(obj, kgpath.KgpathError), name
 
 
-def test_compat_names_still_import_but_are_not_public() -> None:
-    from kgpath import PCRResult, SchemaExtractor  # noqa: F401
-
-    assert "PCRResult" not in kgpath.__all__
-    assert kgpath.build_chunk_graph.__module__.startswith("kgpath.build.chunk_graph")
+def test_no_compatibility_layer() -> None:
+    """Names live in their module only: ``kgpath`` re-exports ``__all__`` and nothing else."""
+    for name in ("PCRResult", "build_chunk_graph", "CypherPCR", "LangChainEmbedder", "BM25Index"):
+        assert name not in kgpath.__all__
+        assert not hasattr(kgpath, name), name
+    assert not hasattr(kgpath, "_COMPAT")
 
 
 def test_unknown_name_is_an_attribute_error() -> None:

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph
-from kgpath.build.schema import Schema
 from kgpath.errors import PersistenceError
+from kgpath.ingest.schema import Schema
 from kgpath.methods.c2rag import ConstraintCheckedRetriever
-from kgpath.methods.c2rag_plan import parse_plan
+from kgpath.methods.c2rag.plan import parse_plan
 from kgpath.methods.pathrag import edgeflow, flow
 from kgpath.methods.pathrag.keywords import offline_keywords
 

@@ -172,7 +172,7 @@ def test_oversize_llm_reply_is_a_parse_error():
 
 
 def test_the_four_llm_parsers_raise_parse_error_or_fall_back():
-    from kgpath.build.extract import parse_extraction
+    from kgpath.ingest.extract import parse_extraction
     from kgpath.methods.c2rag.plan import parse_plan
     from kgpath.methods.pathrag.keywords import parse_keywords
 

@@ -7,9 +7,9 @@ import math
 import pytest
 
 from kgpath import KnowledgeGraph
-from kgpath.build.schema import AttributeType, EntityType, RelationType, Schema
 from kgpath.errors import ConfigError
 from kgpath.evidence import TRACE_KEYS, Evidence
+from kgpath.ingest.schema import AttributeType, EntityType, RelationType, Schema
 from kgpath.methods.schema import (
     DecompositionPlan,
     EvidenceItem,

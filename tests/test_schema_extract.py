@@ -8,7 +8,8 @@ import logging
 import pytest
 
 from kgpath import KnowledgeGraph, ScriptedLLM
-from kgpath.build.extract import (
+from kgpath.errors import ConfigError, GraphError, ParseError
+from kgpath.ingest.extract import (
     ExtractionConfig,
     PatternExtractor,
     SchemaExtractor,
@@ -18,8 +19,7 @@ from kgpath.build.extract import (
     normalize_passages,
     parse_extraction,
 )
-from kgpath.build.schema import AttributeType, EntityType, EvolutionPolicy, Schema
-from kgpath.errors import ConfigError, GraphError, ParseError
+from kgpath.ingest.schema import AttributeType, EntityType, EvolutionPolicy, Schema
 
 
 def schema() -> Schema:

@@ -7,8 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from kgpath import BaseEmbedder, KnowledgeGraph, ScriptedLLM
-from kgpath.build.hierarchy import (
+from kgpath import KnowledgeGraph, ScriptedLLM
+from kgpath.embeddings import BaseEmbedder
+from kgpath.errors import ConfigError, EmptyGraphError, PersistenceError
+from kgpath.ingest.hierarchy import (
     CommunityRouter,
     Hierarchy,
     HierarchyConfig,
@@ -16,8 +18,7 @@ from kgpath.build.hierarchy import (
     detect_communities,
     keyword_layer,
 )
-from kgpath.build.schema import Schema
-from kgpath.errors import ConfigError, EmptyGraphError, PersistenceError
+from kgpath.ingest.schema import Schema
 from kgpath.methods.schema import DecompositionPlan, SchemaGuidedRetriever
 
 

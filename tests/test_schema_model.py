@@ -7,7 +7,8 @@ import logging
 
 import pytest
 
-from kgpath.build.schema import (
+from kgpath.errors import ConfigError, KgpathError, PersistenceError
+from kgpath.ingest.schema import (
     AttributeType,
     EntityType,
     EvolutionPolicy,
@@ -19,7 +20,6 @@ from kgpath.build.schema import (
     evolve_schema,
     type_key,
 )
-from kgpath.errors import ConfigError, KgpathError, PersistenceError
 
 
 def small_schema() -> Schema:

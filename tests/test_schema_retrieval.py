@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from kgpath import HashingEmbedder, KnowledgeGraph, ScriptedLLM
-from kgpath.build.schema import AttributeType, EntityType, RelationType, Schema, SchemaWarning
 from kgpath.errors import ConfigError, QueryError
+from kgpath.ingest.schema import AttributeType, EntityType, RelationType, Schema, SchemaWarning
 from kgpath.methods.schema import (
     DecompositionPlan,
     EvidenceItem,

@@ -11,8 +11,8 @@ import pytest
 
 from kgpath import ConfigError, EmbeddingError, HashingEmbedder, KnowledgeGraph
 from kgpath.index import GraphIndex
-from kgpath.index.vector import CompactVectorIndex
 from kgpath.methods.pcr import PathConstrainedRetriever
+from kgpath.search.vector import CompactVectorIndex
 
 
 class Counting(HashingEmbedder):

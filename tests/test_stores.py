@@ -1,4 +1,4 @@
-"""Store-backed PCR (kgpath.stores.cypher) against an embedded Cypher database.
+"""Store-backed PCR (kgpath.backends.cypher) against an embedded Cypher database.
 
 Truth comes from hand-traced breadth-first searches on small graphs, and from the in-memory
 PathConstrainedRetriever on random graphs (hits, hops, paths equal; scores equal to float32
@@ -23,9 +23,8 @@ from kgpath import (
     NodeNotFoundError,
     PathConstrainedRetriever,
 )
-from kgpath.stores import (
+from kgpath.backends.cypher import (
     CypherDialect,
-    CypherPCR,
     CypherSchema,
     EmbeddedCypherDriver,
     Neo4jDialect,
@@ -36,6 +35,7 @@ from kgpath.stores import (
     quote_identifier,
     reachable_hops,
 )
+from kgpath.methods.pcr import CypherPCR
 
 pytest.importorskip("ladybug" if __import__("importlib").util.find_spec("ladybug") else "kuzu")
 
@@ -437,7 +437,8 @@ def test_as_cypher_driver_accepts_engine_objects(drv):
 ENGINE_SCRIPT = """
 import sys
 from kgpath import GraphIndex, KnowledgeGraph, PathConstrainedRetriever, HashingEmbedder
-from kgpath.stores import CypherPCR, EmbeddedCypherDriver, load_graph
+from kgpath.backends.cypher import EmbeddedCypherDriver, load_graph
+from kgpath.methods.pcr import CypherPCR
 g = KnowledgeGraph()
 for n in "ABCDEFX":
     g.add_node(n, text="node " + n + " " + "xyz"[ord(n) % 3])

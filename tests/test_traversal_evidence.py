@@ -29,9 +29,9 @@ import numpy as np
 import pytest
 
 from kgpath import ConfigError
-from kgpath.build.chunk_graph import ChunkGraphConfig, build_chunk_graph
 from kgpath.embeddings import BaseEmbedder
 from kgpath.graph import KnowledgeGraph
+from kgpath.ingest.chunk_graph import ChunkGraphConfig, build_chunk_graph
 from kgpath.methods.traversal import (
     TraversalConfig,
     TraversalResult,

@@ -47,7 +47,8 @@ import numpy as np
 import pytest
 
 from kgpath import ConfigError, GraphError, KnowledgeGraph
-from kgpath.build.chunk_graph import (
+from kgpath.embeddings import BaseEmbedder
+from kgpath.ingest.chunk_graph import (
     EDGE_MENTIONS,
     REL_MENTIONS,
     ChunkGraphBuilder,
@@ -58,7 +59,6 @@ from kgpath.build.chunk_graph import (
     normalize_title,
     title_tokens,
 )
-from kgpath.embeddings import BaseEmbedder
 from kgpath.methods.traversal import (
     EXTENSIONS,
     ChunkGraphView,

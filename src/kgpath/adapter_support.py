@@ -178,7 +178,7 @@ def permissive_schema(entity_types: Iterable[str], relations: Iterable[str], *,
 
     Raises :class:`ConfigError` (mentioning ``where``) when no entity type was seen.
     """
-    from kgpath.build.schema import EntityType, RelationType, Schema, type_key
+    from kgpath.ingest.schema import EntityType, RelationType, Schema, type_key
 
     labels: dict[str, str] = {}
     for lab in entity_types:
@@ -247,8 +247,8 @@ def chunk_graph_from_documents(documents: Iterable[Any], *, embedder: Any = None
     A document's id is its own (LangChain ``id``, else ``doc-<i>``; LlamaIndex
     ``node_id``), its title ``metadata["title"]``; ``llm`` (if given) extracts themes.
     """
-    from kgpath.build.chunk_graph import ChunkGraphBuilder, SourceDocument, split_sentences
     from kgpath.embeddings import default_embedder
+    from kgpath.ingest.chunk_graph import ChunkGraphBuilder, SourceDocument, split_sentences
 
     src = [SourceDocument(did, str(meta.get("title", "")), tuple(split_sentences(text)), meta)
            for did, text, meta in (_doc_fields(d, i) for i, d in enumerate(documents))]

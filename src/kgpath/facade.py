@@ -88,7 +88,7 @@ def schema_from_graph(graph: KnowledgeGraph) -> Any:
     Used when a schema-guided retriever is built without a schema; weaker than a designed
     schema (no descriptions or aliases), documented as such.
     """
-    from kgpath.build.schema import Schema
+    from kgpath.ingest.schema import Schema
 
     types = sorted({n.type for n in graph.nodes if n.type}) or ["Entity"]
     rels = sorted({e.relation for e in graph.edges if e.relation})
@@ -117,7 +117,7 @@ def _build_traversal(graph: Any, *, embedder: Any, llm: Any, config: Any, **kw: 
 
 def _chunk_graph_of(graph: KnowledgeGraph, embedder: Any) -> KnowledgeGraph:
     """The article's chunk graph over a knowledge graph's passages (traversal needs one)."""
-    from kgpath.build.chunk_graph import build_chunk_graph
+    from kgpath.ingest.chunk_graph import build_chunk_graph
 
     if not graph.passages:
         raise ConfigError(

@@ -38,16 +38,15 @@ from langchain_core.runnables import RunnablePassthrough
 from langchain_kgpath import PathConstrainedRetriever
 
 from kgpath import (
-    BaseEmbedder,
     ConfigError,
     GraphIndex,
     HashingEmbedder,
     KnowledgeGraph,
-    LangChainEmbedder,
-    LangChainLLM,
     NodeNotFoundError,
     QueryError,
 )
+from kgpath.embeddings import BaseEmbedder, LangChainEmbedder
+from kgpath.llm import LangChainLLM
 
 VOCAB = ("alpha", "beta", "gamma", "delta")
 R2 = 1 / math.sqrt(2)

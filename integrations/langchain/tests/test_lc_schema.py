@@ -24,11 +24,12 @@ from langchain_kgpath import (
 )
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
-from kgpath import BaseEmbedder, HashingEmbedder, KnowledgeGraph
-from kgpath.build.schema import EntityType, RelationType, Schema, SchemaWarning
+from kgpath import HashingEmbedder, KnowledgeGraph
 from kgpath.data import load_demo_graph
 from kgpath.demo.schema import demo_schema
+from kgpath.embeddings import BaseEmbedder
 from kgpath.errors import ConfigError
+from kgpath.ingest.schema import EntityType, RelationType, Schema, SchemaWarning
 from kgpath.methods.schema import DecompositionPlan
 
 S19 = math.sqrt(0.19)

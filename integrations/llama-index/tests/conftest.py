@@ -25,7 +25,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from kgpath import BaseEmbedder, KnowledgeGraph
+from kgpath import KnowledgeGraph
+from kgpath.embeddings import BaseEmbedder
 from kgpath.methods.pcr import PathConstrainedRetriever as CorePCR
 
 QUERIES = {

@@ -22,8 +22,9 @@ from llama_index.retrievers.kgpath import (
     SufficiencyPostprocessor,
 )
 
-from kgpath import BaseEmbedder, ConfigError, HashingEmbedder, ScriptedLLM
+from kgpath import ConfigError, HashingEmbedder, ScriptedLLM
 from kgpath.demo.c2rag import demo_questions, load_demo_kg
+from kgpath.embeddings import BaseEmbedder
 from kgpath.methods.c2rag import ConstraintCheckedRetriever
 
 Q = demo_questions()[0]

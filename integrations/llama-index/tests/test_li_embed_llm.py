@@ -15,7 +15,9 @@ from llama_index.retrievers.kgpath import PathConstrainedRetriever
 from llama_index.retrievers.kgpath._base import to_kgpath_embedder
 from pydantic import PrivateAttr
 
-from kgpath import KnowledgeGraph, LlamaIndexEmbedder, LlamaIndexLLM
+from kgpath import KnowledgeGraph
+from kgpath.embeddings import LlamaIndexEmbedder
+from kgpath.llm import LlamaIndexLLM
 
 VOCAB = ("radium", "ore", "prize", "atom")
 

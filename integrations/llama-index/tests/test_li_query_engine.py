@@ -23,8 +23,9 @@ from llama_index.retrievers.kgpath import (
     SchemaGuidedRetriever,
 )
 
-from kgpath import ConfigError, LlamaIndexEmbedder
+from kgpath import ConfigError
 from kgpath.data import load_demo_graph
+from kgpath.embeddings import LlamaIndexEmbedder
 
 RETRIEVERS = [PathConstrainedRetriever, PathRAGRetriever, C2RAGRetriever,
               SchemaGuidedRetriever, KGTraversalRetriever]

@@ -34,9 +34,10 @@ from llama_index.retrievers.kgpath import (
 )
 from pydantic import PrivateAttr
 
-from kgpath import BaseEmbedder, KnowledgeGraph, ScriptedLLM
-from kgpath.build.schema import EntityType, RelationType, Schema
+from kgpath import KnowledgeGraph, ScriptedLLM
+from kgpath.embeddings import BaseEmbedder
 from kgpath.errors import ConfigError
+from kgpath.ingest.schema import EntityType, RelationType, Schema
 
 S19 = math.sqrt(0.19)
 VECS = {

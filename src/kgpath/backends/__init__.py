@@ -5,7 +5,7 @@
   :mod:`kgpath.backends.cypher`.
 
 :class:`~kgpath.methods.pcr.PathConstrainedRetriever` takes either; ``CypherPCR`` (in
-:mod:`kgpath.stores`) is PCR over a :class:`CypherBackend`.
+the Cypher backend) is PCR over a :class:`CypherBackend`.
 """
 
 from kgpath.backends.base import BFSTree, GraphBackend, parent_chain

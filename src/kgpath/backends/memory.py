@@ -132,7 +132,7 @@ class InMemoryBackend:
         exclude: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray, int]:
         """Top-``k`` of every node (ties by node index)."""
-        from kgpath.index.vector import top_k
+        from kgpath.search.vector import top_k
 
         cand = np.arange(len(self.index.graph), dtype=np.int32)
         if exclude is not None:

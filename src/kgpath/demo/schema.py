@@ -1,7 +1,7 @@
 """Demo section: schema-guided retrieval on the bundled radioactivity corpus, fully offline.
 
 Everything here runs without an LLM and says so: extraction uses the LLM-free
-:class:`~kgpath.build.extract.PatternExtractor` (scored against the corpus' hand-written
+:class:`~kgpath.ingest.extract.PatternExtractor` (scored against the corpus' hand-written
 triples), decomposition uses the LLM-free heuristic, and community summaries are keyword
 summaries. With an LLM, pass ``llm=`` to the same classes.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kgpath.build.extract import PatternExtractor
-from kgpath.build.hierarchy import CommunityRouter, HierarchyConfig, build_hierarchy
-from kgpath.build.schema import AttributeType, EntityType, RelationType, Schema
 from kgpath.data import demo_corpus
+from kgpath.ingest.extract import PatternExtractor
+from kgpath.ingest.hierarchy import CommunityRouter, HierarchyConfig, build_hierarchy
+from kgpath.ingest.schema import AttributeType, EntityType, RelationType, Schema
 from kgpath.methods.schema import SchemaGuidedRetriever
 
 if TYPE_CHECKING:

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.build.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig
 from kgpath.data import demo_corpus
 from kgpath.demo import DemoContext, table
 from kgpath.errors import require
 from kgpath.graph import KnowledgeGraph
+from kgpath.ingest.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig
 from kgpath.methods.traversal import (
     ALGORITHMS,
     ChunkGraphView,

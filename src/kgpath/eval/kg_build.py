@@ -3,7 +3,7 @@
 :func:`hotpotqa_graph` builds ``KnowledgeGraph.from_documents`` over the corpus (one
 document per title, text ``"<title>. <sentences>"`` as the retrieval baselines read it),
 embeds the passages once and gives the nodes their passage-mean vectors
-(:func:`kgpath.ingest.vectors.embed_graph`). Graph, passage vectors and timings are saved
+(:func:`kgpath.index.graph_vectors.embed_graph`). Graph, passage vectors and timings are saved
 under ``cache_dir/<key>`` where the key hashes the corpus, the embedder and the extractor,
 so a re-run loads in seconds. ``node_text_vectors`` embeds the node texts as well (cached
 too) to measure the alternative.
@@ -24,7 +24,7 @@ import numpy as np
 from kgpath.embeddings import Embedder, normalize_rows
 from kgpath.eval.hotpotqa import HotpotQADataset
 from kgpath.graph import KnowledgeGraph
-from kgpath.ingest.vectors import (
+from kgpath.index.graph_vectors import (
     GraphVectors,
     embed_graph,
     load_passage_vectors,

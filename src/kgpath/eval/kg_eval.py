@@ -2,7 +2,7 @@
 
 ``--data`` with ``questions.json`` + ``corpus.json`` (HotpotQA layout): the graph is built
 with ``KnowledgeGraph.from_documents`` (offline spaCy extractor) and the passages embedded
-once (:func:`kgpath.ingest.vectors.embed_graph`), both cached under ``--cache-dir``; passage
+once (:func:`kgpath.index.graph_vectors.embed_graph`), both cached under ``--cache-dir``; passage
 R@2/R@5 of dense, BM25, PCR, PathRAG, C2RAG (LLM-free), the traversal default and the
 graph-augmented retriever are printed (protocol: :mod:`kgpath.eval.kg_hotpot`).
 ``--vectors`` also compares the node vectors (passage mean vs embedded node texts): the

@@ -42,7 +42,7 @@ from kgpath.embeddings import Embedder
 from kgpath.eval.hotpotqa import HotpotQADataset, passage_recall
 from kgpath.eval.kg_build import BuiltGraph, doc_of_passage
 from kgpath.graph import KnowledgeGraph
-from kgpath.index.bm25 import BM25Index
+from kgpath.search.bm25 import BM25Index
 
 __all__ = ["PASSAGE_METHODS", "PassageScores", "evaluate_passages", "method_runners"]
 
@@ -173,7 +173,7 @@ def _facade(
 
 
 def _traversal(built: BuiltGraph, emb: _Queries) -> Callable[[str], list[str]]:
-    from kgpath.build.chunk_graph import build_chunk_graph, load_chunk_graph, save_chunk_graph
+    from kgpath.ingest.chunk_graph import build_chunk_graph, load_chunk_graph, save_chunk_graph
 
     g = built.graph
     where = built.cache / "chunk_graph" if built.cache is not None else None

@@ -2,7 +2,7 @@
 
 Protocol
 --------
-1. Build the semantic chunk graph (:mod:`kgpath.build.chunk_graph`) over the whole corpus,
+1. Build the semantic chunk graph (:mod:`kgpath.ingest.chunk_graph`) over the whole corpus,
    one document per title, keeping the corpus's own sentence split.
 2. For every question, run each algorithm from its anchor chunk, map the extracted
    sentences back to their passage titles, and rank passages by the order in which they
@@ -20,7 +20,7 @@ Protocol
 5. ``mention_expansion`` (kgpath extension, not one of the article's seven): documents
    ranked by their best two-document chain through the mention layer
    (:func:`kgpath.methods.traversal.mention_expansion`). A loaded graph without ``mentions``
-   edges gets them first (:func:`kgpath.build.chunk_graph.add_mention_edges`, timed), so
+   edges gets them first (:func:`kgpath.ingest.chunk_graph.add_mention_edges`, timed), so
    PCR and PathRAG run on the graph *with* the mention layer unless ``--no-mentions``.
    ``--halves`` adds Recall@2/@5 on the first and second half of the questions (the
    extension's defaults were chosen on the first half of HotpotQA-100 only).
@@ -42,7 +42,13 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.build.chunk_graph import (
+from kgpath.embeddings import Embedder
+from kgpath.errors import ConfigError
+from kgpath.eval.hotpotqa import HotpotQADataset, load_hotpotqa, passage_recall
+from kgpath.graph import KnowledgeGraph
+from kgpath.index.graph_index import GraphIndex
+from kgpath.index.hybrid import hybrid_scores
+from kgpath.ingest.chunk_graph import (
     NODE_THEME,
     REL_MENTIONS,
     ChunkGraphBuilder,
@@ -52,14 +58,6 @@ from kgpath.build.chunk_graph import (
     load_chunk_graph,
     save_chunk_graph,
 )
-from kgpath.embeddings import Embedder
-from kgpath.errors import ConfigError
-from kgpath.eval.hotpotqa import HotpotQADataset, load_hotpotqa, passage_recall
-from kgpath.graph import KnowledgeGraph
-from kgpath.index.bm25 import BM25Index
-from kgpath.index.graph_index import GraphIndex
-from kgpath.index.hybrid import hybrid_scores
-from kgpath.index.vector import top_k
 from kgpath.methods.traversal import (
     ALGORITHMS,
     EXTENSIONS,
@@ -70,6 +68,8 @@ from kgpath.methods.traversal import (
     mention_expansion,
     traverse,
 )
+from kgpath.search.bm25 import BM25Index
+from kgpath.search.vector import top_k
 
 __all__ = [
     "MethodScores",

@@ -94,7 +94,7 @@ class GraphBuilders:
         this is a convenience delegation). With ``embedder`` the graph is also indexed at
         the cost of embedding the corpus once: every passage is embedded and each entity
         node gets the normalised mean of the passages that cite it
-        (:func:`kgpath.ingest.vectors.embed_graph`, a documented kgpath choice).
+        (:func:`kgpath.index.graph_vectors.embed_graph`, a documented kgpath choice).
 
         Examples
         --------
@@ -106,7 +106,7 @@ class GraphBuilders:
         ingest_documents(g, documents, extractor=extractor, llm=llm, chunking=chunking,
                          batch_size=batch_size)
         if embedder is not None and g.passages:
-            from kgpath.ingest.vectors import embed_graph
+            from kgpath.index.graph_vectors import embed_graph
 
             embed_graph(g, embedder)
         return g

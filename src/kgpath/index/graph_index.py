@@ -28,10 +28,10 @@ from kgpath.embeddings import (
 from kgpath.errors import ConfigError, EmbeddingError, EmptyGraphError, QueryError
 from kgpath.graph import KnowledgeGraph
 from kgpath.graph.model import short
-from kgpath.index.bm25 import BM25Index
 from kgpath.index.hybrid import hybrid_scores
 from kgpath.index.passage_vectors import PassageVectors, apassage_vectors, passage_vectors
-from kgpath.index.vector import COMPACT_KINDS, CompactVectorIndex, VectorIndex, top_k
+from kgpath.search.bm25 import BM25Index
+from kgpath.search.vector import COMPACT_KINDS, CompactVectorIndex, VectorIndex, top_k
 
 __all__ = ["GraphIndex", "check_candidates", "check_query"]
 
@@ -91,7 +91,7 @@ class GraphIndex:
         BM25 parameters (paper defaults 1.5 / 0.75).
     vectors
         Node vector storage: ``"float32"`` (default; shares the graph's vectors, FAISS),
-        or a compact store (:class:`~kgpath.index.vector.CompactVectorIndex`):
+        or a compact store (:class:`~kgpath.search.vector.CompactVectorIndex`):
         ``"float16"`` (scores within 5e-4 of float32), ``"int8"`` (approximate) or
         ``"int8+float16"`` (int8 in memory, the top rows re-scored exactly from a
         float16 file read back row by row: float16's ranking at int8's resident memory). A

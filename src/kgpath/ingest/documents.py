@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgpath.build.chunk_graph.chunking import split_sentences
 from kgpath.errors import ConfigError, GraphError, short
+from kgpath.ingest.chunk_graph.chunking import split_sentences
 
 __all__ = [
     "ChunkingConfig",

@@ -39,7 +39,7 @@ class LLMExtractor:
     llm
         Any kgpath :class:`~kgpath.llm.LLM` (``complete`` / ``acomplete``).
     schema
-        A :class:`~kgpath.build.schema.Schema`: use the schema-bounded prompt
+        A :class:`~kgpath.ingest.schema.Schema`: use the schema-bounded prompt
         (:data:`~kgpath.prompts.schema.SCHEMA_EXTRACT_PROMPT`) instead of the open one.
     prompt
         Template with ``{text}`` and ``{max_triples}`` (open mode).

@@ -7,7 +7,7 @@ Variables
 ---------
 :data:`PLANNER_PROMPT`
     ``{query}`` the question, ``{m}`` the number of relation variants per constraint,
-    ``{schema}`` the JSON schema of a plan (:data:`kgpath.methods.c2rag_plan.PLAN_SCHEMA`).
+    ``{schema}`` the JSON schema of a plan (:data:`kgpath.methods.c2rag.plan.PLAN_SCHEMA`).
 :data:`EVIDENCE_QA_PROMPT`
     ``{query}`` the question, ``{context}`` the evidence blocks of Eq. 16 as rendered by
     :func:`kgpath.methods.c2rag.format_blocks`.

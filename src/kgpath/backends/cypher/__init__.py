@@ -15,11 +15,11 @@ One module per job:
   the in-memory one;
 * :mod:`~kgpath.backends.cypher.falkordb` - :class:`FalkorDBDialect` and the pooled,
   retrying :class:`FalkorDBDriver` (a FalkorDB server over the network);
-* :mod:`~kgpath.backends.cypher.pathrag` - PathRAG's neighbourhood pushed down
+* :mod:`~kgpath.methods.pathrag.cypher` - PathRAG's neighbourhood pushed down
   (:func:`pathrag_pool`);
 * :mod:`~kgpath.backends.cypher.backend` - :class:`CypherBackend`, the
   :class:`~kgpath.backends.base.GraphBackend` PCR runs on
-  (:class:`kgpath.stores.CypherPCR` = PCR over it).
+  (:class:`kgpath.methods.pcr.CypherPCR` = PCR over it).
 
 The database engines are optional (``pip install 'kgpath[graphdb]'``, ``kgpath[neo4j]`` or
 ``kgpath[falkordb]``) and imported only when a database is opened.

@@ -54,7 +54,7 @@ from kgpath.embeddings import Embedder, default_embedder
 from kgpath.errors import BackendError, ConfigError, EmbeddingError, EmptyGraphError
 from kgpath.graph import Direction, Edge, KnowledgeGraph, Node
 from kgpath.index.graph_index import check_query
-from kgpath.index.vector import top_k
+from kgpath.search.vector import top_k
 
 __all__ = ["CypherBackend", "CypherTree", "NodeRow"]
 

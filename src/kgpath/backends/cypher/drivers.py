@@ -236,7 +236,8 @@ def as_cypher_driver(obj: Any) -> CypherDriver:
             return drv
     raise ConfigError(
         f"cannot use {type(obj).__name__!r} as a Cypher database: pass a ladybug/kuzu "
-        "Connection, a neo4j Driver/Session, or an object implementing kgpath.stores.CypherDriver"
+        "Connection, a neo4j Driver/Session, or an object implementing "
+        "kgpath.backends.cypher.CypherDriver"
     )
 
 

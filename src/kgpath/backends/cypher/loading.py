@@ -42,7 +42,7 @@ def load_graph(
     """Write a :class:`KnowledgeGraph` into a Cypher database and return the schema used.
 
     Node ``idx`` and edge ``rank`` properties record the graph's node and edge indices so
-    that :class:`~kgpath.stores.CypherPCR` breaks ties exactly as the in-memory retriever;
+    that :class:`~kgpath.methods.pcr.CypherPCR` breaks ties exactly as the in-memory retriever;
     the graph's passages go to ``schema.passage_label`` nodes (when it is set).
 
     Parameters

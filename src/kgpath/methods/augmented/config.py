@@ -67,7 +67,7 @@ class AugmentedConfig:
         question names; ``"shared"``: any common entity (see
         :mod:`kgpath.methods.augmented.fusion`).
     use_query_entities
-        Link the question's entities (:class:`kgpath.ingest.linking.EntityLinker`) as
+        Link the question's entities (:class:`kgpath.index.linking.EntityLinker`) as
         anchors as well.
     """
 

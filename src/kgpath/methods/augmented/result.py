@@ -10,7 +10,7 @@ from kgpath.methods.augmented.config import AugmentedConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     from kgpath.graph import KnowledgeGraph
-    from kgpath.ingest.linking import EntityLink
+    from kgpath.index.linking import EntityLink
 
 __all__ = ["AugmentedHit", "AugmentedResult"]
 

@@ -3,9 +3,9 @@
 Steps (see :mod:`kgpath.methods.augmented.fusion` for the rule and its constants):
 
 1. base scores ``s(d)``: the base retriever (dense cosine over the graph's passages by
-   default, vectors from :func:`kgpath.ingest.vectors.embed_graph`, computed once);
+   default, vectors from :func:`kgpath.index.graph_vectors.embed_graph`, computed once);
 2. anchors: the entities of the top ``m`` passages and the entities the question names
-   (:class:`kgpath.ingest.linking.EntityLinker`);
+   (:class:`kgpath.index.linking.EntityLinker`);
 3. expansion along the graph (shared entities, optionally graph neighbours);
 4. fusion by the best two-passage chain.
 
@@ -28,8 +28,8 @@ from kgpath._config import with_overrides
 from kgpath.errors import ConfigError, GraphError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import check_query
-from kgpath.ingest.linking import EntityLinker
-from kgpath.ingest.vectors import GraphVectors, aembed_graph, embed_graph
+from kgpath.index.graph_vectors import GraphVectors, aembed_graph, embed_graph
+from kgpath.index.linking import EntityLinker
 from kgpath.methods.augmented.config import AugmentedConfig
 from kgpath.methods.augmented.fusion import (
     PassageEntityIndex,
@@ -58,7 +58,7 @@ class GraphAugmentedRetriever:
     base
         Optional base retriever (see the module docstring).
     vectors
-        :class:`~kgpath.ingest.vectors.GraphVectors` already computed for ``graph`` (the
+        :class:`~kgpath.index.graph_vectors.GraphVectors` already computed for ``graph`` (the
         passages are then not embedded again).
     linker
         An :class:`EntityLinker` (default: key matching over the graph's node names).

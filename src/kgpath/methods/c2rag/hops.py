@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.index.vector import top_k
 from kgpath.methods.c2rag.alignment import Anchor, Candidate, relation_alignment
 from kgpath.methods.c2rag.bindings import induced_entities
 from kgpath.methods.c2rag.config import C2RAGConfig, State
@@ -28,6 +27,7 @@ from kgpath.methods.c2rag.sufficiency import (
     normalize_scores,
     sufficiency_state,
 )
+from kgpath.search.vector import top_k
 
 __all__ = ["HopTrace", "merge_branches", "rank_candidates", "sufficiency_step"]
 

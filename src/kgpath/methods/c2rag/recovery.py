@@ -18,11 +18,11 @@ import numpy as np
 from kgpath.embeddings import Embedder
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.passage_vectors import passage_cache
-from kgpath.index.vector import VectorIndex, top_k
 from kgpath.methods.c2rag.alignment import Anchor, candidate_pool
 from kgpath.methods.c2rag.config import C2RAGConfig
 from kgpath.methods.c2rag.drive import Req, score
 from kgpath.methods.c2rag.plan import tokens
+from kgpath.search.vector import VectorIndex, top_k
 
 __all__ = [
     "PassageIndex",

@@ -120,7 +120,7 @@ class ConstraintCheckedRetriever:
         ``GraphIndex``'s embedder, else the bundled offline :class:`~kgpath.LocalEmbedder`.
     llm
         Planner (:class:`~kgpath.llm.LLM`). ``None`` uses the LLM-free fallback plan, which
-        is weaker (see :func:`~kgpath.methods.c2rag_plan.fallback_plan`).
+        is weaker (see :func:`~kgpath.methods.c2rag.plan.fallback_plan`).
     reranker
         The Eq. 6 / Eq. 12 scorer. Default :class:`~kgpath.EmbeddingReranker` over the
         embedder (offline bi-encoder, weaker than the paper's cross-encoder); pass a

@@ -5,15 +5,15 @@ first, matched exactly against node names normalised by :func:`kgpath.ingest.ent
 (case, accents, punctuation, a possessive and a leading article ignored); a span that
 matched is not reused by a shorter n-gram inside it ("Marie Curie" wins over "Curie").
 
-The linking is the entity linker's (:class:`kgpath.ingest.linking.EntityLinker`,
-:meth:`~kgpath.ingest.linking.EntityLinker.match`: its rules, stop words, articles and word
+The linking is the entity linker's (:class:`kgpath.index.linking.EntityLinker`,
+:meth:`~kgpath.index.linking.EntityLinker.match`: its rules, stop words, articles and word
 pattern) with ``exact_unmarked``: a span with no capitalised or numeric word links only a
 node whose name is written exactly so ("radium" links a node named "radium": the graph
 itself writes it in lower case), and no embedding fallback (PCR has its own,
 ``anchor_fallback``).
 
 Lookup: in memory the linker's key index over every node name
-(:func:`~kgpath.ingest.linking.name_key_index`, built once per graph version, held only as
+(:func:`~kgpath.index.linking.name_key_index`, built once per graph version, held only as
 long as the graph, shared with every other linker of the graph); on another backend (a
 database) one :meth:`GraphBackend.nodes_by_name` query per candidate span, whose
 normalisation (lower case, single spaces) is kept only when the node's ``entity_key``
@@ -30,9 +30,7 @@ import numpy as np
 from kgpath.backends.base import GraphBackend
 from kgpath.backends.memory import InMemoryBackend
 from kgpath.graph import KnowledgeGraph, Node
-from kgpath.index.passage_vectors import PassageVectors
-from kgpath.ingest.extraction import entity_key
-from kgpath.ingest.linking import (
+from kgpath.index.linking import (
     STOP_WORDS,
     EntityLinker,
     GraphNames,
@@ -40,6 +38,8 @@ from kgpath.ingest.linking import (
     NameLookup,
     name_key_index,
 )
+from kgpath.index.passage_vectors import PassageVectors
+from kgpath.ingest.extraction import entity_key
 
 __all__ = [
     "STOP_WORDS",

@@ -42,7 +42,7 @@ class CypherPCR(PathConstrainedRetriever):
     Examples
     --------
     >>> from kgpath import KnowledgeGraph, HashingEmbedder
-    >>> from kgpath.stores import EmbeddedCypherDriver, load_graph
+    >>> from kgpath.backends.cypher import EmbeddedCypherDriver, load_graph
     >>> g = KnowledgeGraph.from_triples([("a", "to", "b"), ("b", "to", "c"), ("x", "to", "y")])
     >>> import tempfile, os
     >>> drv = EmbeddedCypherDriver.open(os.path.join(tempfile.mkdtemp(), "db"))

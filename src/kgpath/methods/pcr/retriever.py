@@ -16,7 +16,6 @@ from kgpath.backends.memory import InMemoryBackend
 from kgpath.errors import ConfigError, EmbeddingError, NodeNotFoundError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
-from kgpath.index.vector import top_k
 from kgpath.methods.pcr.anchors import (
     ashared_passage_vectors,
     link_anchors,
@@ -37,6 +36,7 @@ from kgpath.methods.pcr.search import (
     take,
 )
 from kgpath.methods.pcr.templates import template_hits
+from kgpath.search.vector import top_k
 
 __all__ = ["PathConstrainedRetriever"]
 
@@ -96,7 +96,7 @@ class PathConstrainedRetriever:
     index
         A :class:`GraphIndex`, a :class:`KnowledgeGraph` (wrapped with ``embedder``), or a
         :class:`~kgpath.backends.base.GraphBackend` (e.g. a
-        :class:`~kgpath.backends.cypher.CypherBackend`; :class:`~kgpath.stores.CypherPCR`
+        :class:`~kgpath.backends.cypher.CypherBackend`; :class:`~kgpath.methods.pcr.CypherPCR`
         builds one for you).
     embedder
         Used only when ``index`` is a bare graph.

@@ -19,9 +19,9 @@ from kgpath.backends.base import BFSTree, GraphBackend
 from kgpath.graph import BFSResult, Direction, KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
 from kgpath.index.hybrid import hybrid_scores
-from kgpath.index.vector import top_k
 from kgpath.methods.pcr.config import PCRConfig, SearchMode
 from kgpath.methods.pcr.result import PCRHit
+from kgpath.search.vector import top_k
 
 __all__ = [
     "Region",

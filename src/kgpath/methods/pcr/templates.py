@@ -233,10 +233,10 @@ def stem(word: str) -> str:
 def lexical_matches(query: str, steps: Sequence[Step]) -> int:
     """How many steps name a relation word the query uses (each query word used once).
 
-    Words of 3+ letters that are not stop words (:data:`kgpath.index.bm25.STOPWORDS`), as
+    Words of 3+ letters that are not stop words (:data:`kgpath.search.bm25.STOPWORDS`), as
     :func:`stem`; a step matches when one of its words is still unused in the query.
     """
-    from kgpath.index.bm25 import STOPWORDS
+    from kgpath.search.bm25 import STOPWORDS
 
     left = Counter(stem(w) for w in _WORDS.findall(query)
                    if len(w) >= 3 and w.lower() not in STOPWORDS)

@@ -2,7 +2,7 @@
 
 The LLM sees the schema and returns ``{sub_questions: [...], involved_types: {nodes,
 relations, attributes}}``. :func:`validate_plan` checks it against the schema: unknown type
-names are dropped with a :class:`~kgpath.build.schema.SchemaWarning`; extra keys are ignored
+names are dropped with a :class:`~kgpath.ingest.schema.SchemaWarning`; extra keys are ignored
 and missing keys default (both warned); zero sub-questions or unparsable output fall back to
 the whole question. Without an LLM, :func:`heuristic_decomposition` splits on question marks,
 semicolons and conjunctions followed by a question word, and detects types by matching schema
@@ -21,14 +21,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kgpath.build.hierarchy import is_layer_node
-from kgpath.build.schema import Schema, SchemaWarning
 from kgpath.errors import ConfigError, ParseError, short
 from kgpath.graph import KnowledgeGraph
-from kgpath.index.bm25 import STOPWORDS
 from kgpath.index.graph_index import check_query
+from kgpath.ingest.hierarchy import is_layer_node
+from kgpath.ingest.schema import Schema, SchemaWarning
 from kgpath.llm import LLM, parse_json_response
 from kgpath.prompts.schema import SCHEMA_DECOMPOSE_PROMPT
+from kgpath.search.bm25 import STOPWORDS
 
 __all__ = [
     "DecompositionPlan",

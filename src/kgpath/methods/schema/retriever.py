@@ -22,11 +22,11 @@ import numpy as np
 
 from kgpath._config import with_overrides
 from kgpath._parallel import aparallel_map, parallel_map
-from kgpath.build.hierarchy import CommunityRouter, Hierarchy
-from kgpath.build.schema import Schema
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
+from kgpath.ingest.hierarchy import CommunityRouter, Hierarchy
+from kgpath.ingest.schema import Schema
 from kgpath.llm import LLM
 from kgpath.methods.schema.config import SchemaRetrieverConfig
 from kgpath.methods.schema.decompose import DecompositionPlan, SchemaDecomposer, SubQuestion
@@ -56,13 +56,13 @@ class SchemaGuidedRetriever:
     decomposer
         A custom :class:`SchemaDecomposer` (default: one built from ``schema``/``llm``).
     hierarchy
-        Optional :class:`~kgpath.build.hierarchy.Hierarchy` for community routing on large
+        Optional :class:`~kgpath.ingest.hierarchy.Hierarchy` for community routing on large
         graphs (see ``route_min_nodes``).
 
     Examples
     --------
     >>> from kgpath import HashingEmbedder
-    >>> from kgpath.build.schema import Schema
+    >>> from kgpath.ingest.schema import Schema
     >>> from kgpath.data import load_demo_graph
     >>> g = load_demo_graph()
     >>> s = Schema(entities=sorted({n.type for n in g.nodes}))

@@ -33,14 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.build.hierarchy import CommunityRouter, is_layer_node
-from kgpath.build.schema import Schema
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
-from kgpath.index.vector import top_k
+from kgpath.ingest.hierarchy import CommunityRouter, is_layer_node
+from kgpath.ingest.schema import Schema
 from kgpath.methods.schema.config import SchemaRetrieverConfig
 from kgpath.methods.schema.decompose import InvolvedTypes, SubQuestion
 from kgpath.methods.schema.result import EvidenceItem, SubQuestionResult
+from kgpath.search.vector import top_k
 
 __all__ = ["full_match", "provenance_passages", "retrieve_sub_question", "type_match"]
 

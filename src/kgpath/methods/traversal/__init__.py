@@ -73,7 +73,7 @@ because each hop adds at least one new sentence.
 
 kgpath extension (not in the article): ``mention_expansion`` (:data:`EXTENSIONS`,
 :func:`mention_expansion`) ranks *documents* through the mention layer of
-:func:`kgpath.build.chunk_graph.add_mention_edges`. With ``s(d) = cos(q, e_d) + γ [the
+:func:`kgpath.ingest.chunk_graph.add_mention_edges`. With ``s(d) = cos(q, e_d) + γ [the
 question names d's title]`` and ``link(a, b) = 1`` when a sentence of one document names
 the other's title, every document is scored by its best two-document chain,
 ``score(d) = s(d) + max_{a != d} (s(a) + β link(a, b))``, and the best ``max_documents``

@@ -182,7 +182,7 @@ class TraversalConfig:
 
 
 # kgpath extension (not one of the article's seven algorithms): one hop through the mention
-# layer of :func:`kgpath.build.chunk_graph.add_mention_edges`.
+# layer of :func:`kgpath.ingest.chunk_graph.add_mention_edges`.
 @dataclass(frozen=True, kw_only=True)
 class MentionExpansionConfig:
     """Parameters of :func:`mention_expansion` (a kgpath extension; no paper defaults).

@@ -1,7 +1,7 @@
 """kgpath extension ``mention_expansion``: documents ranked by their best mention chain.
 
 Not one of the article's seven algorithms. It walks the mention layer that
-:func:`kgpath.build.chunk_graph.add_mention_edges` adds to the chunk graph. With
+:func:`kgpath.ingest.chunk_graph.add_mention_edges` adds to the chunk graph. With
 ``s(d) = cos(q, e_d) + γ [the question names d's title]`` (:func:`seed_scores`) and
 ``link(a, b) = 1`` when a sentence of one document names the other's title, every document
 is scored by its best two-document chain,
@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.build.chunk_graph import NODE_DOCUMENT, REL_MENTIONS, TitleMatcher
 from kgpath.errors import GraphError
 from kgpath.graph import KnowledgeGraph
+from kgpath.ingest.chunk_graph import NODE_DOCUMENT, REL_MENTIONS, TitleMatcher
 from kgpath.methods.traversal.config import MentionExpansionConfig, TraversalConfig
 from kgpath.methods.traversal.result import TraversalResult, TraversalStep, TraversedSentence
 from kgpath.methods.traversal.view import ChunkGraphView, as_view, doc_of
@@ -268,7 +268,7 @@ def mention_expansion(
     returned with ``sentences_per_document`` sentences each; the path has one step per
     returned document recording its chain partner and the edge type that joined them.
 
-    The graph must carry the mention layer (:func:`kgpath.build.chunk_graph.add_mention_edges`;
+    The graph must carry the mention layer (:func:`kgpath.ingest.chunk_graph.add_mention_edges`;
     the builder adds it by default). Without any ``mentions`` edge the ranking reduces to
     dense document similarity plus the question bonus.
     """

@@ -106,7 +106,7 @@ class TraversalResult:
 
         ``"passages"`` (default): one ``passage`` item per document, in the order its first
         sentence was extracted (:attr:`documents`), with the passage's source text from
-        ``graph.passages`` (a graph built by :func:`~kgpath.build.chunk_graph.build_chunk_graph`
+        ``graph.passages`` (a graph built by :func:`~kgpath.ingest.chunk_graph.build_chunk_graph`
         stores every document as a passage under its document id); score = the best
         ``cos(q, s)`` of its extracted sentences; trace ``sentence_ids`` (extraction order),
         ``anchor_id``, ``hops`` (hop of its first sentence) and ``doc_id``. A document that

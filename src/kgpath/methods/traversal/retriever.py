@@ -61,7 +61,7 @@ class TraversalRetriever:
     Examples
     --------
     >>> from kgpath import HashingEmbedder
-    >>> from kgpath.build.chunk_graph import build_chunk_graph
+    >>> from kgpath.ingest.chunk_graph import build_chunk_graph
     >>> emb = HashingEmbedder()
     >>> g = build_chunk_graph({"Cats": "Cats purr. Cats hunt mice. Mice fear cats.",
     ...                        "Dogs": "Dogs bark. Dogs chase cats."}, embedder=emb)

@@ -1,7 +1,7 @@
 """Array view of a chunk graph: what every traversal reads, extracted once.
 
 The chunk graph (article section "Knowledge Graph Architecture", built by
-:mod:`kgpath.build.chunk_graph`) stores chunks, their sentence children and the
+:mod:`kgpath.ingest.chunk_graph`) stores chunks, their sentence children and the
 ``similar_intra``/``similar_inter`` edges of step 2 as Python objects; the walks only touch
 the arrays of :class:`ChunkGraphView`.
 """
@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kgpath.build.chunk_graph import (
+from kgpath.errors import GraphError
+from kgpath.graph import KnowledgeGraph
+from kgpath.ingest.chunk_graph import (
     NODE_CHUNK,
     NODE_SENTENCE,
     REL_HAS_SENTENCE,
     REL_SIMILAR_INTER,
     REL_SIMILAR_INTRA,
 )
-from kgpath.errors import GraphError
-from kgpath.graph import KnowledgeGraph
 
 if TYPE_CHECKING:  # pragma: no cover
     from kgpath.methods.traversal.mentions import MentionLayer
@@ -29,7 +29,7 @@ __all__ = ["ChunkGraphView", "as_view", "doc_of"]
 
 
 class ChunkGraphView:
-    """Array view of a chunk graph built by :mod:`kgpath.build.chunk_graph`.
+    """Array view of a chunk graph built by :mod:`kgpath.ingest.chunk_graph`.
 
     Extracts, once, the chunk and sentence embeddings, chunk -> sentence membership
     (CSR ``chunk_sent_ptr``/``chunk_sent``), document ids, and the undirected chunk

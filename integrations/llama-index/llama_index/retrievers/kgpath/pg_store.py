@@ -67,7 +67,7 @@ def knowledge_graph_from_property_graph_store(
     store
         ``SimplePropertyGraphStore`` (read directly, in insertion order), a Ladybug/Kùzu
         store (read with Cypher through its connection, entities by id and relations in the
-        tie order of :mod:`kgpath.stores.cypher`), or any other store (``get()`` for nodes,
+        tie order of the Cypher backend), or any other store (``get()`` for nodes,
         ``get_triplets(ids=...)`` in batches for relations; a store that caps triplets per
         call loses the rest).
     include_chunks
@@ -122,7 +122,7 @@ def _read_nodes(reader: PropertyGraphReader, nodes: Sequence[LabelledNode], show
 
 def _read_embedded(reader: PropertyGraphReader, connection: Any, show: bool) -> None:
     """Ladybug/Kùzu property-graph tables, read with three Cypher queries."""
-    from kgpath.stores import EmbeddedCypherDriver
+    from kgpath.backends.cypher import EmbeddedCypherDriver
 
     drv = EmbeddedCypherDriver(connection)
     for r in drv.run("MATCH (c:Chunk) RETURN c.id AS id, c.text AS text, "
@@ -140,7 +140,7 @@ def _read_embedded(reader: PropertyGraphReader, connection: Any, show: bool) -> 
         "MATCH (a)-[r]->(b) RETURN a.id AS s, b.id AS t, label(r) AS rt, r.label AS label, "
         f"r.{TRIPLET_SOURCE_KEY} AS src, label(a) AS at, label(b) AS bt"
     )
-    # the fallback tie order of kgpath.stores.cypher: (type, relation, text, source, target)
+    # the fallback tie order of kgpath.backends.cypher: (type, relation, text, source, target)
     rels.sort(key=lambda r: (r["rt"], r["label"] or "", "", r["s"], r["t"]))
     for r in progress_if(rels, show, "relations"):
         if r["at"] == "Chunk" or r["bt"] == "Chunk":

@@ -208,8 +208,8 @@ class PCRSubRetriever(_KgpathPGRetriever):
     ``anchor_name``; else, with ``anchor_from_query`` (default), the longest entity name the
     query mentions (:func:`find_mentioned_entity`, LLM-free); else the most similar entity.
     ``push_down`` runs PCR inside an embedded Ladybug/Kùzu store
-    (:class:`kgpath.stores.CypherPCR`; default: yes for such stores) with ``schema``
-    (default :meth:`~kgpath.stores.CypherSchema.llama_index_ladybug`); its items are nodes.
+    (:class:`kgpath.methods.pcr.CypherPCR`; default: yes for such stores) with ``schema``
+    (default :meth:`~kgpath.backends.cypher.CypherSchema.llama_index_ladybug`); its items are nodes.
     """
 
     method = "pcr"
@@ -230,8 +230,9 @@ class PCRSubRetriever(_KgpathPGRetriever):
     def _build(self) -> EvidenceRetriever:
         if not self.push_down:
             return super()._build()
+        from kgpath.backends.cypher import CypherSchema
         from kgpath.embeddings import default_embedder
-        from kgpath.stores import CypherPCR, CypherSchema
+        from kgpath.methods.pcr import CypherPCR
 
         core = CypherPCR(self._graph_store, embedder=self._models[0] or default_embedder(),
                          schema=self._schema or CypherSchema.llama_index_ladybug(),

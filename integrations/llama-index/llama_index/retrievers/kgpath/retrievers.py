@@ -71,7 +71,7 @@ class C2RAGRetriever(KgpathRetriever):
 class SchemaGuidedRetriever(KgpathRetriever):
     """Schema-guided retrieval: schema-aware decomposition, typed retrieval, merged evidence.
 
-    ``schema=`` a :class:`kgpath.build.schema.Schema`; without one a schema is derived
+    ``schema=`` a :class:`kgpath.ingest.schema.Schema`; without one a schema is derived
     from the graph's node types and relation labels (weaker: no descriptions or aliases).
     """
 

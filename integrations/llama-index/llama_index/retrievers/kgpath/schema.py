@@ -44,10 +44,10 @@ from kgpath.adapter_support import (
     permissive_schema,
     schema_triples,
 )
-from kgpath.build.extract import ExtractionResult, TypedEntity, TypedTriple, assemble_graph
-from kgpath.build.schema import Schema
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
+from kgpath.ingest.extract import ExtractionResult, TypedEntity, TypedTriple, assemble_graph
+from kgpath.ingest.schema import Schema
 from kgpath.methods.schema import (
     DecompositionPlan,
     SchemaDecomposer,
@@ -268,7 +268,7 @@ def graph_from_schema_llm_output(
     text node's id; the text node becomes a passage. Property keys that merely copy the text
     node's own metadata (LlamaIndex copies chunk metadata into every property dict) are not
     treated as attributes. Labels like ``BORN_IN`` resolve to ``born in`` (case and ``_``
-    folded). Everything then goes through :func:`kgpath.build.extract.assemble_graph`, the same
+    folded). Everything then goes through :func:`kgpath.ingest.extract.assemble_graph`, the same
     bounding used for kgpath's own extractor.
 
     ``schema=None`` accepts every label seen (a permissive schema named ``"from-llamaindex"``

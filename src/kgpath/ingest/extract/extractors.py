@@ -1,0 +1,291 @@
+"""Extractors: one pipeline (extract -> evolve -> bound) behind one hook per policy.
+
+:class:`SchemaExtractor` asks an LLM with the schema in the prompt; :class:`PatternExtractor`
+is the LLM-free path (known names + relation cue words, much weaker).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+
+from kgpath._parallel import aparallel_map, parallel_map
+from kgpath.errors import ConfigError, ParseError
+from kgpath.graph import KnowledgeGraph
+from kgpath.ingest.extract.bound import assemble_graph, implicit_proposals
+from kgpath.ingest.extract.parse import parse_extraction
+from kgpath.ingest.extract.records import (
+    ExtractionConfig,
+    ExtractionResult,
+    PassageExtraction,
+    TypedEntity,
+    TypedTriple,
+    normalize_passages,
+)
+from kgpath.ingest.schema import EvolutionResult, Schema, evolve_schema, type_key
+from kgpath.llm import LLM
+from kgpath.prompts.schema import SCHEMA_EVOLUTION_NOTE, SCHEMA_EXTRACT_PROMPT
+
+__all__ = ["BaseSchemaExtractor", "PatternExtractor", "SchemaExtractor"]
+
+logger = logging.getLogger("kgpath.extract")
+
+
+class BaseSchemaExtractor(ABC):
+    """Shared pipeline (extract -> evolve -> bound); subclasses implement one hook.
+
+    Parameters
+    ----------
+    schema
+        The seed schema.
+    config
+        :class:`ExtractionConfig`.
+    """
+
+    def __init__(self, schema: Schema, *, config: ExtractionConfig | None = None) -> None:
+        if not isinstance(schema, Schema):
+            raise ConfigError(f"schema must be a kgpath Schema, got {type(schema).__name__}")
+        self.schema = schema
+        self.config = config or ExtractionConfig()
+
+    @abstractmethod
+    def extract_passage(self, passage_id: str, text: str) -> PassageExtraction:
+        """Raw typed entities/triples/proposals of one passage (not yet bounded)."""
+
+    async def aextract_passage(self, passage_id: str, text: str) -> PassageExtraction:
+        """Async :meth:`extract_passage` (default: run the sync hook in a thread)."""
+        return await asyncio.to_thread(self.extract_passage, passage_id, text)
+
+    def extract(
+        self,
+        passages: Mapping[str, str] | Iterable[tuple[str, str]] | Sequence[str] | KnowledgeGraph,
+        *,
+        graph: KnowledgeGraph | None = None,
+    ) -> ExtractionResult:
+        """Extract all passages (bounded thread pool), evolve if enabled, build the graph.
+
+        ``graph``: extend this graph instead of creating a new one.
+        """
+        items = normalize_passages(passages)
+        runs = parallel_map(
+            lambda it: self._safe(it[0], it[1]), items, max_workers=self.config.max_concurrency,
+            desc="extracting passages",
+        )
+        return self._finish(items, [r for r, _, _ in runs], graph)
+
+    async def aextract(
+        self,
+        passages: Mapping[str, str] | Iterable[tuple[str, str]] | Sequence[str] | KnowledgeGraph,
+        *,
+        graph: KnowledgeGraph | None = None,
+    ) -> ExtractionResult:
+        """Async :meth:`extract` (passages gathered with a concurrency bound)."""
+        items = normalize_passages(passages)
+
+        async def one(it: tuple[str, str]) -> PassageExtraction:
+            return await self._asafe(it[0], it[1])
+
+        runs = await aparallel_map(one, items, limit=self.config.max_concurrency)
+        return self._finish(items, [r for r, _, _ in runs], graph)
+
+    def _safe(self, pid: str, text: str) -> PassageExtraction:
+        try:
+            return self.extract_passage(pid, text)
+        except ParseError as exc:
+            return self._parse_failure(pid, exc)
+
+    async def _asafe(self, pid: str, text: str) -> PassageExtraction:
+        try:
+            return await self.aextract_passage(pid, text)
+        except ParseError as exc:
+            return self._parse_failure(pid, exc)
+
+    def _parse_failure(self, pid: str, exc: ParseError) -> PassageExtraction:
+        if self.config.on_parse_error == "raise":
+            raise ParseError(f"extraction reply for passage {pid!r} unparsable: {exc}") from exc
+        logger.warning("extraction reply for passage %r skipped: %s", pid, exc)
+        return PassageExtraction(passage_id=pid, error=str(exc))
+
+    def _finish(
+        self,
+        items: list[tuple[str, str]],
+        runs: list[PassageExtraction],
+        graph: KnowledgeGraph | None,
+    ) -> ExtractionResult:
+        cfg = self.config
+        entities = [e for r in runs for e in r.entities]
+        triples = [t for r in runs for t in r.triples]
+        schema = self.schema
+        evo: EvolutionResult | None = None
+        if cfg.evolution is not None:
+            props = [p for r in runs for p in r.proposals]
+            if cfg.implicit_proposals:
+                props += implicit_proposals(schema, entities, triples)
+            evo = evolve_schema(schema, props, cfg.evolution)
+            schema = evo.schema
+        res = assemble_graph(schema, entities, triples, passages=items, graph=graph,
+                             strict=cfg.strict)
+        trace = dict(res.trace)
+        trace.update(
+            extractor=type(self).__name__,
+            passages=len(items),
+            parse_failures=[r.passage_id for r in runs if r.error],
+            notes={r.passage_id: list(r.notes) for r in runs if r.notes},
+            seed_schema_version=self.schema.version,
+            evolution="off" if evo is None else {
+                "adopted": [c.name for c in evo.adopted],
+                "rejected": [c.name for c in evo.rejected],
+            },
+        )
+        return ExtractionResult(
+            graph=res.graph, schema=schema, triples=res.triples, entities=res.entities,
+            rejected=res.rejected, evolution=evo, passages=tuple(runs), trace=trace,
+        )
+
+
+class SchemaExtractor(BaseSchemaExtractor):
+    """LLM extraction bounded by the schema (pattern step 1, with optional step 2).
+
+    The prompt (:data:`~kgpath.prompts.schema.SCHEMA_EXTRACT_PROMPT`) lists the schema and asks
+    for typed entities and triples (and, when evolution is on, proposals). The reply is parsed
+    tolerantly (:func:`parse_extraction`) and then bounded by the schema, so a model that
+    ignores the instructions cannot put off-schema types into the graph.
+
+    Examples
+    --------
+    >>> from kgpath import ScriptedLLM
+    >>> from kgpath.ingest.schema import Schema
+    >>> s = Schema(entities=["Person", "Element"], relations=[("Person", "discovered", "Element")])
+    >>> llm = ScriptedLLM(['{"triples": [["Curie", "Person", "discovered", "radium", "Element"]]}'])
+    >>> res = SchemaExtractor(s, llm).extract({"p1": "Curie discovered radium."})
+    >>> [(e.source, e.relation, e.target, e.type) for e in res.graph.edges]
+    [('Curie', 'discovered', 'radium', 'discovered')]
+    """
+
+    def __init__(
+        self,
+        schema: Schema,
+        llm: LLM,
+        *,
+        config: ExtractionConfig | None = None,
+        prompt: str = SCHEMA_EXTRACT_PROMPT,
+    ) -> None:
+        super().__init__(schema, config=config)
+        if llm is None or not hasattr(llm, "complete"):
+            raise ConfigError(
+                f"SchemaExtractor needs an LLM with complete()/acomplete(), got {llm!r}; "
+                "use PatternExtractor for the LLM-free path"
+            )
+        self.llm = llm
+        self.prompt = prompt
+
+    def build_prompt(self, text: str) -> str:
+        """Return the extraction prompt for one passage."""
+        return self.prompt.format(
+            schema=self.schema.describe(),
+            evolution_note=SCHEMA_EVOLUTION_NOTE if self.config.evolution is not None else "",
+            max_triples=self.config.max_triples_per_passage,
+            text=text,
+        )
+
+    def extract_passage(self, passage_id: str, text: str) -> PassageExtraction:
+        """Ask the LLM and parse its reply."""
+        reply = self.llm.complete(self.build_prompt(text))
+        return parse_extraction(reply, passage_id, max_triples=self.config.max_triples_per_passage)
+
+    async def aextract_passage(self, passage_id: str, text: str) -> PassageExtraction:
+        """Async :meth:`extract_passage` on the LLM's native ``acomplete``."""
+        reply = await self.llm.acomplete(self.build_prompt(text))
+        return parse_extraction(reply, passage_id, max_triples=self.config.max_triples_per_passage)
+
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+
+
+class PatternExtractor(BaseSchemaExtractor):
+    """LLM-free extraction from known names and relation cue words. Much weaker than an LLM.
+
+    For each sentence: find mentions of names from ``gazetteer`` (name -> entity type; a
+    :class:`KnowledgeGraph` gives its node names and types), longest match first and
+    non-overlapping; find occurrences of each relation type's name or aliases (cue phrases,
+    ``_``/``-`` read as spaces). For a cue, the head is the nearest mention ending before it
+    and the tails are the mentions after it up to the next cue; a pair becomes a triple only
+    if the schema allows the relation between their types.
+
+    Known weaknesses, by design: it never discovers entities missing from the gazetteer,
+    misses relations not verbalised by a cue between the two names (passive voice, pronouns,
+    nominalisations), may attach a cue to the wrong head in long sentences, and never proposes
+    new types (so evolution has nothing to adopt from it).
+    """
+
+    def __init__(
+        self,
+        schema: Schema,
+        gazetteer: Mapping[str, str] | KnowledgeGraph,
+        *,
+        config: ExtractionConfig | None = None,
+    ) -> None:
+        super().__init__(schema, config=config)
+        if isinstance(gazetteer, KnowledgeGraph):
+            gaz = {n.name: str(n.metadata.get("schema_type") or n.type or "") for n in gazetteer}
+        elif isinstance(gazetteer, Mapping):
+            gaz = {str(k): str(v) for k, v in gazetteer.items()}
+        else:
+            raise ConfigError(f"gazetteer must be a mapping or a KnowledgeGraph, got {gazetteer!r}")
+        self.gazetteer: dict[str, str] = {}
+        for name, typ in gaz.items():
+            t = schema.resolve("entity", typ)
+            if t is not None and name.strip():
+                self.gazetteer[name.strip()] = t
+        names = sorted(self.gazetteer, key=len, reverse=True)
+        self._names = re.compile(
+            r"(?<!\w)(" + "|".join(re.escape(n) for n in names) + r")(?!\w)", re.IGNORECASE
+        ) if names else None
+        self._canon = {n.lower(): n for n in names}
+        cues = []
+        for r in schema.relations:
+            for label in (r.name, *r.aliases):
+                words = type_key(label)
+                if words:
+                    cues.append((words, r.name))
+        cues.sort(key=lambda c: len(c[0]), reverse=True)
+        self._cue_rel = dict(cues)
+        self._cues = re.compile(
+            r"(?<!\w)(" + "|".join(re.escape(c).replace(r"\ ", r"[\s_\-]+") for c, _ in cues)
+            + r")(?!\w)", re.IGNORECASE
+        ) if cues else None
+
+    def extract_passage(self, passage_id: str, text: str) -> PassageExtraction:
+        """Pattern-match one passage."""
+        if self._names is None or self._cues is None:
+            return PassageExtraction(passage_id=passage_id, notes=("empty gazetteer or no cues",))
+        ents: dict[str, TypedEntity] = {}
+        trips: list[TypedTriple] = []
+        for sent in _SENTENCE.split(text):
+            mentions = [(m.start(), m.end(), self._canon[m.group(1).lower()])
+                        for m in self._names.finditer(sent)]
+            for _, _, name in mentions:
+                ents.setdefault(name, TypedEntity(name=name, type=self.gazetteer[name],
+                                                  source=passage_id))
+            cues = [(m.start(), m.end(), self._cue_rel[type_key(m.group(1))])
+                    for m in self._cues.finditer(sent)]
+            # a cue inside a mention (e.g. "discovered" inside a name) is not a cue
+            cues = [c for c in cues if not any(s <= c[0] and c[1] <= e for s, e, _ in mentions)]
+            for ci, (cs, ce, rel) in enumerate(cues):
+                before = [m for m in mentions if m[1] <= cs]
+                if not before:
+                    continue
+                head = before[-1][2]
+                stop = cues[ci + 1][0] if ci + 1 < len(cues) else len(sent)
+                for ms, _, tail in mentions:
+                    if ce <= ms < stop and tail != head:
+                        ht, tt = self.gazetteer[head], self.gazetteer[tail]
+                        if self.schema.allows(ht, rel, tt):
+                            trips.append(TypedTriple(head=head, head_type=ht, relation=rel,
+                                                     tail=tail, tail_type=tt, source=passage_id))
+        mx = self.config.max_triples_per_passage
+        return PassageExtraction(passage_id=passage_id, entities=tuple(ents.values()),
+                                 triples=tuple(trips[:mx]))
