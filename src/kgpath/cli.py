@@ -68,9 +68,9 @@ def _cmd_info(args: argparse.Namespace) -> int:
         from kgpath.graph import KnowledgeGraph
 
         g = KnowledgeGraph.load(args.graph)
-        owner = g.embedding_owner
+        owner = g.vectors.owner
         print(f"{args.graph}: {g!r}")
-        print(f"  embeddings: {g.embedding_dim or 'none'}"
+        print(f"  embeddings: {g.vectors.dim or 'none'}"
               + (f" by {owner['name']}" if owner else ""))
     return 0
 

@@ -130,13 +130,14 @@ def _chunk_graph_of(graph: KnowledgeGraph, embedder: Any) -> KnowledgeGraph:
 def _check_pcr(core: Any, defaults: Mapping[str, Any], anchor: bool) -> None:
     """An anchor the graph lacks fails now (``unknown_anchor="error"``) when ``anchor``."""
     from kgpath.errors import NodeNotFoundError
+    from kgpath.index.linking import find_by_name
 
     aid, name = defaults.get("anchor"), defaults.get("anchor_name")
     if not anchor or getattr(core.config, "unknown_anchor", "error") != "error":
         return
     if aid is not None and aid not in core.graph:
         raise NodeNotFoundError(f"unknown anchor id {aid!r}", key=aid)
-    if aid is None and name is not None and not core.graph.find_by_name(name):
+    if aid is None and name is not None and not find_by_name(core.graph, name):
         raise NodeNotFoundError(f"no node named {name!r}", key=name)
 
 

@@ -125,7 +125,7 @@ class GraphBackend(Protocol[K, T]):
         """Nodes whose normalised name equals ``name``'s, in node order.
 
         Names are compared lower-cased with single spaces (as
-        :meth:`KnowledgeGraph.find_by_name`).
+        :func:`kgpath.index.linking.find_by_name`).
         """
         ...
 

@@ -18,6 +18,7 @@ from kgpath.backends.base import PathRecord
 from kgpath.errors import EmbeddingError
 from kgpath.graph import BFSResult, Direction, Edge, KnowledgeGraph, Node
 from kgpath.index.graph_index import GraphIndex
+from kgpath.index.linking import find_by_name
 
 __all__ = ["InMemoryBackend"]
 
@@ -69,7 +70,7 @@ class InMemoryBackend:
 
     def nodes_by_name(self, name: str) -> np.ndarray:
         """Node indices with this (normalised) name, in node order."""
-        return np.asarray(self.index.graph.find_by_name(name), dtype=np.int64)
+        return np.asarray(find_by_name(self.index.graph, name), dtype=np.int64)
 
     def node(self, key: int) -> Node:
         """Node record at index ``key``."""

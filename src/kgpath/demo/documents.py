@@ -14,21 +14,20 @@ def run(ctx: DemoContext) -> None:
     """Build a graph from the demo's ten passages with the offline extractor, then retrieve."""
     from kgpath.data import demo_corpus
     from kgpath.facade import EvidenceRetriever
-    from kgpath.graph import KnowledgeGraph
-    from kgpath.ingest import entity_key
+    from kgpath.ingest import entity_key, graph_from_documents
 
     ctx.heading("From raw documents: an offline graph in one call, passages as evidence")
     corpus = demo_corpus()
     t0 = time.perf_counter()
     try:
-        graph = KnowledgeGraph.from_documents(list(corpus["passages"].items()))
+        graph = graph_from_documents(list(corpus["passages"].items()))
     except MissingDependencyError as exc:
         ctx.print(f"(skipped: {exc})")
         return
     gold = {frozenset((entity_key(h), entity_key(t))) for h, _, t, _ in corpus["triples"]}
     got = {frozenset((entity_key(graph.node(e.source).name), entity_key(graph.node(e.target).name)))
            for e in graph.edges}
-    ctx.print(f"KnowledgeGraph.from_documents(10 passages) -> {graph} in "
+    ctx.print(f"graph_from_documents(10 passages) -> {graph} in "
               f"{time.perf_counter() - t0:.1f} s (spaCy, no LLM); it links "
               f"{len(gold & got)}/{len(gold)} of the hand-written triples' entity pairs")
     ctx.print(f"\nQ: {QUESTION}   (top passage of each method, output='passages')")

@@ -1,6 +1,6 @@
 """The offline document graph of a HotpotQA-format corpus, built once and cached on disk.
 
-:func:`hotpotqa_graph` builds ``KnowledgeGraph.from_documents`` over the corpus (one
+:func:`hotpotqa_graph` builds ``kgpath.ingest.graph_from_documents`` over the corpus (one
 document per title, text ``"<title>. <sentences>"`` as the retrieval baselines read it),
 embeds the passages once and gives the nodes their passage-mean vectors
 (:func:`kgpath.index.graph_vectors.embed_graph`). Graph, passage vectors and timings are saved
@@ -30,6 +30,7 @@ from kgpath.index.graph_vectors import (
     load_passage_vectors,
     save_passage_vectors,
 )
+from kgpath.ingest import graph_from_documents
 
 __all__ = ["BuiltGraph", "doc_of_passage", "hotpotqa_graph", "node_text_vectors"]
 
@@ -97,7 +98,7 @@ def _load(d: Path) -> BuiltGraph | None:
     graph = KnowledgeGraph.load(d / "graph")
     pvec = load_passage_vectors(graph, d)
     stats = json.loads((d / "stats.json").read_text(encoding="utf-8"))
-    vec = GraphVectors(tuple(graph.passages), pvec, graph.embeddings, stats.get("seconds", {}))
+    vec = GraphVectors(tuple(graph.passages), pvec, graph.vectors.matrix, stats.get("seconds", {}))
     return BuiltGraph(graph, vec, d, stats)
 
 
@@ -119,7 +120,7 @@ def hotpotqa_graph(
             return built
     docs = [(t, data.passage_text(t)) for t in data.corpus]
     t0 = time.perf_counter()
-    graph = KnowledgeGraph.from_documents(docs, extractor=extractor)
+    graph = graph_from_documents(docs, extractor=extractor)
     t_extract = time.perf_counter() - t0
     vec = embed_graph(graph, embedder)
     stats = {

@@ -1,7 +1,7 @@
 """``kgpath eval kg``: every method on an offline document graph or a knowledge base.
 
 ``--data`` with ``questions.json`` + ``corpus.json`` (HotpotQA layout): the graph is built
-with ``KnowledgeGraph.from_documents`` (offline spaCy extractor) and the passages embedded
+with ``kgpath.ingest.graph_from_documents`` (offline spaCy extractor) and the passages embedded
 once (:func:`kgpath.index.graph_vectors.embed_graph`), both cached under ``--cache-dir``; passage
 R@2/R@5 of dense, BM25, PCR, PathRAG, C2RAG (LLM-free), the traversal default and the
 graph-augmented retriever are printed (protocol: :mod:`kgpath.eval.kg_hotpot`).
@@ -76,18 +76,18 @@ def _vectors_report(data: Any, built: Any, embedder: Embedder) -> None:
     from kgpath.eval.kg_build import node_text_vectors
     from kgpath.eval.kg_hotpot import evaluate_passages
 
-    mean = built.graph.embeddings.copy()
+    mean = built.graph.vectors.matrix.copy()
     text, secs = node_text_vectors(built, embedder)
     st = built.stats
     _say(f"\nnode vectors: passage mean {st.get('node_vectors_s', 0):.2f}s vs node texts "
          f"{secs:.1f}s ({built.graph.num_nodes} texts); embedding the passages once took "
          f"{st.get('embed_passages_s', 0):.1f}s")
     res = {"passage_mean": evaluate_passages(data, built, embedder, ["pcr"])["pcr"]}
-    built.graph.set_embeddings(np.asarray(text, np.float32))
+    built.graph.vectors.set(np.asarray(text, np.float32))
     try:
         res["node_text"] = evaluate_passages(data, built, embedder, ["pcr"])["pcr"]
     finally:
-        built.graph.set_embeddings(mean)
+        built.graph.vectors.set(mean)
     for k, s in res.items():
         _say(f"PCR with {k} node vectors: {s.metrics()}")
 

@@ -91,19 +91,19 @@ def metaqa_graph(data_dir: str | Path, embedder: Embedder,
     key = hashlib.sha256(raw + repr(embedder).encode()).hexdigest()[:16]
     f = Path(cache_dir) / f"metaqa-{key}.npy" if cache_dir else None
     if f is not None and f.is_file():
-        g.set_embeddings(np.load(f))
+        g.vectors.set(np.load(f))
         return g
     mat = normalize_rows(np.asarray(embedder.embed_passages([n.name for n in g.nodes]),
                                     np.float32))
     if f is not None:
         f.parent.mkdir(parents=True, exist_ok=True)
         np.save(f, mat)
-    g.set_embeddings(mat)
+    g.vectors.set(mat)
     return g
 
 
 def _walk(g: KnowledgeGraph, emb: Embedder) -> Callable[[MetaQAQuestion], list[str]]:
-    mat = g.embeddings
+    mat = g.vectors.matrix
 
     def run(q: MetaQAQuestion) -> list[str]:
         res = g.bfs(q.anchor, max_depth=q.hops, direction="both")

@@ -33,7 +33,7 @@ from kgpath.eval.metrics import (
     relevance_at_k,
     structural_consistency,
 )
-from kgpath.graph import KnowledgeGraph
+from kgpath.graph import from_pathrag6
 from kgpath.index.graph_index import GraphIndex
 from kgpath.methods.pcr import PathConstrainedRetriever, PCRConfig
 
@@ -109,7 +109,7 @@ def evaluate_pcr(
     for domain, qs in queries.items():
         if domains is not None and domain not in domains:
             continue
-        graph = KnowledgeGraph.from_pathrag6(data / domain)
+        graph = from_pathrag6(data / domain)
         index = GraphIndex(graph, embedder).build()
         pcr = PathConstrainedRetriever(index, config=PCRConfig(k=k, alpha=alpha))
         for q in qs:

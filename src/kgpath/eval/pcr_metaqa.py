@@ -83,10 +83,10 @@ def load_metaqa(data: str | Path) -> tuple[KnowledgeGraph, dict[int, list[dict[s
 
 def _index(graph: KnowledgeGraph, embedder: Embedder, vectors: str | None) -> GraphIndex:
     if vectors and Path(vectors).exists():
-        graph.set_embeddings(np.load(vectors))
+        graph.vectors.set(np.load(vectors))
     index = GraphIndex(graph, embedder).build()
     if vectors and not Path(vectors).exists():
-        np.save(vectors, graph.embeddings)
+        np.save(vectors, graph.vectors.matrix)
     return index
 
 

@@ -224,7 +224,7 @@ def evaluate_traversal(
     view = ChunkGraphView(graph)
     titles = [t for t in data.corpus if f"doc:{t}" in graph]
     doc_idx = np.asarray([graph.index_of(f"doc:{t}") for t in titles], dtype=np.int64)
-    doc_emb = graph.embeddings[doc_idx]
+    doc_emb = graph.vectors.matrix[doc_idx]
     methods: list[MethodScores] = []
     if baselines:
         methods.extend(_baseline_rows(data, titles, doc_emb, qvecs))

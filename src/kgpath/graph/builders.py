@@ -1,8 +1,10 @@
-"""Building a :class:`~kgpath.graph.KnowledgeGraph` from other shapes, and exporting it.
+"""Building a :class:`~kgpath.graph.KnowledgeGraph` from triples and from integer arrays.
 
-From ``(head, relation, tail)`` triples, from integer endpoint arrays (the bulk path), from a
-PathRAG-6 domain folder, and to/from networkx. The classmethods of the same names on
+From ``(head, relation, tail)`` triples and from integer endpoint arrays (the bulk path):
+pure data, nothing above the graph. The classmethods of the same names on
 :class:`~kgpath.graph.KnowledgeGraph` delegate here; ``cls`` lets a subclass build itself.
+Foreign formats (networkx, PathRAG-6) are :mod:`kgpath.graph.convert`; documents are the
+construction package's (:func:`kgpath.ingest.graph_from_documents`).
 
 These functions are friends of :class:`~kgpath.graph.KnowledgeGraph`: the bulk paths fill
 its private lists directly, as its own methods would.
@@ -10,34 +12,26 @@ its private lists directly, as its own methods would.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from kgpath.errors import GraphError, KgpathError, short
+from kgpath.errors import GraphError, short
 from kgpath.graph.model import Edge, Node, as_provenance, check_id, check_text
 
 if TYPE_CHECKING:
-    import networkx as nx
-
     from kgpath.graph.knowledge_graph import KnowledgeGraph
 
-__all__ = [
-    "GraphBuilders", "from_arrays", "from_networkx", "from_pathrag6", "from_triples",
-    "to_networkx",
-]
+__all__ = ["GraphBuilders", "from_arrays", "from_triples"]
 
 
 class GraphBuilders:
     """The constructors of :class:`~kgpath.graph.KnowledgeGraph` (a mixin it inherits).
 
-    Thin delegations to the functions of this module (and :mod:`kgpath.ingest`); ``cls``
-    is the class they are called on, so a subclass builds itself.
+    Thin delegations to the functions of this module; ``cls`` is the class they are
+    called on, so a subclass builds itself.
     """
 
     @classmethod
@@ -52,7 +46,7 @@ class GraphBuilders:
 
         Node ids and names are the entity strings. ``passages`` maps passage id to text;
         ``provenance[i]`` lists the passage ids that support ``triples[i]`` (they are also
-        attached to both end nodes). See :func:`kgpath.graph.from_triples`.
+        attached to both end nodes). See :func:`kgpath.graph.builders.from_triples`.
         """
         return from_triples(triples, passages, provenance=provenance, cls=_kg_class(cls))
 
@@ -80,66 +74,6 @@ class GraphBuilders:
             node_ids, sources, targets, relations=relations, texts=texts,
             embeddings=embeddings, compact=compact, cls=_kg_class(cls),
         )
-
-    @classmethod
-    def from_documents(cls, documents: Iterable[Any], *, extractor: Any = None, llm: Any = None,
-                       chunking: Any = None, batch_size: int = 64,
-                       embedder: Any = None) -> KnowledgeGraph:
-        """Build a graph from raw documents in one call (chunk, extract, merge).
-
-        Offline by default (spaCy, ``pip install 'kgpath[nlp]'``); with ``llm`` an LLM
-        extracts entities and triples. Accepts strings, ``(id, text)`` pairs, mappings,
-        LlamaIndex and LangChain documents. See
-        :func:`kgpath.ingest.graph_from_documents` (the code lives in :mod:`kgpath.ingest`;
-        this is a convenience delegation). With ``embedder`` the graph is also indexed at
-        the cost of embedding the corpus once: every passage is embedded and each entity
-        node gets the normalised mean of the passages that cite it
-        (:func:`kgpath.index.graph_vectors.embed_graph`, a documented kgpath choice).
-
-        Examples
-        --------
-        >>> g = KnowledgeGraph.from_documents(["Curie was born in Warsaw."])  # doctest: +SKIP
-        """
-        from kgpath.ingest import ingest_documents
-
-        g = _kg_class(cls)()
-        ingest_documents(g, documents, extractor=extractor, llm=llm, chunking=chunking,
-                         batch_size=batch_size)
-        if embedder is not None and g.passages:
-            from kgpath.index.graph_vectors import embed_graph
-
-            embed_graph(g, embedder)
-        return g
-
-    def add_documents(self, documents: Iterable[Any], **kwargs: Any) -> Any:
-        """Extend this graph with documents; unchanged passages are skipped.
-
-        Returns the :class:`~kgpath.ingest.IngestReport`. Keyword arguments as
-        :meth:`from_documents`.
-        """
-        from kgpath.ingest import ingest_documents
-
-        return ingest_documents(cast("KnowledgeGraph", self), documents, **kwargs)
-
-    @classmethod
-    def from_pathrag6(cls, directory: str | os.PathLike[str]) -> KnowledgeGraph:
-        """Load one PathRAG-6 domain folder (``nodes.json`` + ``edges.json``)."""
-        return from_pathrag6(directory, cls=_kg_class(cls))
-
-    @classmethod
-    def from_networkx(cls, graph: nx.Graph) -> KnowledgeGraph:
-        """Build from a networkx (Multi)(Di)Graph.
-
-        Node attributes ``name``, ``text``, ``type``, ``provenance``, ``embedding`` and
-        edge attributes ``relation``, ``text``, ``type``, ``weight``, ``provenance`` are
-        used when present; other attributes go to ``metadata``. An undirected graph gets
-        both directions of every edge.
-        """
-        return from_networkx(graph, cls=_kg_class(cls))
-
-    def to_networkx(self) -> nx.MultiDiGraph:
-        """Export to a ``networkx.MultiDiGraph`` with the same attributes."""
-        return to_networkx(cast("KnowledgeGraph", self))
 
 
 def from_triples(
@@ -257,7 +191,7 @@ def from_arrays(
         _fill_objects(g, node_ids, sources, targets, relations, texts)
     g._version += 1
     if embeddings is not None:
-        g.set_embeddings(embeddings)
+        g.vectors.set(embeddings)
     return g
 
 
@@ -317,126 +251,4 @@ def _same_length(values: Any, n: int, what: str, other: str) -> list[Any]:
     out = list(values)
     if len(out) != n:
         raise GraphError(f"{what} has {len(out)} entries, {other} has {n}")
-    return out
-
-
-def from_pathrag6(
-    directory: str | os.PathLike[str], *, cls: type[KnowledgeGraph] | None = None
-) -> KnowledgeGraph:
-    """Load one PathRAG-6 domain folder (``nodes.json`` + ``edges.json``)."""
-    d = Path(directory)
-    try:
-        nodes = json.loads((d / "nodes.json").read_text(encoding="utf-8"))
-        edges = json.loads((d / "edges.json").read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise GraphError(
-            f"{d} is not a PathRAG-6 domain folder: {exc.filename} missing"
-        ) from exc
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise GraphError(f"{d}: invalid JSON ({str(exc)[:200]})") from exc
-    try:
-        return _pathrag6_records(nodes, edges, cls)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        if isinstance(exc, KgpathError):
-            raise
-        raise GraphError(f"{d}: not PathRAG-6 records ({short(exc, 200)})") from exc
-
-
-def _pathrag6_records(
-    nodes: Any, edges: Any, cls: type[KnowledgeGraph] | None
-) -> KnowledgeGraph:
-    g = _new(cls)
-    for rec in nodes:
-        meta = dict(rec.get("metadata") or {})
-        g.add_node(
-            str(rec["id"]),
-            name=str(meta.get("topic") or rec["id"]),
-            text=str(rec.get("text", "")),
-            type=meta.get("domain"),
-            metadata=meta,
-            embedding=rec.get("embedding"),
-        )
-    for rec in edges:
-        g.add_edge(
-            str(rec["source"]),
-            str(rec["target"]),
-            relation=str(rec.get("relation", "")),
-            weight=float(rec.get("weight", 1.0)),
-        )
-    return g
-
-
-_NX_NODE_ATTRS = {"name", "text", "type", "provenance", "embedding"}
-_NX_EDGE_ATTRS = {"relation", "text", "type", "weight", "provenance"}
-
-
-def from_networkx(
-    graph: nx.Graph, *, cls: type[KnowledgeGraph] | None = None
-) -> KnowledgeGraph:
-    """Build from a networkx (Multi)(Di)Graph.
-
-    Node attributes ``name``, ``text``, ``type``, ``provenance``, ``embedding`` and
-    edge attributes ``relation``, ``text``, ``type``, ``weight``, ``provenance`` are
-    used when present; other attributes go to ``metadata``. An undirected graph gets
-    both directions of every edge.
-    """
-    g = _new(cls)
-    seen: dict[str, Any] = {}
-    for nid, attrs in graph.nodes(data=True):
-        key = str(nid)
-        if key in seen:
-            raise GraphError(
-                f"networkx node ids {short(seen[key])} and {short(nid)} both become the "
-                f"kgpath id {key!r}; rename one (kgpath ids are strings)"
-            )
-        seen[key] = nid
-        g.add_node(
-            key,
-            name=str(attrs.get("name", nid)),
-            text=str(attrs.get("text", "")),
-            type=attrs.get("type"),
-            metadata={k: v for k, v in attrs.items() if k not in _NX_NODE_ATTRS},
-            provenance=attrs.get("provenance", ()),
-            embedding=attrs.get("embedding"),
-        )
-    directed = graph.is_directed()
-    for u, v, attrs in graph.edges(data=True):
-        pairs = [(u, v)] if directed else [(u, v), (v, u)]
-        for a, b in pairs:
-            g.add_edge(
-                str(a),
-                str(b),
-                relation=str(attrs.get("relation", "")),
-                text=str(attrs.get("text", "")),
-                type=attrs.get("type"),
-                weight=attrs.get("weight", 1.0),
-                provenance=attrs.get("provenance", ()),
-                metadata={k: val for k, val in attrs.items() if k not in _NX_EDGE_ATTRS},
-            )
-    for pid, p in (graph.graph.get("passages") or {}).items():
-        g.add_passage(str(pid), str(p))
-    return g
-
-
-def to_networkx(g: KnowledgeGraph) -> nx.MultiDiGraph:
-    """Export to a ``networkx.MultiDiGraph`` with the same attributes."""
-    import networkx as nx
-
-    out = nx.MultiDiGraph()
-    emb, mask = g._emb, g._emb_mask
-    for i, n in enumerate(g._nodes):
-        attrs: dict[str, Any] = dict(n.metadata)
-        attrs.update(name=n.name, text=n.text, type=n.type, provenance=list(n.provenance))
-        if emb is not None and mask is not None and i < len(mask):
-            if mask[i]:
-                attrs["embedding"] = emb[i].tolist()
-        out.add_node(n.id, **attrs)
-    for e in g._edges:
-        attrs = dict(e.metadata)
-        attrs.update(
-            relation=e.relation, text=e.text, type=e.type, weight=e.weight,
-            provenance=list(e.provenance),
-        )
-        out.add_edge(e.source, e.target, key=e.relation, **attrs)
-    out.graph["passages"] = {pid: p.text for pid, p in g._passages.items()}
     return out

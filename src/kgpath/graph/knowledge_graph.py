@@ -1,4 +1,4 @@
-"""KnowledgeGraph: nodes, directed edges, passages, node embeddings, and its CSR adjacency.
+"""KnowledgeGraph: nodes, directed edges, passages, node vectors, and its CSR adjacency.
 
 The Python objects (:class:`~kgpath.graph.model.Node`, :class:`~kgpath.graph.model.Edge`,
 :class:`~kgpath.graph.model.Passage`) are the user-facing record; traversal never touches
@@ -9,9 +9,15 @@ Duplicate edges: adding an edge with the same ``(source, target, relation)`` as 
 one merges it into the existing edge (weight becomes the maximum, provenance the union). The
 PathRAG-6 data contains such duplicates; counting them twice would bias out-degrees.
 
-Building from other shapes lives in :mod:`kgpath.graph.builders` (its
-:class:`~kgpath.graph.builders.GraphBuilders` mixin gives the ``from_*`` classmethods), saving
+Building from triples and arrays lives in :mod:`kgpath.graph.builders` (its
+:class:`~kgpath.graph.builders.GraphBuilders` mixin gives the ``from_*`` classmethods),
+networkx and PathRAG-6 conversion in :mod:`kgpath.graph.convert` (module functions), the
+stored node vectors in :mod:`kgpath.graph.vectors` (:attr:`KnowledgeGraph.vectors`), saving
 and loading in :mod:`kgpath.graph.persistence` (:meth:`KnowledgeGraph.save`/``load`` delegate).
+Building from documents is the construction package's
+(:func:`kgpath.ingest.graph_from_documents`) and the index's
+(:meth:`kgpath.index.GraphIndex.from_documents`); looking nodes up by name is the index's
+(:func:`kgpath.index.linking.find_by_name`).
 """
 
 from __future__ import annotations
@@ -24,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.errors import EmbeddingError, EmptyGraphError, GraphError, NodeNotFoundError
+from kgpath.errors import EmptyGraphError, GraphError, NodeNotFoundError
 from kgpath.graph.builders import GraphBuilders
-from kgpath.graph.columns import EdgeColumns, HashIndex, NodeColumns
+from kgpath.graph.columns import EdgeColumns, NodeColumns
 from kgpath.graph.csr import (
     BFSResult,
     bfs,
@@ -44,9 +50,9 @@ from kgpath.graph.model import (
     as_provenance,
     check_id,
     check_text,
-    norm_name,
     short,
 )
+from kgpath.graph.vectors import NodeVectors
 
 __all__ = ["KnowledgeGraph"]
 
@@ -54,7 +60,7 @@ logger = logging.getLogger(__name__)
 
 
 class KnowledgeGraph(GraphBuilders):
-    """Directed multi-relational graph with passages and optional node embeddings.
+    """Directed multi-relational graph with passages and optional node vectors.
 
     Examples
     --------
@@ -76,7 +82,7 @@ class KnowledgeGraph(GraphBuilders):
         self._passages: dict[str, Passage] = {}
         self._node_index: Mapping[str, int] = {}
         self._edge_key: dict[tuple[str, str, str], int] = {}
-        self._name_index: dict[str, list[int]] | HashIndex | None = None
+        # node vectors: the storage behind the NodeVectors view (graph/vectors.py)
         self._emb: np.ndarray | None = None
         self._emb_mask: np.ndarray | None = None
         self._emb_owner: dict[str, Any] | None = None
@@ -98,8 +104,10 @@ class KnowledgeGraph(GraphBuilders):
     ) -> int:
         """Add a node (or update the one with this id) and return its index.
 
-        Updating a node whose :attr:`Node.search_text` changes drops its stored embedding
+        Updating a node whose :attr:`Node.search_text` changes drops its stored vector
         (it described the old text); the next index build embeds the new text.
+        ``embedding`` stores this node's vector (:meth:`NodeVectors.set
+        <kgpath.graph.vectors.NodeVectors.set>`).
         A single string ``provenance`` is one passage id.
         """
         check_id(id, "node id")
@@ -122,11 +130,10 @@ class KnowledgeGraph(GraphBuilders):
         else:
             old, self._nodes[idx] = self._nodes[idx], node
             if old.search_text != node.search_text:
-                self._invalidate_embedding(idx)
-        self._name_index = None
+                NodeVectors(self)._forget(idx)
         self._version += 1
         if embedding is not None:
-            self.set_embeddings({id: embedding})
+            NodeVectors(self).set({id: embedding})
         return idx
 
     def add_edge(
@@ -232,7 +239,6 @@ class KnowledgeGraph(GraphBuilders):
         self._edges = list(self._edges)
         self._node_index = {n.id: i for i, n in enumerate(self._nodes)}
         self._edge_key = {(e.source, e.target, e.relation): i for i, e in enumerate(self._edges)}
-        self._name_index = None
 
     @property
     def passages(self) -> Mapping[str, Passage]:
@@ -282,21 +288,6 @@ class KnowledgeGraph(GraphBuilders):
                 f"unknown node id {short(node_id)}", key=short(node_id)
             ) from None
 
-    def ids_to_indices(self, node_ids: Iterable[str]) -> np.ndarray:
-        """Vector of node indices for ids (raises on the first unknown id)."""
-        return np.fromiter((self.index_of(n) for n in node_ids), dtype=np.int32)
-
-    def find_by_name(self, name: str) -> list[int]:
-        """Indices of nodes whose name equals ``name`` (case- and space-insensitive)."""
-        if self._name_index is None and isinstance(self._nodes, NodeColumns):
-            self._name_index = HashIndex(self._nodes.ids, key=norm_name)  # names are ids
-        if self._name_index is None:
-            idx: dict[str, list[int]] = {}
-            for i, n in enumerate(self._nodes):
-                idx.setdefault(norm_name(n.name), []).append(i)
-            self._name_index = idx
-        return list(self._name_index.get(norm_name(name), []))
-
     def edges_between(self, source: str, target: str) -> list[Edge]:
         """All edges ``source -> target`` (any relation)."""
         s, t = self.index_of(source), self.index_of(target)
@@ -319,13 +310,17 @@ class KnowledgeGraph(GraphBuilders):
                          len(self._edges))
         return self._csr
 
-    def out_degree(self) -> np.ndarray:
-        """Out-degree of every node (after duplicate merging)."""
-        return np.diff(self.csr()["out_indptr"])
+    def degree(self, direction: Direction = "out") -> np.ndarray:
+        """Degree of every node (after duplicate merging), in index order.
 
-    def in_degree(self) -> np.ndarray:
-        """In-degree of every node (after duplicate merging)."""
-        return np.diff(self.csr()["in_indptr"])
+        ``"out"`` counts outgoing edges, ``"in"`` incoming ones, ``"both"`` their sum (as
+        many as :meth:`neighbors` returns with ``direction="both"``).
+        """
+        check_direction(direction)
+        csr = self.csr()
+        if direction == "both":
+            return np.diff(csr["out_indptr"]) + np.diff(csr["in_indptr"])
+        return np.diff(csr[f"{direction}_indptr"])
 
     def neighbors(self, index: int, direction: Direction = "out") -> np.ndarray:
         """Neighbour indices of one node (may repeat for parallel edges)."""
@@ -372,116 +367,15 @@ class KnowledgeGraph(GraphBuilders):
             csr, s, max_depth=max_depth, direction=direction, position=position, owner=owner
         )
 
-    # ------------------------------------------------------------------ embeddings
+    # ------------------------------------------------------------------ vectors
     @property
-    def embedding_dim(self) -> int | None:
-        """Dimension of stored node embeddings, if any."""
-        return None if self._emb is None else int(self._emb.shape[1])
+    def vectors(self) -> NodeVectors:
+        """The stored node vectors: ``.dim``, ``.owner``, ``.matrix``, ``.missing()``, ``.set()``.
 
-    @property
-    def embedding_owner(self) -> dict[str, Any] | None:
-        """Which embedder made the stored vectors: ``{"name", "dim", "fingerprint"}``.
-
-        ``None`` when the vectors were supplied by the caller (:meth:`set_embeddings`
-        without ``owner``) or there are none; then an index trusts them as they are (only
-        the dimension is checked). Saved in the manifest and restored by :meth:`load`.
-        See :func:`kgpath.embeddings.embedder_record`.
+        A view over this graph's arrays (:class:`~kgpath.graph.vectors.NodeVectors`);
+        :class:`~kgpath.index.GraphIndex` computes and stores them, :meth:`save` keeps them.
         """
-        return None if self._emb_owner is None else dict(self._emb_owner)
-
-    def _invalidate_embedding(self, idx: int) -> None:
-        """Forget node ``idx``'s vector (its text changed)."""
-        if self._emb_mask is not None and idx < self._emb_mask.shape[0]:
-            self._emb_mask[idx] = False
-
-    def set_embeddings(
-        self,
-        embeddings: Mapping[str, Sequence[float] | np.ndarray] | np.ndarray,
-        *,
-        owner: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Store node embeddings, either a full ``(n, d)`` matrix or ``{id: vector}``.
-
-        ``owner`` records the embedder that made them (see :attr:`embedding_owner`); a
-        full matrix takes that owner, and vectors of another owner added to existing ones
-        make the owner unknown (``None``).
-
-        Raises :class:`EmbeddingError` on a dimension mismatch or NaN/inf values.
-        """
-        had = self._emb_mask is not None and bool(self._emb_mask.any())
-        new_owner = dict(owner) if owner is not None else None
-        self._store_vectors(embeddings)
-        if not had or isinstance(embeddings, np.ndarray):
-            self._emb_owner = new_owner
-        elif new_owner != self._emb_owner:
-            self._emb_owner = None
-
-    def _store_vectors(
-        self, embeddings: Mapping[str, Sequence[float] | np.ndarray] | np.ndarray
-    ) -> None:
-        n = len(self._nodes)
-        if isinstance(embeddings, np.ndarray):
-            mat = np.asarray(embeddings, dtype=np.float32)
-            if mat.ndim != 2 or mat.shape[0] != n:
-                raise EmbeddingError(
-                    f"embedding matrix must have shape ({n}, d), got {mat.shape}"
-                )
-            _check_finite(mat, self._nodes)
-            if self._emb is not None and mat.shape[1] != self._emb.shape[1]:
-                raise EmbeddingError(
-                    f"embedding dimension {mat.shape[1]} does not match the graph's "
-                    f"{self._emb.shape[1]}"
-                )
-            self._emb = np.ascontiguousarray(mat)
-            self._emb_mask = np.ones(n, dtype=bool)
-            self._version += 1
-            return
-        for node_id, vec in embeddings.items():
-            i = self.index_of(node_id)
-            v = np.asarray(vec, dtype=np.float32).reshape(-1)
-            _check_finite(v[None, :], [self._nodes[i]])
-            if self._emb is None:
-                self._emb = np.zeros((n, v.size), dtype=np.float32)
-                self._emb_mask = np.zeros(n, dtype=bool)
-            elif v.size != self._emb.shape[1]:
-                raise EmbeddingError(
-                    f"embedding for node {node_id!r} has dimension {v.size}, "
-                    f"expected {self._emb.shape[1]}"
-                )
-            self._grow_embeddings()
-            assert self._emb_mask is not None
-            self._emb[i] = v
-            self._emb_mask[i] = True
-        self._version += 1
-
-    def _grow_embeddings(self) -> None:
-        if self._emb is None or self._emb_mask is None:
-            return
-        n = len(self._nodes)
-        if self._emb.shape[0] < n:
-            extra = n - self._emb.shape[0]
-            self._emb = np.vstack([self._emb, np.zeros((extra, self._emb.shape[1]), np.float32)])
-            self._emb_mask = np.concatenate([self._emb_mask, np.zeros(extra, dtype=bool)])
-
-    def missing_embeddings(self) -> list[int]:
-        """Indices of nodes without an embedding."""
-        if self._emb is None or self._emb_mask is None:
-            return list(range(len(self._nodes)))
-        self._grow_embeddings()
-        return np.flatnonzero(~self._emb_mask).tolist()
-
-    @property
-    def embeddings(self) -> np.ndarray:
-        """The ``(n, d)`` float32 embedding matrix; raises if any node lacks one."""
-        missing = self.missing_embeddings()
-        if missing:
-            ids = [self._nodes[i].id for i in missing[:5]]
-            raise EmbeddingError(
-                f"{len(missing)} node(s) have no embedding (e.g. {ids}); "
-                "embed them with GraphIndex or set_embeddings()"
-            )
-        assert self._emb is not None
-        return self._emb
+        return NodeVectors(self)
 
     # ------------------------------------------------------------------ persistence
     def save(self, directory: str | os.PathLike[str]) -> None:
@@ -511,12 +405,3 @@ class KnowledgeGraph(GraphBuilders):
         from kgpath.graph import persistence
 
         return persistence.load(directory, cls=cls, compact=compact)
-
-
-# ---------------------------------------------------------------------- helpers
-def _check_finite(mat: np.ndarray, nodes: Sequence[Node]) -> None:
-    bad = ~np.isfinite(mat).all(axis=1)
-    if bad.any():
-        first = int(np.flatnonzero(bad)[0])
-        name = nodes[first].id if first < len(nodes) else first
-        raise EmbeddingError(f"embedding for node {name!r} contains NaN or inf")

@@ -3,7 +3,7 @@
 A saved graph is a directory of ``nodes.json``, ``edges.json``, ``passages.json``, optionally
 ``embeddings.npy`` + ``embedding_mask.npy`` (never pickled), and a ``manifest.json`` with the
 format version, the counts, the size and SHA-256 of every file, and which embedder made the
-stored vectors (:attr:`KnowledgeGraph.embedding_owner`). A compact graph
+stored vectors (:attr:`kgpath.graph.vectors.NodeVectors.owner`). A compact graph
 (:attr:`KnowledgeGraph.compact`) is saved in the ``columns`` layout instead (its arrays as
 ``.npy``, format version 3, :mod:`kgpath.graph.column_io`) and loads back compact.
 
@@ -190,7 +190,7 @@ def _write_graph(g: KnowledgeGraph, tmp: Path) -> None:
         files["nodes.json"] = _dumps([_node_record(n) for n in g._nodes])
         files["edges.json"] = _dumps([_edge_record(e) for e in g._edges])
     if g._emb is not None and g._emb_mask is not None:
-        g._grow_embeddings()
+        g.vectors._grow()  # rows of nodes added since the vectors were set
         arrays.update({"embeddings.npy": g._emb, "embedding_mask.npy": g._emb_mask})
     entries: dict[str, dict[str, Any]] = {}
     for name, data in files.items():
@@ -205,7 +205,7 @@ def _write_graph(g: KnowledgeGraph, tmp: Path) -> None:
         "num_nodes": len(g._nodes),
         "num_edges": len(g._edges),
         "num_passages": len(g._passages),
-        "embedder": g.embedding_owner,
+        "embedder": g.vectors.owner,
         "files": dict(sorted(entries.items())),
     }
     _write_synced(tmp / MANIFEST, _dumps(manifest))

@@ -1,7 +1,10 @@
 """GraphIndex: a KnowledgeGraph plus the embedder and search structures over its nodes.
 
 Every method (PCR, PathRAG, C2RAG, ...) takes a ``GraphIndex`` so the node embeddings,
-the FAISS index and the BM25 index are built once and shared.
+the FAISS index and the BM25 index are built once and shared. Documents enter here too:
+:meth:`GraphIndex.from_documents` builds the graph (:func:`kgpath.ingest.graph_from_documents`)
+and its node vectors (:func:`kgpath.index.graph_vectors.embed_graph`) in one call, and
+:meth:`GraphIndex.add_documents` extends it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from kgpath.embeddings import (
 from kgpath.errors import ConfigError, EmbeddingError, EmptyGraphError, QueryError
 from kgpath.graph import KnowledgeGraph
 from kgpath.graph.model import short
+from kgpath.index.documents import DocumentLifecycle
 from kgpath.index.hybrid import hybrid_scores
 from kgpath.index.passage_vectors import PassageVectors, apassage_vectors, passage_vectors
 from kgpath.search.bm25 import BM25Index
@@ -72,8 +76,12 @@ def _remember_record(embedder: Any, record: dict[str, Any]) -> None:
     _remember(embedder, record["probe"], record["fingerprint"])
 
 
-class GraphIndex:
+class GraphIndex(DocumentLifecycle):
     """Node-level vector and BM25 search over a :class:`KnowledgeGraph`.
+
+    Built over a graph (``GraphIndex(graph, embedder)``) or from raw documents
+    (:meth:`from_documents`, :meth:`add_documents`; see
+    :class:`~kgpath.index.documents.DocumentLifecycle`).
 
     Parameters
     ----------
@@ -81,8 +89,8 @@ class GraphIndex:
         The graph. Nodes without stored embeddings are embedded (``embed_passages`` over
         :attr:`Node.search_text`) on first use, once even under concurrent callers. When
         the graph's vectors were made by another embedder (see
-        :attr:`KnowledgeGraph.embedding_owner`) this index re-embeds every node and keeps
-        those vectors to itself; an edited node is re-embedded.
+        :attr:`kgpath.graph.vectors.NodeVectors.owner`) this index re-embeds every node and
+        keeps those vectors to itself; an edited node is re-embedded.
     embedder
         Any :class:`~kgpath.embeddings.Embedder` (a LlamaIndex or LangChain embedding model
         is wrapped; anything else raises :class:`ConfigError`, see
@@ -142,7 +150,7 @@ class GraphIndex:
 
     # ------------------------------------------------------------------ building
     # Vectors belong to their model. The graph stores one set of node vectors and records
-    # which embedder made them (KnowledgeGraph.embedding_owner). An index whose embedder
+    # which embedder made them (graph.vectors.owner). An index whose embedder
     # made them (or that finds none, or vectors the caller supplied without an owner)
     # shares them; an index with ANOTHER embedder embeds every node itself and keeps those
     # vectors private (logged once), so two retrievers never score with each other's
@@ -163,7 +171,7 @@ class GraphIndex:
         """Node indices (and their texts) this index must embed now."""
         g = self.graph
         if shared:
-            missing = g.missing_embeddings()
+            missing = g.vectors.missing()
         else:
             own = self._own_texts
             missing = [i for i, n in enumerate(g.nodes)
@@ -175,7 +183,7 @@ class GraphIndex:
             logger.warning(
                 "%r: the graph's node vectors were made by %s, not by this index's %r; "
                 "this index embeds the nodes itself and keeps its own vectors",
-                self.graph, (self.graph.embedding_owner or {}).get("name"), self.embedder,
+                self.graph, (self.graph.vectors.owner or {}).get("name"), self.embedder,
             )
             self._own = np.zeros((0, 0), dtype=np.float32)
 
@@ -186,18 +194,19 @@ class GraphIndex:
             record = embedder_record(self.embedder, texts[0], vecs[0])
             _remember_record(self.embedder, record)
             if shared:
-                if g.embedding_dim is not None and vecs.shape[1] != g.embedding_dim:
+                dim = g.vectors.dim
+                if dim is not None and vecs.shape[1] != dim:
                     raise EmbeddingError(
                         f"embedder dimension {vecs.shape[1]} does not match the graph's "
-                        f"stored embeddings ({g.embedding_dim})"
+                        f"stored embeddings ({dim})"
                     )
-                g.set_embeddings({g.node_at(i).id: v for i, v in zip(missing, vecs)},
-                                 owner=record)
+                g.vectors.set({g.node_at(i).id: v for i, v in zip(missing, vecs)},
+                              owner=record)
             else:
                 self._put_own(missing, texts, vecs)
         own = self._own
         assert shared or own is not None  # _put_own has just stored it
-        self._vec = VectorIndex(g.embeddings if shared or own is None else own)
+        self._vec = VectorIndex(g.vectors.matrix if shared or own is None else own)
         self._bm25 = None
         self._built_version = g.version
 
@@ -216,7 +225,7 @@ class GraphIndex:
 
     def _shared(self) -> bool | None:
         """True/False when decidable without embedding, None when a probe is needed."""
-        owner = self.graph.embedding_owner
+        owner = self.graph.vectors.owner
         if self._own is not None:
             return False
         if owner is None:
@@ -239,7 +248,7 @@ class GraphIndex:
     def _build_sync(self) -> None:
         shared = self._shared()
         if shared is None:
-            shared = same_embedder(self.embedder, self.graph.embedding_owner or {})
+            shared = same_embedder(self.embedder, self.graph.vectors.owner or {})
         if self.vectors != "float32":
             todo = self._compact_plan(shared)
             for rows, texts in self._compact_chunks(todo):
@@ -271,9 +280,9 @@ class GraphIndex:
         now = np.fromiter((hash(nd.search_text) for nd in nodes), dtype=np.int64, count=n)
         stale = np.flatnonzero(now != self._chash[:n])
         del now
-        if not (shared and stale.size and g.embedding_dim and not g.missing_embeddings()):
+        if not (shared and stale.size and g.vectors.dim and not g.vectors.missing()):
             return stale
-        emb = g.embeddings  # the graph's own matrix, read in chunks (no copy kept)
+        emb = g.vectors.matrix  # the graph's own matrix, read in chunks (no copy kept)
         for a in range(0, len(stale), self.compact_chunk):
             rows = stale[a:a + self.compact_chunk]
             self._compact_put(rows, [nodes[i].search_text for i in rows], emb[rows])
@@ -336,7 +345,7 @@ class GraphIndex:
                     return
                 shared = self._shared()
                 if shared is None:
-                    shared = await asame_embedder(self.embedder, self.graph.embedding_owner or {})
+                    shared = await asame_embedder(self.embedder, self.graph.vectors.owner or {})
                 if self.vectors != "float32":
                     todo = self._compact_plan(shared)
                     for rows, texts in self._compact_chunks(todo):

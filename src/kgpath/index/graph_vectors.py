@@ -3,9 +3,11 @@
 :func:`embed_graph` embeds every passage of a graph built by
 :func:`kgpath.ingest.graph_from_documents` once (batched) and gives each entity node the
 normalised mean of the vectors of the passages that cite it (its provenance). The node
-vectors are stored with :meth:`KnowledgeGraph.set_embeddings`, so every method's
-:class:`~kgpath.index.GraphIndex` finds them and embeds nothing more; the passage vectors
-are returned (:class:`GraphVectors`) so dense passage search reuses them.
+vectors are stored on the graph (``graph.vectors.set``, :class:`~kgpath.graph.NodeVectors`),
+so every method's :class:`~kgpath.index.GraphIndex` finds them and embeds nothing more; the
+passage vectors are returned (:class:`GraphVectors`) so dense passage search reuses them.
+:meth:`GraphIndex.from_documents <kgpath.index.GraphIndex.from_documents>` builds a graph
+and calls :func:`embed_graph`.
 
 This is a documented kgpath choice, not a paper's: a node vector made from its passages
 says what the passages are about, not what the entity is, so node search is weaker than
@@ -49,13 +51,14 @@ __all__ = [
     "NODE_VECTORS",
     "GraphVectors",
     "aembed_graph",
+    "check_node_vectors",
     "embed_graph",
     "load_passage_vectors",
     "passage_mean_vectors",
     "save_passage_vectors",
 ]
 
-NodeVectors = Literal["passage_mean", "text"]
+NodeVectorMode = Literal["passage_mean", "text"]
 NODE_VECTORS: tuple[str, ...] = ("passage_mean", "text")
 
 
@@ -77,7 +80,8 @@ class GraphVectors:
         return {p: i for i, p in enumerate(self.passage_ids)}
 
 
-def _check_mode(mode: str) -> None:
+def check_node_vectors(mode: object) -> None:
+    """Raise :class:`ConfigError` unless ``mode`` is one of :data:`NODE_VECTORS`."""
     if mode not in NODE_VECTORS:
         raise ConfigError(f"node_vectors must be one of {NODE_VECTORS}, got {mode!r}")
 
@@ -130,7 +134,7 @@ def embed_graph(
     graph: KnowledgeGraph,
     embedder: Embedder,
     *,
-    node_vectors: NodeVectors = "passage_mean",
+    node_vectors: NodeVectorMode = "passage_mean",
     passage_vectors: np.ndarray | None = None,
     store: bool = True,
 ) -> GraphVectors:
@@ -139,7 +143,7 @@ def embed_graph(
     Parameters
     ----------
     graph
-        A graph with passages (e.g. from ``KnowledgeGraph.from_documents``).
+        A graph with passages (e.g. from :func:`kgpath.ingest.graph_from_documents`).
     embedder
         Any :class:`~kgpath.embeddings.Embedder` (its own batching applies).
     node_vectors
@@ -149,7 +153,7 @@ def embed_graph(
         Vectors already computed for ``graph.passages`` in its order (e.g. loaded from
         a cache with :func:`load_passage_vectors`): the corpus is then not re-embedded.
     store
-        Write the node vectors with :meth:`KnowledgeGraph.set_embeddings`, recording
+        Write the node vectors with ``graph.vectors.set``, recording
         ``embedder`` as their owner (so an index with another embedder re-embeds instead of
         using them); vectors passed in ``passage_vectors`` carry no owner record.
 
@@ -160,7 +164,7 @@ def embed_graph(
     EmbeddingError
         If the graph has no passages or the embedder returns the wrong number of rows.
     """
-    _check_mode(node_vectors)
+    check_node_vectors(node_vectors)
     embedder = as_embedder(embedder)
     ids = tuple(graph.passages)
     if not ids:
@@ -191,12 +195,12 @@ async def aembed_graph(
     graph: KnowledgeGraph,
     embedder: Embedder,
     *,
-    node_vectors: NodeVectors = "passage_mean",
+    node_vectors: NodeVectorMode = "passage_mean",
     passage_vectors: np.ndarray | None = None,
     store: bool = True,
 ) -> GraphVectors:
     """Async :func:`embed_graph` (the embedder's ``aembed_passages``)."""
-    _check_mode(node_vectors)
+    check_node_vectors(node_vectors)
     embedder = as_embedder(embedder)
     ids = tuple(graph.passages)
     if not ids:
@@ -251,7 +255,7 @@ def _record(embedder: Embedder, probe: str, vector: np.ndarray) -> dict[str, Any
 
 def _known_owner(graph: KnowledgeGraph, embedder: Embedder) -> dict[str, Any] | None:
     """The graph's vector owner when ``embedder`` is known to be it (no embedding call)."""
-    rec = graph.embedding_owner
+    rec = graph.vectors.owner
     return dict(rec) if rec and _same_cheap(embedder, dict(rec)) else None
 
 
@@ -259,7 +263,7 @@ def _result(graph: KnowledgeGraph, ids: tuple[str, ...], pvec: np.ndarray, mat: 
             missing: list[int], t_pass: float, t1: float, store: bool,
             owner: dict[str, Any] | None = None) -> GraphVectors:
     if store and graph.num_nodes:
-        graph.set_embeddings(mat, owner=owner)
+        graph.vectors.set(mat, owner=owner)
     seconds = {"passages": t_pass, "nodes": time.perf_counter() - t1,
                "nodes_embedded": float(len(missing))}
     return GraphVectors(ids, pvec, mat, seconds)

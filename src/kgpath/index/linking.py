@@ -1,7 +1,7 @@
 r"""Link the entities a question names to graph nodes.
 
 :class:`EntityLinker` indexes every node name by :func:`kgpath.ingest.entity_key` (the key
-``from_documents`` merges names by) and matches the question's word n-grams against it,
+``graph_from_documents`` merges names by) and matches the question's word n-grams against it,
 longest first: a span that is matched is not reused by a shorter n-gram inside it
 ("Marie Curie" wins over "Curie"). Each link records the character span it matched.
 
@@ -26,6 +26,9 @@ Rules (documented constants, no paper defaults):
 Lookup (:class:`NameLookup`): which nodes have a span's key. :class:`GraphNames` answers
 from one key index per graph and version (:func:`name_key_index`, shared by every linker
 of the graph); a database backend answers with its own name query (PCR's anchors).
+
+Exact names: :func:`find_by_name` finds the nodes whose name equals a given one up to case
+and white space (an anchor named by the caller), from its own index per graph and version.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ import numpy as np
 
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph, Node
+from kgpath.graph.columns import HashIndex
+from kgpath.graph.model import norm_name
 from kgpath.ingest.extraction import entity_key
 
 __all__ = [
@@ -49,6 +54,7 @@ __all__ = [
     "GraphNames",
     "LinkerConfig",
     "NameLookup",
+    "find_by_name",
     "link_entities",
     "name_key_index",
 ]
@@ -119,16 +125,19 @@ class NameLookup(Protocol):
 
 
 _INDEX_CACHE: dict[int, tuple[int, weakref.ref[KnowledgeGraph], dict[str, list[int]]]] = {}
+_NAME_CACHE: dict[
+    int, tuple[int, weakref.ref[KnowledgeGraph], dict[str, list[int]] | HashIndex]
+] = {}
 
 
 def name_key_index(graph: KnowledgeGraph) -> dict[str, list[int]]:
     """``entity_key(name) -> node indices``, built once per graph and version.
 
-    Not :meth:`KnowledgeGraph.find_by_name`'s index: that one only lower-cases and joins
-    spaces, and the key also drops accents, punctuation, a possessive and a leading
-    article ("Beatles" names "The Beatles"). The cache holds the graph weakly and drops
-    its index when the graph is collected, so a large graph's index (one entry per
-    distinct name) lives only as long as the graph.
+    Not :func:`find_by_name`'s index: that one only lower-cases and joins spaces, and the
+    key also drops accents, punctuation, a possessive and a leading article ("Beatles"
+    names "The Beatles"). The cache holds the graph weakly and drops its index when the
+    graph is collected, so a large graph's index (one entry per distinct name) lives only
+    as long as the graph.
     """
     version = graph.version  # read before the nodes: a change during the build rebuilds
     hit = _INDEX_CACHE.get(id(graph))
@@ -143,6 +152,40 @@ def name_key_index(graph: KnowledgeGraph) -> dict[str, list[int]]:
         weakref.finalize(graph, _INDEX_CACHE.pop, id(graph), None)
     _INDEX_CACHE[id(graph)] = (version, weakref.ref(graph), index)
     return index
+
+
+def find_by_name(graph: KnowledgeGraph, name: str) -> list[int]:
+    """Indices of nodes whose name equals ``name`` (case- and space-insensitive).
+
+    The lookup key is :func:`kgpath.graph.model.norm_name` (lower case, runs of white
+    space collapsed), nothing more: "tower of london" finds "Tower  of London", "London"
+    does not. The index is built once per graph and version and held like
+    :func:`name_key_index`'s; a compact graph's is a
+    :class:`~kgpath.graph.columns.HashIndex` over its ids (its names are its ids).
+
+    Examples
+    --------
+    >>> g = KnowledgeGraph()
+    >>> _ = g.add_node("t", name="Tower  of London")
+    >>> find_by_name(g, " tower of LONDON"), find_by_name(g, "London")
+    ([0], [])
+    """
+    version = graph.version  # read before the nodes: a change during the build rebuilds
+    hit = _NAME_CACHE.get(id(graph))
+    if hit is not None and hit[1]() is graph and hit[0] == version:
+        return list(hit[2].get(norm_name(name), []))
+    nodes = graph.nodes
+    index: dict[str, list[int]] | HashIndex
+    if graph.compact:
+        index = HashIndex(nodes.ids, key=norm_name)  # type: ignore[attr-defined]
+    else:
+        index = {}
+        for i, n in enumerate(nodes):
+            index.setdefault(norm_name(n.name), []).append(i)
+    if hit is None or hit[1]() is not graph:
+        weakref.finalize(graph, _NAME_CACHE.pop, id(graph), None)
+    _NAME_CACHE[id(graph)] = (version, weakref.ref(graph), index)
+    return list(index.get(norm_name(name), []))
 
 
 class GraphNames:
@@ -255,10 +298,10 @@ class EntityLinker:
 
     def _fallback(self, query: str) -> list[EntityLink]:
         cfg, g = self.config, self.graph
-        if g is None or g.num_nodes == 0 or g.missing_embeddings():
+        if g is None or g.num_nodes == 0 or g.vectors.missing():
             return []
         q = np.asarray(self.embedder.embed_queries([query])[0], np.float32)
-        sims = g.embeddings @ q
+        sims = g.vectors.matrix @ q
         order = np.argsort(-sims, kind="stable")[: cfg.fallback_k]
         return [
             EntityLink(g.node_at(int(i)).id, g.node_at(int(i)).name, 0, len(query), query,

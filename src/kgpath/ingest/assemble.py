@@ -1,6 +1,6 @@
 """Documents to a knowledge graph in one call: chunk, extract, merge, add.
 
-:func:`graph_from_documents` is what ``KnowledgeGraph.from_documents`` and every adapter's
+:func:`graph_from_documents` is what ``GraphIndex.from_documents`` and every adapter's
 ``from_documents`` call. Passages keep their source id and the document's metadata as
 *passage* metadata; entity nodes carry only what extraction found (name, type, the first
 sentence that mentions them as text, provenance) and the extractor's name. Adding

@@ -476,7 +476,8 @@ class CommunityRouter:
         self.index = VectorIndex(
             embedder.embed_passages([c.routing_text for c in hierarchy.communities])
         )
-        self._members = [graph.ids_to_indices(c.members) for c in hierarchy.communities]
+        self._members = [np.fromiter((graph.index_of(m) for m in c.members), dtype=np.int32)
+                         for c in hierarchy.communities]
 
     def route(self, query_vec: np.ndarray, top: int) -> list[tuple[Community, float]]:
         """Return the ``top`` communities most similar to the query, best first, with cosines."""

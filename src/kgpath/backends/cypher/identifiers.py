@@ -39,5 +39,5 @@ def check_hops(h: object) -> int:
 
 
 def norm_name(s: str) -> str:
-    """Same normalisation as :meth:`KnowledgeGraph.find_by_name` (a parameter value)."""
+    """Same normalisation as :func:`kgpath.index.linking.find_by_name` (a parameter value)."""
     return " ".join(str(s).lower().split())

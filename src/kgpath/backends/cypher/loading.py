@@ -69,8 +69,9 @@ def load_graph(
     t0 = time.perf_counter()
     drv.dialect.create_schema(drv, s)
     _make_room(drv, s, replace)
-    use_emb = embeddings and s.embedding_property is not None and not g.missing_embeddings()
-    nodes = node_rows(g, embeddings=g.embeddings if use_emb else None, show_progress=show_progress)
+    use_emb = embeddings and s.embedding_property is not None and not g.vectors.missing()
+    nodes = node_rows(g, embeddings=g.vectors.matrix if use_emb else None,
+                      show_progress=show_progress)
     edges = edge_rows(g)
     drv.dialect.bulk_load(
         drv, s, nodes, edges, batch_size=batch_size, show_progress=show_progress

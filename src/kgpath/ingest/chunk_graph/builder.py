@@ -320,7 +320,7 @@ class ChunkGraphBuilder:
         cfg = self.config
         t0 = time.perf_counter()
         chunk_idx = np.array([i for i, n in enumerate(g.nodes) if n.type == NODE_CHUNK])
-        emb = g.embeddings[chunk_idx]
+        emb = g.vectors.matrix[chunk_idx]
         src, dst, sim, intra = similarity_edges(
             emb, plan.chunk_doc, top_k_intra=cfg.top_k_intra, top_x_inter=cfg.top_x_inter,
             block_elements=cfg.block_elements,
@@ -408,7 +408,7 @@ class ChunkGraphBuilder:
         vecs = np.asarray(vecs, dtype=np.float32)
         if vecs.ndim != 2 or vecs.shape[0] != n_texts:
             raise EmbeddingError(f"embedder returned shape {vecs.shape} for {n_texts} texts")
-        g.set_embeddings(assemble(vecs))
+        g.vectors.set(assemble(vecs))
         self.stats.texts_embedded = n_texts + documents_read
 
 
@@ -449,7 +449,7 @@ def load_chunk_graph(directory: str | os.PathLike[str]) -> KnowledgeGraph:
     """Load a graph saved by :func:`save_chunk_graph` and check it is a chunk graph."""
     g = KnowledgeGraph.load(directory)
     _check_chunk_graph(g, str(directory))
-    if g.missing_embeddings():
+    if g.vectors.missing():
         raise PersistenceError(f"{directory}: chunk graph saved without embeddings")
     return g
 

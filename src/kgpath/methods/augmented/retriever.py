@@ -50,7 +50,7 @@ class GraphAugmentedRetriever:
     ----------
     graph
         A :class:`KnowledgeGraph` with passages whose entity nodes cite them (e.g.
-        ``KnowledgeGraph.from_documents``), or a ``GraphIndex`` (its graph and embedder).
+        ``kgpath.ingest.graph_from_documents``), or a ``GraphIndex`` (its graph and embedder).
     embedder
         Embeds the question (and, once, the passages) for the default dense base.
     config
@@ -106,7 +106,7 @@ class GraphAugmentedRetriever:
     def prepare(self) -> GraphAugmentedRetriever:
         """Embed the passages once (node vectors stored when the graph lacks them)."""
         if self._need_vectors():
-            store = bool(self.graph.missing_embeddings())
+            store = bool(self.graph.vectors.missing())
             self.vectors = embed_graph(self.graph, self.embedder, store=store)
         self._entity_index()
         return self
@@ -114,7 +114,7 @@ class GraphAugmentedRetriever:
     async def aprepare(self) -> GraphAugmentedRetriever:
         """Async :meth:`prepare`."""
         if self._need_vectors():
-            store = bool(self.graph.missing_embeddings())
+            store = bool(self.graph.vectors.missing())
             self.vectors = await aembed_graph(self.graph, self.embedder, store=store)
         self._entity_index()
         return self

@@ -50,7 +50,7 @@ class MentionLayer:
             raise GraphError("chunk graph has no 'document' nodes; mention expansion needs them")
         self.doc_ids = [doc_of(g, i) for i in doc_nodes]
         self.doc_pos = {d: k for k, d in enumerate(self.doc_ids)}
-        self.doc_emb = np.ascontiguousarray(g.embeddings[np.asarray(doc_nodes, np.int64)])
+        self.doc_emb = np.ascontiguousarray(g.vectors.matrix[np.asarray(doc_nodes, np.int64)])
         titles = {d: (g.node_at(i).name or d) for d, i in zip(self.doc_ids, doc_nodes,
                                                                 strict=True)}
         self.matcher = TitleMatcher(titles, min_chars=min_title_chars)

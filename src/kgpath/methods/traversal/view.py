@@ -52,7 +52,7 @@ class ChunkGraphView:
             raise GraphError("chunk graph has no 'sentence' nodes (sentence_nodes=False)")
         self.chunk_nodes = np.asarray(chunk_nodes, dtype=np.int64)
         self.sent_nodes = np.asarray(sent_nodes, dtype=np.int64)
-        emb = graph.embeddings
+        emb = graph.vectors.matrix
         self.chunk_emb = np.ascontiguousarray(emb[self.chunk_nodes])
         self.sent_emb = np.ascontiguousarray(emb[self.sent_nodes])
         cpos = {int(g): p for p, g in enumerate(chunk_nodes)}
