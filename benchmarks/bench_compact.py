@@ -170,7 +170,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     row.update(recall_at_10=float(np.mean(recalls)), recall_first_half=float(np.mean(recalls[:h])),
                recall_second_half=float(np.mean(recalls[h:])),
                mean_candidates=float(np.mean(sizes)), pcr_ms_p50=float(np.median(lat) * 1000),
-               rss_queries_mb=rss_mb(), graph_has_vectors=g.embedding_dim is not None,
+               rss_queries_mb=rss_mb(), graph_has_vectors=g.vectors.dim is not None,
                peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                ids=ids)
     return row

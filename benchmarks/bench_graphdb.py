@@ -43,7 +43,7 @@ def build(n: int, out_degree: float, dim: int, seed: int):  # type: ignore[no-un
         g.add_edge(f"n{rnd.randrange(n)}", f"n{rnd.randrange(n)}",
                    relation=rnd.choice(["part of", "cites", "near"]))
     emb = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
-    g.set_embeddings(emb / np.linalg.norm(emb, axis=1, keepdims=True))
+    g.vectors.set(emb / np.linalg.norm(emb, axis=1, keepdims=True))
     return g
 
 
@@ -120,7 +120,7 @@ def run_size(n: int, args: argparse.Namespace) -> bool:
             dbs = load_all(args.backends.split(","), index, emb, Path(tmp), closers)
             mem = PathConstrainedRetriever(index)
             rnd = random.Random(args.seed + 1)
-            busy = np.flatnonzero(g.out_degree() > 0)
+            busy = np.flatnonzero(g.degree("out") > 0)
             anchors = [g.node_at(int(busy[rnd.randrange(busy.size)])).id
                        for _ in range(args.queries)]
             queries = [f"query {rnd.randrange(10**6)} about node {rnd.randrange(n)}"

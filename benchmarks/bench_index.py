@@ -5,7 +5,7 @@ In one process, with the bundled embedder and no embedding cache, this times
 
 * ``embed_once``: ``LocalEmbedder().embed_passages`` over every passage (``"<title>. <text>"``);
 * ``chunk_graph``: :func:`kgpath.ingest.chunk_graph.build_chunk_graph` (default config);
-* ``kg``: :meth:`kgpath.KnowledgeGraph.from_documents` (offline extractor) followed by
+* ``kg``: :meth:`kgpath.GraphIndex.from_documents` (offline extractor) followed by
   building its :class:`kgpath.GraphIndex` (embeds whatever nodes still lack a vector);
 
 and prints ``chunk_graph_ratio`` and ``kg_ratio`` (target <= 1.5 each). The three stages
@@ -93,13 +93,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _kg(out: dict[str, Any], corpus: dict[str, list[str]], embedder: Any) -> None:
     """``from_documents`` + ``GraphIndex.build``, timed separately and together."""
-    from kgpath import GraphIndex, KnowledgeGraph
+    from kgpath import GraphIndex
 
     docs = [(t, f"{t}. {''.join(s).strip()}") for t, s in corpus.items()]  # = embed_once texts
     # embedder=: passages embedded once, node vectors their passages' mean (issue 14)
     g, out["kg_from_documents_s"] = _timed(
-        lambda: KnowledgeGraph.from_documents(docs, embedder=embedder))
-    missing = len(g.missing_embeddings())
+        lambda: GraphIndex.from_documents(docs, embedder=embedder).graph)
+    missing = len(g.vectors.missing())
     _, out["kg_index_s"] = _timed(lambda: GraphIndex(g, embedder).build())
     out["kg_s"] = out["kg_from_documents_s"] + out["kg_index_s"]
     out["kg_ratio"] = out["kg_s"] / out["embed_once_s"]
@@ -111,7 +111,7 @@ def _kg(out: dict[str, Any], corpus: dict[str, list[str]], embedder: Any) -> Non
     chunks = [p.text for p in g.passages.values()]
     _, out["embed_chunks_once_s"] = _timed(lambda: embedder.embed_passages(chunks))
     out["kg_ratio_vs_chunks"] = out["kg_s"] / out["embed_chunks_once_s"]
-    print(f"KnowledgeGraph.from_documents: {out['kg_from_documents_s']:.1f} s "
+    print(f"GraphIndex.from_documents: {out['kg_from_documents_s']:.1f} s "
           f"({len(g)} nodes, {g.num_edges} edges); GraphIndex.build: {out['kg_index_s']:.1f} s "
           f"({missing} nodes embedded); kg_ratio {out['kg_ratio']:.2f}; its {len(chunks)} passages "
           f"embedded once: {out['embed_chunks_once_s']:.1f} s, ratio to that "

@@ -124,16 +124,17 @@ def print_graphs(cases: list[tuple[int, int, int, int]]) -> None:
 
 def floor_sweep(grid: list[float | None]) -> None:
     """Choose ``min_similarity_z`` on the even-numbered PathRAG-6 questions."""
-    from kgpath import KnowledgeGraph, LocalEmbedder
+    from kgpath import LocalEmbedder
     from kgpath.eval.datasets import load_pathrag6_queries, shared_datasets_dir
     from kgpath.eval.metrics import relevance_at_k
+    from kgpath.graph import from_pathrag6
 
     data = Path(shared_datasets_dir() or ROOT.parent / "shared" / "datasets") / "pathrag6"
     queries = load_pathrag6_queries(data)
     emb = LocalEmbedder()
     scores: dict[Any, dict[str, list[float]]] = {z: {"tune": [], "held": []} for z in grid}
     for domain, qs in queries.items():
-        r = PathRAGRetriever(KnowledgeGraph.from_pathrag6(data / domain), embedder=emb)
+        r = PathRAGRetriever(from_pathrag6(data / domain), embedder=emb)
         for i, q in enumerate(qs):
             for z in grid:
                 with warnings.catch_warnings():

@@ -1,6 +1,6 @@
 """Per-question latency of PathRAG and C2RAG (LLM-free) once the index is built (issue 14).
 
-Graph: ``KnowledgeGraph.from_documents`` over the HotpotQA-100 corpus (994 passages, a
+Graph: ``kgpath.ingest.graph_from_documents`` over the HotpotQA-100 corpus (994 passages, a
 passage is ``"<title>. <sentences joined>"``, spaCy offline extraction), node vectors from
 the bundled :class:`~kgpath.embeddings.LocalEmbedder`. The graph and its vectors are cached
 with ``graph.save`` in ``--cache`` (default ``/work/.cache-speed2/hotpotqa100-kg``); the first
@@ -47,6 +47,7 @@ from typing import Any
 from kgpath import KnowledgeGraph
 from kgpath.embeddings import LocalEmbedder
 from kgpath.index import GraphIndex
+from kgpath.ingest import graph_from_documents
 
 DATA = Path(os.environ.get("KGPATH_SHARED", "/work/shared")) / "datasets" / "hotpotqa-100"
 DEFAULT_CACHE = Path("/work/.cache-speed2/hotpotqa100-kg")
@@ -68,12 +69,12 @@ def load_or_build(cache: Path, embedder: Any) -> KnowledgeGraph:
     if cache.exists():
         try:
             g = KnowledgeGraph.load(cache)
-            if not g.missing_embeddings():
+            if not g.vectors.missing():
                 return g
         except Exception as exc:  # noqa: BLE001 - rebuild on any stale cache
             print(f"cache unusable ({exc!r}); rebuilding", file=sys.stderr)
     t0 = time.perf_counter()
-    g = KnowledgeGraph.from_documents(passages(DATA))
+    g = graph_from_documents(passages(DATA))
     t1 = time.perf_counter()
     GraphIndex(g, embedder).build()
     t2 = time.perf_counter()

@@ -104,15 +104,15 @@ class _Study(ChunkGraphBuilder):
     def _similarity(self, g, plan):  # type: ignore[no-untyped-def]
         if not self.edge_vectors:
             return super()._similarity(g, plan)
-        keep = g.embeddings.copy()
+        keep = g.vectors.matrix.copy()
         swapped = keep.copy()
         for i, v in self.edge_vectors.items():
             swapped[i] = v
-        g.set_embeddings(swapped)
+        g.vectors.set(swapped)
         try:
             return super()._similarity(g, plan)
         finally:
-            g.set_embeddings(keep)
+            g.vectors.set(keep)
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -136,8 +136,8 @@ def geometry(exact_g: Any, builder: _Study, g: Any) -> dict[str, float]:
     idx = np.array([i for i, n in enumerate(g.nodes) if n.type == "chunk"])
     doc_of = np.array([g.node_at(int(i)).id.rsplit(":", 1)[0] for i in idx])
     _, doc_idx = np.unique(doc_of, return_inverse=True)
-    ex = exact_g.embeddings[[exact_g.index_of(g.node_at(int(i)).id) for i in idx]]
-    dv = g.embeddings[idx].copy()
+    ex = exact_g.vectors.matrix[[exact_g.index_of(g.node_at(int(i)).id) for i in idx]]
+    dv = g.vectors.matrix[idx].copy()
     for i, v in builder.edge_vectors.items():
         dv[int(np.searchsorted(idx, i))] = v
     k = builder.config.top_x_inter

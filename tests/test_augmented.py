@@ -186,10 +186,10 @@ def test_embed_graph_passage_means():
     vec = embed_graph(g, FixedEmbedder())
     assert vec.passage_ids == tuple(PASSAGES)
     assert vec.seconds["nodes_embedded"] == 1.0
-    st = g.embeddings[g.index_of("Shirley Temple")]
+    st = g.vectors.matrix[g.index_of("Shirley Temple")]
     mean = (_vec(0.9) + _vec(0.3)) / 2
     np.testing.assert_allclose(st, mean / np.linalg.norm(mean), atol=1e-6)
-    np.testing.assert_allclose(g.embeddings[g.index_of("Orphan")], [0, 0, 1])
+    np.testing.assert_allclose(g.vectors.matrix[g.index_of("Orphan")], [0, 0, 1])
     m, missing = passage_mean_vectors(g, vec.passage_ids, vec.passage_vectors)
     assert missing == [g.index_of("Orphan")]
 
@@ -223,7 +223,7 @@ def test_embed_graph_records_its_embedder_so_another_index_reembeds() -> None:
 
     g = KnowledgeGraph.from_triples([("a", "r", "b")], {"p": "a r b"}, provenance=[["p"]])
     embed_graph(g, HashingEmbedder(64))
-    assert g.embedding_owner is not None and g.embedding_owner["dim"] == 64
+    assert g.vectors.owner is not None and g.vectors.owner["dim"] == 64
     same = GraphIndex(g, HashingEmbedder(64)).build()
     assert same.vector_index.vectors.shape == (2, 64)  # the stored passage-mean vectors
     other = GraphIndex(g, HashingEmbedder(32)).build()  # another embedder: its own vectors

@@ -121,7 +121,7 @@ def random_graph(seed: int, n: int, n_passages: int = 6) -> KnowledgeGraph:
         g.add_edge(f"n{rnd.randrange(n)}", f"n{rnd.randrange(n)}",
                    relation=rnd.choice(["r", "s", ""]), text="e")
     emb = np.random.default_rng(seed).normal(size=(n, 16)).astype(np.float32)
-    g.set_embeddings(emb / np.linalg.norm(emb, axis=1, keepdims=True))
+    g.vectors.set(emb / np.linalg.norm(emb, axis=1, keepdims=True))
     return g
 
 

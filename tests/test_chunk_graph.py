@@ -190,7 +190,7 @@ def test_builder_structure(built):
     assert rel.count("similar_intra") == 2
     assert rel.count("similar_inter") == 4 * 2
     assert b.stats.chunks == 4 and b.stats.sentences == 9 and b.stats.documents == 3
-    assert not g.missing_embeddings()
+    assert not g.vectors.missing()
     for e in g.edges:
         if e.type == "similarity":
             assert e.weight == pytest.approx(max(e.metadata["similarity"], 0.0), abs=1e-5)
@@ -221,7 +221,7 @@ def test_embeddings_are_deduplicated_and_title_prefixed():
     # doc and its single chunk share the text "T. a b. b."; sentences are "T. a b.", "T. b."
     assert sorted(emb.seen) == sorted(["T. a b. b.", "T. a b.", "T. b."])
     assert len(g) == 4
-    np.testing.assert_allclose(g.embeddings[g.index_of("sent:T:1")], [0, 1, 0])
+    np.testing.assert_allclose(g.vectors.matrix[g.index_of("sent:T:1")], [0, 1, 0])
     emb2 = KeywordEmbedder(["a", "b", "other"])
     build_chunk_graph({"T": ["a b.", "b."]}, embedder=emb2,
                       config=ChunkGraphConfig(theme_nodes=False, title_prefix=False,
@@ -236,7 +236,7 @@ def test_sentence_mode_embeds_each_sentence_once_and_derives_the_rest():
     g = b.build({"T": ["a b.", "b.", "a."]})
     assert emb.seen == ["T. a b.", "T. b.", "T. a."] and b.stats.texts_embedded == 3
     r = 1 / math.sqrt(2)
-    vec = {n.id: g.embeddings[i] for i, n in enumerate(g.nodes)}
+    vec = {n.id: g.vectors.matrix[i] for i, n in enumerate(g.nodes)}
     np.testing.assert_allclose(vec["sent:T:0"], [r, r, 0], atol=1e-6)
     np.testing.assert_allclose(vec["sent:T:1"], [0, 1, 0], atol=1e-6)
     np.testing.assert_allclose(vec["sent:T:2"], [1, 0, 0], atol=1e-6)
@@ -251,13 +251,13 @@ def test_sentence_mode_embeds_each_sentence_once_and_derives_the_rest():
                            config=ChunkGraphConfig(theme_nodes=False, title_prefix=False,
                                                    embedding="sentences"))
     assert emb2.seen == ["a."]
-    np.testing.assert_allclose(g2.embeddings[g2.index_of("doc:U")], [1, 0, 0])
+    np.testing.assert_allclose(g2.vectors.matrix[g2.index_of("doc:U")], [1, 0, 0])
     # without sentence nodes the sentences are still embedded to derive the windows
     emb3 = KeywordEmbedder(["a", "b", "other"])
     g3 = build_chunk_graph({"T": ["a b.", "b.", "a."]}, embedder=emb3, config=ChunkGraphConfig(
         theme_nodes=False, sentence_nodes=False, window=2, embedding="sentences"))
     assert emb3.seen == ["T. a b.", "T. b.", "T. a."]
-    np.testing.assert_allclose(g3.embeddings[g3.index_of("chunk:T:1")], [r, r, 0], atol=1e-6)
+    np.testing.assert_allclose(g3.vectors.matrix[g3.index_of("chunk:T:1")], [r, r, 0], atol=1e-6)
 
 
 def test_derived_windows_mode_embeds_documents_and_sentences():
@@ -268,8 +268,8 @@ def test_derived_windows_mode_embeds_documents_and_sentences():
     # the document's own text "T. a b. b. a." (2 a, 2 b) instead of the sum of sentences
     assert emb.seen == ["T. a b.", "T. b.", "T. a.", "T. a b. b. a."]
     r = 1 / math.sqrt(2)
-    np.testing.assert_allclose(g.embeddings[g.index_of("doc:T")], [r, r, 0], atol=1e-6)
-    np.testing.assert_allclose(g.embeddings[g.index_of("chunk:T:0")],
+    np.testing.assert_allclose(g.vectors.matrix[g.index_of("doc:T")], [r, r, 0], atol=1e-6)
+    np.testing.assert_allclose(g.vectors.matrix[g.index_of("chunk:T:0")],
                                [math.cos(3 * math.pi / 8), math.sin(3 * math.pi / 8), 0],
                                atol=1e-6)
     emb2 = KeywordEmbedder(["a", "b", "other"])
@@ -278,7 +278,7 @@ def test_derived_windows_mode_embeds_documents_and_sentences():
     assert emb2.seen == ["T. a a b."]  # one-sentence document: one text
     want = np.array([2, 1, 0]) / math.sqrt(5)
     for nid in ("doc:T", "chunk:T:0", "sent:T:0"):
-        np.testing.assert_allclose(g2.embeddings[g2.index_of(nid)], want, atol=1e-6)
+        np.testing.assert_allclose(g2.vectors.matrix[g2.index_of(nid)], want, atol=1e-6)
 
 
 @pytest.mark.parametrize("mode", ["nodes", "derived_windows", "sentences"])
@@ -289,7 +289,7 @@ def test_themes_keep_their_own_vectors(mode):
     themes = [(i, n) for i, n in enumerate(g.nodes) if n.type == "theme"]
     assert themes
     want = e.embed_passages([n.search_text for _, n in themes])
-    np.testing.assert_allclose(g.embeddings[[i for i, _ in themes]], want, atol=1e-6)
+    np.testing.assert_allclose(g.vectors.matrix[[i for i, _ in themes]], want, atol=1e-6)
 
 
 def test_embedding_mode_is_validated():
@@ -410,7 +410,7 @@ async def test_abuild_runs_llm_calls_concurrently():
     sync = build_chunk_graph(docs, embedder=HashingEmbedder(32),
                              llm=ScriptedLLM(lambda p: '["topic"]'))
     assert [n.id for n in sync.nodes] == [n.id for n in g.nodes]
-    np.testing.assert_allclose(sync.embeddings, g.embeddings)
+    np.testing.assert_allclose(sync.vectors.matrix, g.vectors.matrix)
 
 
 # ---------------------------------------------------------------------- cache & persistence
@@ -435,7 +435,7 @@ def test_cache_dir_reuses_embeddings(tmp_path):
     b = ChunkGraphBuilder(e2, cache_dir=tmp_path)
     g2 = b.build(DOCS)
     assert e2.texts == 0 and b.stats.cache_hits == b.stats.texts_embedded
-    np.testing.assert_array_equal(g1.embeddings, g2.embeddings)
+    np.testing.assert_array_equal(g1.vectors.matrix, g2.vectors.matrix)
     # a new document embeds only its own texts
     # a new one-sentence document embeds one new text: its document, chunk and sentence
     # share the search text "Brand new sentence." (the title "New" already occurs in it)

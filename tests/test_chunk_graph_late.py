@@ -81,7 +81,7 @@ def test_late_mode_pools_documents_windows_and_sentences(title_prefix):
     g = b.build({"T": ["a b.", "b.", "a."]})
     assert emb.span_calls == 1 and emb.seen == [] and b.stats.embedding == "late"
     assert b.stats.texts_embedded == 1  # one document read, nothing embedded as text
-    vec = {n.id: g.embeddings[i] for i, n in enumerate(g.nodes)}
+    vec = {n.id: g.vectors.matrix[i] for i, n in enumerate(g.nodes)}
     # the document: "T. a b. b. a." -> t 1, a 2, b 2 (vocab a, b, t, other)
     np.testing.assert_allclose(vec["doc:T"], np.array([2, 2, 1, 0]) / 3, atol=1e-6)
     h = 1 if title_prefix else 0  # the head's "t" joins every span with title_prefix
@@ -103,7 +103,7 @@ def test_late_mode_embeds_themes_as_deduplicated_texts():
     assert len(set(emb.seen)) == len(emb.seen)
     assert b.stats.texts_embedded == len(themes) + 2
     for n in themes:
-        np.testing.assert_allclose(g.embeddings[g.index_of(n.id)],
+        np.testing.assert_allclose(g.vectors.matrix[g.index_of(n.id)],
                                    emb.embed_passages([n.search_text])[0], atol=1e-6)
 
 
@@ -122,7 +122,7 @@ def test_late_mode_falls_back_to_the_articles_construction(caplog):
         g = b.build(docs)
     assert b.stats.embedding == "nodes" and "falls back" in caplog.text
     ref = ChunkGraphBuilder(HashingEmbedder(64), config=ChunkGraphConfig(embedding="nodes"))
-    np.testing.assert_array_equal(g.embeddings, ref.build(docs).embeddings)
+    np.testing.assert_array_equal(g.vectors.matrix, ref.build(docs).vectors.matrix)
     assert b.stats.texts_embedded == ref.stats.texts_embedded
 
 
@@ -153,7 +153,7 @@ async def test_late_mode_async_equals_sync():
     cfg = ChunkGraphConfig(embedding="late")
     g1 = ChunkGraphBuilder(WordStateEmbedder(), config=cfg).build(docs)
     g2 = await ChunkGraphBuilder(WordStateEmbedder(), config=cfg).abuild(docs)
-    np.testing.assert_allclose(g1.embeddings, g2.embeddings)
+    np.testing.assert_allclose(g1.vectors.matrix, g2.vectors.matrix)
 
 
 # ------------------------------------------------------------------ the real engine

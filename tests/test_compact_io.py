@@ -13,6 +13,7 @@ import pytest
 from kgpath import KnowledgeGraph, PersistenceError
 from kgpath.errors import GraphError
 from kgpath.graph.columns import EdgeColumns, NodeColumns
+from kgpath.index import find_by_name
 
 IDS = ["a", "Zürich", "東京", "d"]
 SRC, DST = [0, 0, 1, 2, 0, 3], [1, 2, 2, 3, 1, 0]  # (a, Zürich, "r") twice: merged
@@ -61,9 +62,10 @@ def test_round_trip_is_compact_and_equal(saved):
     assert back.passages == g.passages
     for key in g.csr():
         np.testing.assert_array_equal(back.csr()[key], g.csr()[key], err_msg=key)
-    np.testing.assert_array_equal(back.embeddings, np.arange(12, dtype=np.float32).reshape(4, 3))
-    assert back.embeddings.dtype == np.float32
-    assert back.find_by_name("zürich") == [1]
+    np.testing.assert_array_equal(back.vectors.matrix,
+                                  np.arange(12, dtype=np.float32).reshape(4, 3))
+    assert back.vectors.matrix.dtype == np.float32
+    assert find_by_name(back, "zürich") == [1]
 
 
 def test_columns_layout_files_and_manifest(saved):
@@ -110,7 +112,7 @@ def test_no_relations_no_texts_and_empty_graph(tmp_path):
     ]
     back = KnowledgeGraph.load(tmp_path / "g")
     assert [(e.source, e.target, e.relation) for e in back.edges] == [("y", "x", "")]
-    assert back.node("x").text == "" and back.embedding_dim is None
+    assert back.node("x").text == "" and back.vectors.dim is None
     empty = KnowledgeGraph.from_arrays(["solo"], [], [], compact=True)
     empty.save(tmp_path / "e")
     back = KnowledgeGraph.load(tmp_path / "e")
@@ -122,7 +124,7 @@ def test_choose_the_mode_on_load(saved, tmp_path):
     obj = KnowledgeGraph.load(d, compact=False)
     assert not obj.compact and list(obj.nodes) == list(g.nodes)
     assert list(obj.edges) == list(g.edges)
-    np.testing.assert_array_equal(obj.embeddings, g.embeddings)
+    np.testing.assert_array_equal(obj.vectors.matrix, g.vectors.matrix)
     # an object graph the compact mode can hold loads compact on request
     plain = KnowledgeGraph.from_arrays(IDS, SRC, DST, relations=REL, texts=TEXTS)
     plain.save(tmp_path / "plain")

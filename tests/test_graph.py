@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 
 from kgpath import ConfigError, EmptyGraphError, GraphError, KnowledgeGraph, NodeNotFoundError
+from kgpath.graph import from_networkx, from_pathrag6, to_networkx
+from kgpath.index import find_by_name
 
 
 def test_csr_arrays_match_edges(chain_graph):
@@ -17,8 +19,8 @@ def test_csr_arrays_match_edges(chain_graph):
     # in-neighbours of b (index 1) are a and d
     lo, hi = csr["in_indptr"][1], csr["in_indptr"][2]
     assert sorted(csr["in_indices"][lo:hi].tolist()) == [0, 3]
-    assert chain_graph.out_degree().tolist() == [1, 1, 1, 1, 1, 0]
-    assert chain_graph.in_degree().tolist() == [0, 2, 1, 1, 0, 1]
+    assert chain_graph.degree("out").tolist() == [1, 1, 1, 1, 1, 0]
+    assert chain_graph.degree("in").tolist() == [0, 2, 1, 1, 0, 1]
 
 
 def test_bfs_distances_parents_and_cycle(chain_graph):
@@ -104,8 +106,8 @@ def test_unknown_nodes_and_bad_values():
 def test_find_by_name_is_case_and_space_insensitive():
     g = KnowledgeGraph()
     g.add_node("q1", name="Tower of  London")
-    assert g.find_by_name("tower of london") == [0]
-    assert g.find_by_name("London") == []
+    assert find_by_name(g, "tower of london") == [0]
+    assert find_by_name(g, "London") == []
 
 
 def test_from_triples_provenance_and_validation():
@@ -125,9 +127,9 @@ def test_from_triples_provenance_and_validation():
 
 def test_networkx_round_trip(chain_graph):
     chain_graph.add_passage("p", "text")
-    G = chain_graph.to_networkx()
+    G = to_networkx(chain_graph)
     assert G.number_of_nodes() == 6 and G.number_of_edges() == 5
-    back = KnowledgeGraph.from_networkx(G)
+    back = from_networkx(G)
     assert [n.id for n in back.nodes] == [n.id for n in chain_graph.nodes]
     assert [(e.source, e.target, e.relation) for e in back.edges] == [
         (e.source, e.target, e.relation) for e in chain_graph.edges
@@ -138,13 +140,13 @@ def test_networkx_round_trip(chain_graph):
 def test_from_undirected_networkx_adds_both_directions():
     G = nx.Graph()
     G.add_edge("u", "v", relation="knows")
-    g = KnowledgeGraph.from_networkx(G)
+    g = from_networkx(G)
     assert g.num_edges == 2
     assert g.bfs("v").nodes.size == 2
 
 
 def test_pathrag6_loader_merges_duplicate_edges(datasets):
-    g = KnowledgeGraph.from_pathrag6(datasets / "pathrag6" / "tech")
+    g = from_pathrag6(datasets / "pathrag6" / "tech")
     assert len(g) == 30
     import json
 
@@ -164,7 +166,7 @@ def test_from_arrays_bulk_build_matches_incremental():
     assert g.num_edges == h.num_edges == 4  # duplicate 1->2 merged
     for name in ("out_indptr", "out_indices", "in_indptr", "in_indices"):
         assert g.csr()[name].tolist() == h.csr()[name].tolist()
-    assert g.embeddings.shape == (4, 4)
+    assert g.vectors.matrix.shape == (4, 4)
     with pytest.raises(GraphError, match="out of range"):
         KnowledgeGraph.from_arrays(ids, [0], [9])
     with pytest.raises(GraphError, match="duplicates"):

@@ -8,6 +8,7 @@ import pytest
 from kgpath import KnowledgeGraph
 from kgpath.errors import EmbeddingError, GraphError, NodeNotFoundError
 from kgpath.graph.columns import HashIndex, StringColumn
+from kgpath.index import find_by_name
 
 
 def _both(ids, src, dst, **kw):
@@ -67,8 +68,8 @@ def test_compact_without_relations_merges_exact_duplicates_in_first_order():
 def test_compact_find_by_name_matches_object_mode():
     ids = ["Paris", "paris", "Rome"]
     obj, com = _both(ids, [0], [2])
-    assert com.find_by_name("  PARIS ") == obj.find_by_name("  PARIS ") == [0, 1]
-    assert com.find_by_name("Oslo") == []
+    assert find_by_name(com, "  PARIS ") == find_by_name(obj, "  PARIS ") == [0, 1]
+    assert find_by_name(com, "Oslo") == []
 
 
 @pytest.mark.parametrize(
@@ -114,22 +115,22 @@ def test_mutation_converts_to_object_mode():
     assert not g.compact and g.version == v0
     assert g.add_node("c", name="Cee") == 2
     assert g.add_edge("b", "c", relation="r") == 1
-    assert g.find_by_name("cee") == [2]
+    assert find_by_name(g, "cee") == [2]
     assert g.bfs("a").nodes.tolist() == [0, 1, 2]
 
 
 def test_compact_embeddings_and_persistence(tmp_path):
     g = KnowledgeGraph.from_arrays(["a", "b", "c"], [0, 1], [1, 2], compact=True,
                                    embeddings=np.eye(3, dtype=np.float32))
-    assert g.embedding_dim == 3 and g.compact
+    assert g.vectors.dim == 3 and g.compact
     g.save(tmp_path / "g")
     back = KnowledgeGraph.load(tmp_path / "g")
     assert list(back.nodes) == list(g.nodes) and list(back.edges) == list(g.edges)
-    np.testing.assert_array_equal(back.embeddings, np.eye(3, dtype=np.float32))
+    np.testing.assert_array_equal(back.vectors.matrix, np.eye(3, dtype=np.float32))
     bad = np.eye(3, dtype=np.float32)
     bad[1, 0] = np.nan
     with pytest.raises(EmbeddingError, match="'b'"):
-        g.set_embeddings(bad)
+        g.vectors.set(bad)
 
 
 def test_pcr_and_index_on_compact_graph_equal_object_mode():

@@ -17,6 +17,7 @@ from kgpath import HashingEmbedder, KnowledgeGraph
 from kgpath.embed_cache import CachedEmbedder
 from kgpath.errors import ConfigError, EmbeddingError, GraphError, PersistenceError
 from kgpath.index import GraphIndex
+from kgpath.ingest import graph_from_documents
 from kgpath.ingest.chunk_graph import ChunkGraphBuilder
 from kgpath.methods.c2rag import ConstraintCheckedRetriever
 from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever
@@ -114,12 +115,12 @@ def test_chunk_graph_build_of_none_names_it():
 
 def test_from_documents_of_none_names_it():
     with pytest.raises(GraphError, match="collection of documents, got None"):
-        KnowledgeGraph.from_documents(None)
+        graph_from_documents(None)
 
 
 def test_from_documents_with_a_non_embedder_names_the_argument():
     with pytest.raises(ConfigError, match="embedder"):
-        KnowledgeGraph.from_documents([("p", "Bees make honey.")], embedder="x")
+        GraphIndex.from_documents([("p", "Bees make honey.")], embedder="x")
 
 
 # ---------------------------------------------------------------- embedding cache

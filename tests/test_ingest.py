@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kgpath import GraphError, HashingEmbedder, KnowledgeGraph
+from kgpath import GraphError, HashingEmbedder
 from kgpath.index import GraphIndex
 from kgpath.ingest import (
     ChunkingConfig,
@@ -132,7 +132,7 @@ def test_incremental_adds_only_new_and_changed_passages() -> None:
     report = ingest_documents(g, [("a", "A text."), ("b", "B text.")], extractor=ex)
     assert (report.passages_unchanged, report.passages_new, report.nodes_new) == (1, 1, 1)
     assert ex.seen == ["a", "b"]  # "a" extracted once only
-    assert g.missing_embeddings() == [1]  # only the new node needs a vector
+    assert g.vectors.missing() == [1]  # only the new node needs a vector
     assert (index.vector_index.vectors[0] == vec_a).all()
     changed = ingest_documents(g, [("a", "A text, edited.")], extractor=ex)
     assert changed.passages_changed == 1
@@ -181,7 +181,7 @@ def test_spacy_end_to_end_on_the_demo_corpus() -> None:
     from kgpath.data import demo_corpus
 
     corpus = demo_corpus()
-    g = KnowledgeGraph.from_documents(list(corpus["passages"].items()))
+    g = graph_from_documents(list(corpus["passages"].items()))
     gold = {frozenset((entity_key(h), entity_key(t))) for h, _, t, _ in corpus["triples"]}
     got = {frozenset((entity_key(g.node(e.source).name), entity_key(g.node(e.target).name)))
            for e in g.edges}
@@ -223,8 +223,7 @@ def test_llm_async_is_bounded_and_equal() -> None:
 
 
 def test_from_documents_with_llm_uses_the_llm_extractor() -> None:
-    g = KnowledgeGraph.from_documents([("p", "Curie isolated radium.")],
-                                      llm=ScriptedLLM(lambda p: GOOD))
+    g = graph_from_documents([("p", "Curie isolated radium.")], llm=ScriptedLLM(lambda p: GOOD))
     assert [(e.source, e.relation, e.target) for e in g.edges] == [("Curie", "isolated", "radium")]
     assert g.node("radium").type == "Element"
 
@@ -242,7 +241,7 @@ def test_demo_documents_section_runs_offline() -> None:
     assert run_demo(DemoContext(emb, g, GraphIndex(g, emb), out=out), ["documents"]) == [
         "documents"]
     text = out.getvalue()
-    assert "KnowledgeGraph.from_documents(10 passages)" in text
+    assert "graph_from_documents(10 passages)" in text
     assert all(m in text for m in ("pcr", "pathrag", "c2rag"))
 
 
@@ -257,10 +256,12 @@ def test_from_documents_with_an_embedder_embeds_the_corpus_once() -> None:
     ex = _Fixed({"a": _ex("a", [("A", "Person"), ("B", "Place")], [("A", "in", "B", "prep")]),
                  "b": _ex("b", [("B", "Place")], [])})
     emb = Counting(32)
-    g = KnowledgeGraph.from_documents([("a", "A in B."), ("b", "B is big.")], extractor=ex,
+    index = GraphIndex.from_documents([("a", "A in B."), ("b", "B is big.")], extractor=ex,
                                       embedder=emb)
+    g = index.graph
+    assert index.embedder is emb
     assert Counting.texts == 2  # the two passages, no node text
-    assert g.missing_embeddings() == [] and g.embedding_owner["dim"] == 32
+    assert g.vectors.missing() == [] and g.vectors.owner["dim"] == 32
     GraphIndex(g, emb).build()
     assert Counting.texts == 2  # the index uses the passage-mean node vectors
 

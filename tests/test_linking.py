@@ -49,7 +49,7 @@ def test_lowercase_unigram_and_stop_words_skipped():
 
 def test_embedding_fallback_only_without_key_match():
     g = _graph("Alpha", "Beta")
-    g.set_embeddings(np.array([[1.0, 0.0], [0.0, 1.0]], np.float32))
+    g.vectors.set(np.array([[1.0, 0.0], [0.0, 1.0]], np.float32))
 
     class E:
         def embed_queries(self, texts):

@@ -162,7 +162,7 @@ def test_embedding_dimension_mismatch():
     with pytest.raises(EmbeddingError, match="dimension"):
         pcr.retrieve("a", anchor="a")
     with pytest.raises(EmbeddingError, match="dimension 3"):
-        g.set_embeddings({"b": [1.0, 2.0, 3.0]})
+        g.vectors.set({"b": [1.0, 2.0, 3.0]})
 
 
 def test_nan_embeddings_are_rejected(table_embedder):

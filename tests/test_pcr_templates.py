@@ -37,7 +37,7 @@ def films() -> KnowledgeGraph:
     g.add_edge("f1", "d1", relation="directed_by")
     g.add_edge("f2", "d2", relation="directed_by")
     # node scores (cosine to Q): d2 0.6, everything else 0
-    g.set_embeddings(np.array([[0, 1], [0, 1], [0, 1], [0, 1], [0.6, 0.8]], np.float32))
+    g.vectors.set(np.array([[0, 1], [0, 1], [0, 1], [0, 1], [0.6, 0.8]], np.float32))
     return g
 
 
@@ -102,7 +102,7 @@ def test_rank_passages_hand_computed(table_embedder):
     g.add_node("a", name="A", provenance=["p0"])
     g.add_node("b", name="B", provenance=["p1", "p2"])
     g.add_edge("a", "b", relation="r")
-    g.set_embeddings(np.array([[0, 1], [1, 0]], np.float32))  # node scores: a 0, b 1
+    g.vectors.set(np.array([[0, 1], [1, 0]], np.float32))  # node scores: a 0, b 1
     table = {"q": [1.0, 0.0], "text p0": [1.0, 0.0], "text p1": [0.0, 1.0],
              "text p2": [0.6, 0.8]}
     res = PathConstrainedRetriever(g, embedder=table_embedder(table)).retrieve(

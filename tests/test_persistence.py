@@ -12,7 +12,7 @@ from kgpath.graph import FORMAT_VERSION
 @pytest.fixture
 def saved(tmp_path, chain_graph):
     chain_graph.add_passage("p1", "a passage", {"src": "x"})
-    chain_graph.set_embeddings(np.eye(6, 4, dtype=np.float32))
+    chain_graph.vectors.set(np.eye(6, 4, dtype=np.float32))
     d = tmp_path / "g"
     chain_graph.save(d)
     return d, chain_graph
@@ -24,7 +24,7 @@ def test_round_trip_preserves_everything(saved):
     assert back.nodes == g.nodes
     assert back.edges == g.edges
     assert back.passages == g.passages
-    np.testing.assert_array_equal(back.embeddings, g.embeddings)
+    np.testing.assert_array_equal(back.vectors.matrix, g.vectors.matrix)
     assert back.bfs("a").nodes.tolist() == g.bfs("a").nodes.tolist()
     # only JSON and .npy, nothing pickled
     assert sorted(p.name for p in d.iterdir()) == [

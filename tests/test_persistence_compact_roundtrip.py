@@ -44,10 +44,10 @@ def test_unicode_ids_empty_texts_partial_embeddings_round_trip(tmp_path):
     ids = ["é", "日本", "a b", "😀", "x"]
     g = KnowledgeGraph.from_arrays(ids, [0, 1, 3], [1, 2, 4], relations=["r", "ß", ""],
                                    texts=["", "t", "", "ü", ""], compact=True)
-    g.set_embeddings({"日本": [1.0, 2.0], "😀": [3.0, 4.0]})
+    g.vectors.set({"日本": [1.0, 2.0], "😀": [3.0, 4.0]})
     g.save(tmp_path / "g")
     back = KnowledgeGraph.load(tmp_path / "g")
     assert back.compact and list(back.nodes) == list(g.nodes) and list(back.edges) == list(g.edges)
     assert [e.relation for e in back.edges] == ["r", "ß", ""]
-    assert back.missing_embeddings() == [0, 2, 4]
+    assert back.vectors.missing() == [0, 2, 4]
     assert back._emb[3].tolist() == [3.0, 4.0] and back._emb[0].tolist() == [0.0, 0.0]

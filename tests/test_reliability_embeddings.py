@@ -61,7 +61,7 @@ def test_editing_a_node_text_re_embeds_that_node():
     index = GraphIndex(g, emb).build()
     g.add_node("tea", text="a volcano erupting lava")
     i = g.index_of("tea")
-    assert g.missing_embeddings() == [i]  # the stale vector is dropped at once
+    assert g.vectors.missing() == [i]  # the stale vector is dropped at once
     want = emb.embed_passages([g.node("tea").search_text])[0]
     np.testing.assert_allclose(index.vector_index.vectors[i], want, atol=1e-6)
     hits, _ = index.search("volcano lava", 1)
@@ -73,7 +73,7 @@ def test_re_adding_a_node_with_the_same_text_keeps_its_vector():
     GraphIndex(g, HashingEmbedder(64)).build()
     n = g.node("tea")
     g.add_node("tea", name=n.name, text=n.text, metadata={"x": 1})
-    assert g.missing_embeddings() == []
+    assert g.vectors.missing() == []
 
 
 def test_two_retrievers_with_different_embedders_do_not_share_vectors():
@@ -85,14 +85,14 @@ def test_two_retrievers_with_different_embedders_do_not_share_vectors():
     want_a = a.embed_passages([n.search_text for n in g.nodes])
     np.testing.assert_allclose(ib.vector_index.vectors, want_b, atol=1e-6)
     np.testing.assert_allclose(ia.vector_index.vectors, want_a, atol=1e-6)
-    np.testing.assert_allclose(g.embeddings, want_a, atol=1e-6)  # the graph keeps a's
+    np.testing.assert_allclose(g.vectors.matrix, want_a, atol=1e-6)  # the graph keeps a's
 
 
 def test_different_dimension_embedder_gets_its_own_vectors():
     g = small()
     GraphIndex(g, HashingEmbedder(64)).build()
     ib = GraphIndex(g, HashingEmbedder(16)).build()
-    assert ib.vector_index.dim == 16 and g.embedding_dim == 64
+    assert ib.vector_index.dim == 16 and g.vectors.dim == 64
 
 
 def test_same_embedder_twice_shares_and_embeds_nothing_new():
@@ -106,13 +106,13 @@ def test_same_embedder_twice_shares_and_embeds_nothing_new():
 def test_manifest_records_the_embedder_and_load_checks_it(tmp_path):
     g, emb = small(), Counting(32, salt="A:")
     GraphIndex(g, emb).build()
-    owner = g.embedding_owner
+    owner = g.vectors.owner
     assert owner is not None and owner["dim"] == 32 and owner["name"].endswith("Counting")
     g.save(tmp_path / "g")
     manifest = json.loads((tmp_path / "g" / "manifest.json").read_text())
     assert manifest["embedder"] == owner
     back = KnowledgeGraph.load(tmp_path / "g")
-    assert back.embedding_owner == owner
+    assert back.vectors.owner == owner
     same = Counting(32, salt="A:")
     GraphIndex(back, same).build()
     assert same.passages == 1  # only the one-text probe: the stored vectors are reused

@@ -22,6 +22,7 @@ from kgpath import (
     QueryError,
 )
 from kgpath.cli import main
+from kgpath.graph import from_networkx
 from kgpath.index import GraphIndex
 from kgpath.llm import MAX_JSON_DEPTH, json_depth, parse_json_response
 from kgpath.methods.pcr import PathConstrainedRetriever
@@ -65,7 +66,7 @@ def test_from_networkx_does_not_merge_1_and_string_1():
     nxg.add_node(1, text="integer one")
     nxg.add_node("1", text="string one")
     with pytest.raises(GraphError, match="1 and '1' both become the kgpath id '1'"):
-        KnowledgeGraph.from_networkx(nxg)
+        from_networkx(nxg)
 
 
 def test_a_provenance_string_is_one_passage_id():

@@ -30,7 +30,7 @@ def graph(n: int) -> KnowledgeGraph:
         g.add_node(f"n{i}", text=f"node {i}")
     for i in range(n - 1):
         g.add_edge(f"n{i}", f"n{i + 1}", relation="next")
-    g.set_embeddings(np.eye(n, 4, dtype=np.float32))
+    g.vectors.set(np.eye(n, 4, dtype=np.float32))
     return g
 
 
@@ -167,7 +167,7 @@ _SAVER = textwrap.dedent(
         g = KnowledgeGraph()
         for i in range(n):
             g.add_node(f"n{i}", text="x" * 2000)
-        g.set_embeddings(np.ones((n, 64), dtype=np.float32))
+        g.vectors.set(np.ones((n, 64), dtype=np.float32))
         graphs.append(g)
     graphs[0].save(sys.argv[1])
     print("ready", flush=True)
@@ -275,7 +275,7 @@ def test_files_not_in_the_map_are_not_read(saved):
     _write_manifest(saved, m)
     np.save(saved / "embeddings.npy", np.full((3, 4), 9.0, np.float32))
     g = KnowledgeGraph.load(saved)
-    assert g.missing_embeddings() == [0, 1, 2]  # the unlisted file was ignored
+    assert g.vectors.missing() == [0, 1, 2]  # the unlisted file was ignored
 
 
 @pytest.mark.parametrize("name", ["../outside.json", "/etc/passwd", "sub/x.json", ".."])

@@ -77,7 +77,7 @@ def test_int8_scores_within_documented_bound():
 def test_compact_index_never_writes_float32_vectors_into_the_graph():
     g, emb = chain(), Counting(32)
     index = GraphIndex(g, emb, vectors="float16", compact_chunk=3).build()
-    assert g.embedding_dim is None and len(g.missing_embeddings()) == len(g)
+    assert g.vectors.dim is None and len(g.vectors.missing()) == len(g)
     assert emb.batches == [3, 3, 1]  # embedded in chunks, each chunk encoded at once
     store = index.vector_index
     assert isinstance(store, CompactVectorIndex) and store.codes.dtype == np.float16
@@ -91,7 +91,7 @@ def test_compact_index_takes_the_graphs_own_vectors_without_embedding():
     emb.batches.clear()
     index = GraphIndex(g, emb, vectors="int8").build()
     assert emb.batches == []
-    np.testing.assert_allclose(index.vector_index.vectors, g.embeddings, atol=5e-3)
+    np.testing.assert_allclose(index.vector_index.vectors, g.vectors.matrix, atol=5e-3)
 
 
 def test_compact_index_re_embeds_an_edited_node_and_a_new_one():
@@ -114,14 +114,14 @@ def test_pcr_over_compact_index_matches_float32(kind):
     got = PathConstrainedRetriever(GraphIndex(g2, emb, vectors=kind)).retrieve(
         "topic 1", anchor="n2", k=4)
     assert got.ids == want.ids
-    assert g2.embedding_dim is None
+    assert g2.vectors.dim is None
 
 
 def test_compact_async_build():
     g, emb = chain(), Counting(32)
     index = asyncio.run(GraphIndex(g, emb, vectors="int8", compact_chunk=4).abuild())
     assert emb.batches == []  # async path: aembed_passages, not embed_passages
-    assert len(index.vector_index) == len(g) and g.embedding_dim is None
+    assert len(index.vector_index) == len(g) and g.vectors.dim is None
 
 
 def test_bad_vectors_kind_is_named():

@@ -170,7 +170,7 @@ def random_graph(seed: int, n: int, dim: int = 16, out_deg: float = 1.5) -> Know
         g.add_edge(f"n{rnd.randrange(n)}", f"n{rnd.randrange(n)}",
                    relation=rnd.choice(["r", "s", ""]))
     emb = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
-    g.set_embeddings(emb / np.linalg.norm(emb, axis=1, keepdims=True))
+    g.vectors.set(emb / np.linalg.norm(emb, axis=1, keepdims=True))
     return g
 
 
@@ -221,7 +221,7 @@ def test_ten_thousand_nodes_push_down_equals_in_memory(drv):
     assert drv.run(f"MATCH (n:{schema.n}) RETURN count(n) AS c")[0]["c"] == 10_000
     mem, db = PathConstrainedRetriever(idx), CypherPCR(drv, embedder=emb, schema=schema)
     rnd = random.Random(3)
-    busy = np.flatnonzero((g.out_degree() > 0) & (g.in_degree() > 0))
+    busy = np.flatnonzero((g.degree("out") > 0) & (g.degree("in") > 0))
     for direction, max_depth in [("out", 2), ("out", 4), ("in", 3), ("both", 2), ("out", None)]:
         anchor = g.node_at(int(busy[rnd.randrange(busy.size)])).id
         kw = dict(anchor=anchor, direction=direction, max_depth=max_depth, k=10)

@@ -91,7 +91,7 @@ def hand_graph(
             g.add_edge(f"chunk:{name}", f"sent:{s}", "has_sentence")
     for a, b in edges:
         g.add_edge(f"chunk:{a}", f"chunk:{b}", "similar_inter", type="similarity")
-    g.set_embeddings(np.asarray(vecs, dtype=np.float32))
+    g.vectors.set(np.asarray(vecs, dtype=np.float32))
     return g
 
 

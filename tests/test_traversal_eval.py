@@ -135,7 +135,7 @@ def test_hotpotqa_subset_runs(datasets):
     rep = evaluate_traversal(data, graph, emb, pathrag=False)
     dense = rep.methods[1]
     # dense recall recomputed independently from the document embeddings
-    doc = {t: graph.embeddings[graph.index_of(f"doc:{t}")] for t in keep}
+    doc = {t: graph.vectors.matrix[graph.index_of(f"doc:{t}")] for t in keep}
     qv = emb.embed_queries([q.question for q in data.questions])
     want = []
     for q, v in zip(data.questions, qv, strict=True):

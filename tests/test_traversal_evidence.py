@@ -74,7 +74,7 @@ def graph() -> KnowledgeGraph:
 
 def test_keyword_embedder_gives_the_table(graph):
     q = np.array([1.0, 0.0, 0.0], np.float32)
-    emb = graph.embeddings
+    emb = graph.vectors.matrix
     cos = {n.id: float(emb[i] @ q) for i, n in enumerate(graph.nodes)}
     assert cos["chunk:Felines:0"] == pytest.approx(2 / math.sqrt(5), rel=1e-6)
     assert cos["chunk:Pets:0"] == pytest.approx(1 / math.sqrt(5), rel=1e-6)

@@ -60,7 +60,7 @@ def graph(
             vecs.append(vec)
     for a, b in edges:
         g.add_edge(f"chunk:{a}", f"chunk:{b}", "similar_inter", type="similarity")
-    g.set_embeddings(np.asarray(vecs, dtype=np.float32))
+    g.vectors.set(np.asarray(vecs, dtype=np.float32))
     return g
 
 

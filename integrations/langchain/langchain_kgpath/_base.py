@@ -29,7 +29,7 @@ from kgpath.embeddings import Embedder, LangChainEmbedder, default_embedder
 from kgpath.errors import ConfigError
 from kgpath.evidence import Evidence
 from kgpath.facade import EvidenceRetriever
-from kgpath.graph import KnowledgeGraph
+from kgpath.index import GraphIndex
 from kgpath.llm import LLM, LangChainLLM
 
 __all__ = ["KgpathRetriever", "as_kgpath_embedder", "as_kgpath_llm", "evidence_to_document"]
@@ -142,14 +142,14 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
         """Build a knowledge graph from raw documents, then the retriever over it.
 
         ``documents``: LangChain ``Document`` objects, strings or ``(id, text)`` pairs. The
-        graph comes from :meth:`kgpath.KnowledgeGraph.from_documents`: offline spaCy
+        graph comes from :meth:`kgpath.GraphIndex.from_documents`: offline spaCy
         extraction by default, ``llm`` extracts entities and triples when given (and is
         the method's LLM too), ``extractor`` overrides both. ``kwargs`` as the class.
         """
         emb = as_kgpath_embedder(embedding) or default_embedder()  # embeds the corpus once
-        graph = KnowledgeGraph.from_documents(documents, extractor=extractor,
-                                              llm=as_kgpath_llm(llm), chunking=chunking,
-                                              embedder=emb)
+        graph = GraphIndex.from_documents(documents, extractor=extractor,
+                                          llm=as_kgpath_llm(llm), chunking=chunking,
+                                          embedder=emb).graph
         return cls(graph=graph, embedding=emb, llm=llm, **kwargs)
 
     @property

@@ -75,7 +75,7 @@ def hand_graph() -> KnowledgeGraph:
         g.add_edge(f"chunk:{n}", f"sent:{n}", "has_sentence")
     for n in "KQTF":
         g.add_edge("chunk:A", f"chunk:{n}", "similar_inter", type="similarity")
-    g.set_embeddings(np.asarray(list(VECS.values()) * 2, dtype=np.float32))
+    g.vectors.set(np.asarray(list(VECS.values()) * 2, dtype=np.float32))
     return g
 
 

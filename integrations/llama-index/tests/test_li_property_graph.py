@@ -195,9 +195,9 @@ def test_embeddings_travel_when_asked():
     GraphIndex(g, EMB).build()
     store = knowledge_graph_to_property_graph_store(g, embeddings=True)
     back = knowledge_graph_from_property_graph_store(store, embeddings=True)
-    assert (back.embeddings == g.embeddings).all()
-    assert back.missing_embeddings() == []
-    assert knowledge_graph_from_property_graph_store(store).missing_embeddings() == list(
+    assert (back.vectors.matrix == g.vectors.matrix).all()
+    assert back.vectors.missing() == []
+    assert knowledge_graph_from_property_graph_store(store).vectors.missing() == list(
         range(len(g)))
 
 

@@ -37,7 +37,7 @@ from kgpath.embeddings import Embedder, LlamaIndexEmbedder, default_embedder
 from kgpath.errors import ConfigError
 from kgpath.evidence import METADATA_PREFIX, Evidence
 from kgpath.facade import EvidenceRetriever, merge_call_defaults
-from kgpath.graph import KnowledgeGraph
+from kgpath.index import GraphIndex
 from kgpath.llm import LLM, LlamaIndexLLM
 
 __all__ = [
@@ -203,15 +203,15 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
         """Build a knowledge graph from raw documents, then the retriever over it.
 
         ``documents``: LlamaIndex ``Document``/``TextNode`` objects, strings or ``(id,
-        text)`` pairs. The graph comes from :meth:`kgpath.KnowledgeGraph.from_documents`:
+        text)`` pairs. The graph comes from :meth:`kgpath.GraphIndex.from_documents`:
         offline spaCy extraction by default, ``llm`` extracts entities and triples when
         given (and is the method's LLM too), ``extractor`` overrides both. ``kwargs`` as
         the class.
         """
         emb = to_kgpath_embedder(embed_model) or default_embedder()  # embeds the corpus once
-        graph = KnowledgeGraph.from_documents(documents, extractor=extractor,
-                                              llm=to_kgpath_llm(llm) if llm else None,
-                                              chunking=chunking, embedder=emb)
+        graph = GraphIndex.from_documents(documents, extractor=extractor,
+                                          llm=to_kgpath_llm(llm) if llm else None,
+                                          chunking=chunking, embedder=emb).graph
         return cls(graph, embed_model=emb, llm=llm, **kwargs)
 
     @property

@@ -164,7 +164,7 @@ def knowledge_graph_to_property_graph_store(
         from llama_index.core.graph_stores import SimplePropertyGraphStore
 
         store = SimplePropertyGraphStore()
-    emb = graph.embeddings if embeddings else None
+    emb = graph.vectors.matrix if embeddings else None
     chunks = [ChunkNode(text=p.text, id_=p.id, properties=dict(p.metadata))
               for p in graph.passages.values()]
     names = entity_names(graph)
