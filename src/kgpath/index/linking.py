@@ -43,7 +43,7 @@ import numpy as np
 
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph, Node
-from kgpath.graph.columns import HashIndex
+from kgpath.graph.columns import HashIndex, NodeColumns
 from kgpath.graph.model import norm_name
 from kgpath.ingest.extraction import entity_key
 
@@ -176,8 +176,8 @@ def find_by_name(graph: KnowledgeGraph, name: str) -> list[int]:
         return list(hit[2].get(norm_name(name), []))
     nodes = graph.nodes
     index: dict[str, list[int]] | HashIndex
-    if graph.compact:
-        index = HashIndex(nodes.ids, key=norm_name)  # type: ignore[attr-defined]
+    if isinstance(nodes, NodeColumns):  # the compact mode: names are ids
+        index = HashIndex(nodes.ids, key=norm_name)
     else:
         index = {}
         for i, n in enumerate(nodes):
