@@ -63,7 +63,8 @@ def adapter_class(base: type, method: str) -> type:
     ConfigError
         If no subclass, or several, set ``method = "<method>"`` in their own body.
     """
-    found, todo = [], list(base.__subclasses__())
+    found: list[type] = []
+    todo: list[type] = list(base.__subclasses__())
     while todo:
         cls = todo.pop()
         todo.extend(cls.__subclasses__())
