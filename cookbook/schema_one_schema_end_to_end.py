@@ -123,7 +123,7 @@ def main(argv: list[str]) -> None:
     schema = res.schema  # the evolved schema drives everything that follows
 
     # 2. + 3. decomposition with the same schema, typed parallel retrieval
-    retriever = SchemaGuidedRetriever(GraphIndex(g, embedder), schema, llm=llm)
+    retriever = SchemaGuidedRetriever(GraphIndex(g, embedder), schema=schema, llm=llm)
     result = retriever.retrieve(QUESTION, k=3, k_triples=3, k_passages=2)
     plan = result.plan
     print(f"\n2. Decomposition (SCRIPTED LLM, validated against the schema): {QUESTION!r}")

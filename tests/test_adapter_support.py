@@ -65,10 +65,13 @@ def test_check_k_and_is_built() -> None:
 
 def test_merge_call_defaults_replaces_a_group_as_a_whole() -> None:
     d = {"anchor": "a", "max_depth": 2}
-    assert merge_call_defaults(d, {}) == d
-    assert merge_call_defaults(d, {"anchor_name": "B"}) == {"max_depth": 2, "anchor_name": "B"}
-    assert merge_call_defaults(d, {"anchor": None}) == {"max_depth": 2, "anchor": None}
+    groups = method_spec("pcr").call_groups  # the groups come from the method's spec
+    assert merge_call_defaults(d, {}, groups) == d
+    assert merge_call_defaults(d, {"anchor_name": "B"}, groups) == {"max_depth": 2,
+                                                                    "anchor_name": "B"}
+    assert merge_call_defaults(d, {"anchor": None}, groups) == {"max_depth": 2, "anchor": None}
     assert merge_call_defaults(d, {"max_depth": 1}, groups=()) == {"anchor": "a", "max_depth": 1}
+    assert merge_call_defaults(d, {"anchor_name": "B"}) == {**d, "anchor_name": "B"}  # no group
 
 
 def test_with_config_copies_and_leaves_the_original() -> None:

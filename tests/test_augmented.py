@@ -11,11 +11,8 @@ from kgpath.errors import ConfigError, GraphError
 from kgpath.evidence import Evidence
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_vectors import embed_graph, passage_mean_vectors
-from kgpath.methods.augmented import (
-    AugmentedConfig,
-    GraphAugmentedRetriever,
-    build,
-)
+from kgpath.methods.augmented import AugmentedConfig, GraphAugmentedRetriever
+from kgpath.methods.augmented.spec import SPEC
 
 # Passages and their vectors (unit, 3-d). The question vector is q = (1, 0, 0).
 #   film   (0.9)  cites Kiss and Tell, Shirley Temple  -> the first hop of the bridge
@@ -73,7 +70,7 @@ def _graph() -> KnowledgeGraph:
 
 
 def test_dense_order_without_graph():
-    r = GraphAugmentedRetriever(_graph(), FixedEmbedder(), config=AugmentedConfig(
+    r = GraphAugmentedRetriever(_graph(), embedder=FixedEmbedder(), config=AugmentedConfig(
         expansion="none", use_query_entities=False))
     assert r.retrieve("anything").passage_ids == ["film", "other1", "other2", "temple", "usa"]
 
@@ -86,7 +83,7 @@ def test_bridge_passage_rises_through_shared_entity():
     # (United States is cited by 3 > cap 2 passages, so it links nothing).
     cfg = AugmentedConfig(seeds=2, link_bonus=0.5, max_entity_passages=2,
                           use_query_entities=False)
-    res = GraphAugmentedRetriever(_graph(), FixedEmbedder(), config=cfg).retrieve("who?")
+    res = GraphAugmentedRetriever(_graph(), embedder=FixedEmbedder(), config=cfg).retrieve("who?")
     assert res.passage_ids == ["temple", "film", "other1", "other2", "usa"]
     assert [round(h.score, 3) for h in res.hits] == [1.7, 1.5, 1.5, 1.4, 1.1]
     top = res.hits[0]
@@ -104,12 +101,12 @@ def test_cap_lets_common_entity_link_when_raised():
     # chain(usa) = 0.2 + max(0.9, 0.6 + 0.5) = 1.3 ; other2 = 0.5 + 1.1 = 1.6
     cfg = AugmentedConfig(seeds=2, link_bonus=0.5, max_entity_passages=3,
                           use_query_entities=False, link_rule="shared")
-    res = GraphAugmentedRetriever(_graph(), FixedEmbedder(), config=cfg).retrieve("who?")
+    res = GraphAugmentedRetriever(_graph(), embedder=FixedEmbedder(), config=cfg).retrieve("who?")
     scores = {h.passage_id: round(h.score, 3) for h in res.hits}
     assert scores == {"temple": 1.7, "other2": 1.6, "film": 1.5, "other1": 1.5, "usa": 1.3}
     # "lead": United States is the lead entity of usa (named first) but of neither other1
     # ("Nobody") nor other2 ("Nobody2"): usa keeps its link, other2 loses it (0.5 + 0.9).
-    res = GraphAugmentedRetriever(_graph(), FixedEmbedder(), config=AugmentedConfig(
+    res = GraphAugmentedRetriever(_graph(), embedder=FixedEmbedder(), config=AugmentedConfig(
         seeds=2, link_bonus=0.5, max_entity_passages=3, use_query_entities=False)
     ).retrieve("who?")
     scores = {h.passage_id: round(h.score, 3) for h in res.hits}
@@ -129,7 +126,7 @@ def test_question_entity_bonus_and_seed():
     # "Nobody2" is named: other2 gets γ = 0.3 -> s' = 0.8 and joins the seeds.
     cfg = AugmentedConfig(seeds=1, link_bonus=0.0, question_bonus=0.3,
                           expansion="none")
-    res = GraphAugmentedRetriever(_graph(), FixedEmbedder(), config=cfg).retrieve(
+    res = GraphAugmentedRetriever(_graph(), embedder=FixedEmbedder(), config=cfg).retrieve(
         "What did Nobody2 write?")
     assert res.seeds == ("film", "other2")
     assert [x.node_id for x in res.query_links] == ["Nobody2"]
@@ -144,7 +141,7 @@ def test_neighbour_expansion():
     g.add_edge("Nobody", "Nobody2", "knows")
     cfg = AugmentedConfig(seeds=2, link_bonus=0.5, max_entity_passages=2,
                           expansion="neighbours", use_query_entities=False)
-    res = GraphAugmentedRetriever(g, FixedEmbedder(), config=cfg).retrieve("who?")
+    res = GraphAugmentedRetriever(g, embedder=FixedEmbedder(), config=cfg).retrieve("who?")
     hit = {h.passage_id: h for h in res.hits}["other2"]
     assert (round(hit.score, 3), hit.partner, hit.via) == (1.6, "other1", ("Nobody2",))
 
@@ -153,8 +150,9 @@ def test_custom_base_and_async_and_overrides():
     def base(query, n):
         return [("usa", 2.0)]
 
-    r = GraphAugmentedRetriever(_graph(), FixedEmbedder(), base=base, config=AugmentedConfig(
-        expansion="none", use_query_entities=False))
+    r = GraphAugmentedRetriever(_graph(), embedder=FixedEmbedder(), base=base,
+                                config=AugmentedConfig(expansion="none",
+                                                       use_query_entities=False))
     assert r.retrieve("x").passage_ids[0] == "usa"
     assert asyncio.run(r.aretrieve("x", k=2)).passage_ids == ["usa", "film"]
     with pytest.raises(ConfigError, match="bogus"):
@@ -170,10 +168,10 @@ def test_custom_base_and_async_and_overrides():
 
 
 def test_build_and_errors():
-    r = build(_graph(), embedder=FixedEmbedder(), config=AugmentedConfig(k=1))
+    r = SPEC.build(_graph(), embedder=FixedEmbedder(), llm=None, config=AugmentedConfig(k=1))
     assert len(r.retrieve("x").hits) == 1
     with pytest.raises(GraphError):
-        GraphAugmentedRetriever(KnowledgeGraph(), FixedEmbedder())
+        GraphAugmentedRetriever(KnowledgeGraph(), embedder=FixedEmbedder())
     with pytest.raises(ConfigError):
         GraphAugmentedRetriever(_graph())
     with pytest.raises(ConfigError, match="expansion"):

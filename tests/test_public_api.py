@@ -10,7 +10,8 @@ import kgpath
 PUBLIC = {
     "Edge", "GraphIndex", "KnowledgeGraph", "Node", "Passage",
     "Evidence", "EvidenceRetriever",
-    "C2RAGConfig", "ConstraintCheckedRetriever", "PCRConfig", "PathConstrainedRetriever",
+    "AugmentedConfig", "C2RAGConfig", "ConstraintCheckedRetriever", "GraphAugmentedRetriever",
+    "PCRConfig", "PathConstrainedRetriever",
     "PathRAGConfig", "PathRAGRetriever", "SchemaGuidedRetriever", "SchemaRetrieverConfig",
     "SufficiencyGate", "TraversalConfig", "TraversalRetriever",
     "Embedder", "HashingEmbedder", "LLM", "LocalEmbedder", "OpenAIEmbedder", "OpenAILLM",

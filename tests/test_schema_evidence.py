@@ -8,7 +8,7 @@ import pytest
 
 from kgpath import KnowledgeGraph
 from kgpath.errors import ConfigError
-from kgpath.evidence import TRACE_KEYS, Evidence
+from kgpath.evidence import Evidence, trace_vocabulary
 from kgpath.ingest.schema import AttributeType, EntityType, RelationType, Schema
 from kgpath.methods.schema import (
     DecompositionPlan,
@@ -48,7 +48,7 @@ def curie(table_embedder):
         "Prize": [0.8, 0.6, 0.0], "City": [0.9, S19, 0.0], "Medal": [0.6, 0.8, 0.0],
         "Curie": [0.0, 1.0, 0.0], "q award": [1.0, 0.0, 0.0],
     })
-    return SchemaGuidedRetriever(g, schema(), embedder=emb)
+    return SchemaGuidedRetriever(g, schema=schema(), embedder=emb)
 
 
 def plan(types):
@@ -80,7 +80,7 @@ def test_native_is_nodes_then_triples_then_passages(curie):
     assert ev[2].text == "Curie -[received]-> Prize"
     assert ev[4].trace == {"sub_questions": [0]}
     assert ev[4].text == "Curie received the Prize and the Medal."
-    assert set().union(*(e.trace for e in ev)) <= set(TRACE_KEYS)
+    assert set().union(*(e.trace for e in ev)) <= set(trace_vocabulary())
 
 
 def test_passages_scored_first_then_provenance_of_ranked_items(curie):
@@ -120,7 +120,7 @@ def ordered(table_embedder):
         "q award": [1.0, 0.0, 0.0],
     })
     cfg = SchemaRetrieverConfig(k=3, k_passages=0, type_mode="off")
-    return SchemaGuidedRetriever(g, schema(), embedder=emb, config=cfg)
+    return SchemaGuidedRetriever(g, schema=schema(), embedder=emb, config=cfg)
 
 
 def test_sources_ranked_by_score_across_nodes_and_triples(ordered):

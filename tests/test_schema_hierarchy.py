@@ -141,7 +141,7 @@ def test_retriever_routes_through_communities_on_large_graphs_only():
     h = build_hierarchy(g)
     schema = Schema(entities=["Element", "Theory"])
     plan = DecompositionPlan.from_questions("radium?", ["radium?"])
-    r = SchemaGuidedRetriever(g, schema, embedder=TopicEmbedder(), hierarchy=h)
+    r = SchemaGuidedRetriever(g, schema=schema, embedder=TopicEmbedder(), hierarchy=h)
     routed = r.retrieve("radium?", plan=plan, k=8, route_min_nodes=0, route_top_communities=1)
     assert sorted(routed.ids) == ["a1", "a2", "a3", "a4"]
     assert routed.sub_results[0].trace["routed_communities"][0][0] == h.communities_of("a1")[0]
@@ -154,7 +154,7 @@ def test_layer_nodes_are_not_evidence_unless_asked():
     build_hierarchy(g).attach(g)
     schema = Schema(entities=["Element", "Theory", "Community"])
     plan = DecompositionPlan.from_questions("radium?", ["radium?"])
-    r = SchemaGuidedRetriever(g, schema, embedder=TopicEmbedder())
+    r = SchemaGuidedRetriever(g, schema=schema, embedder=TopicEmbedder())
     ids = r.retrieve("radium?", plan=plan, k=50).ids
     assert len(ids) == 8 and not any(":" in i for i in ids)
     ids = r.retrieve("radium?", plan=plan, k=50, include_layer_nodes=True).ids

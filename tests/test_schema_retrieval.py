@@ -85,7 +85,7 @@ def scored(res):
 # ---------------------------------------------------------------- typed retrieval
 def test_filter_removes_off_type_candidates(graph_and_embedder):
     g, emb = graph_and_embedder
-    r = SchemaGuidedRetriever(g, schema(), embedder=emb)
+    r = SchemaGuidedRetriever(g, schema=schema(), embedder=emb)
     plan = plan_for("q award", ["q award"], {"nodes": ["Award"]})
     off = r.retrieve("q award", plan=plan, type_mode="off", k=4)
     assert scored(off) == [("city", 0.9), ("prize", 0.8), ("medal", 0.6), ("curie", 0.0)]
@@ -98,7 +98,8 @@ def test_filter_removes_off_type_candidates(graph_and_embedder):
 
 def test_boost_reorders_with_hand_computed_scores(graph_and_embedder):
     g, emb = graph_and_embedder
-    r = SchemaGuidedRetriever(g, schema(), embedder=emb, config=SchemaRetrieverConfig(boost=0.2))
+    r = SchemaGuidedRetriever(g, schema=schema(), embedder=emb,
+                              config=SchemaRetrieverConfig(boost=0.2))
     # nodes only: t(v) = [type in {Award}] -> prize 0.8+0.2, medal 0.6+0.2
     res = r.retrieve("q award", plan=plan_for("q award", ["q award"], {"nodes": ["Award"]}),
                      type_mode="boost", k=4)
@@ -118,7 +119,7 @@ def test_boost_reorders_with_hand_computed_scores(graph_and_embedder):
 
 def test_attribute_types_count_in_affinity(graph_and_embedder):
     g, emb = graph_and_embedder
-    r = SchemaGuidedRetriever(g, schema(), embedder=emb)
+    r = SchemaGuidedRetriever(g, schema=schema(), embedder=emb)
     res = r.retrieve("q award", plan=plan_for("q award", ["q award"], {"attributes": ["year"]}),
                      k=4)
     assert res.ids == ["medal"]  # the only node with a 'year' attribute
@@ -126,7 +127,7 @@ def test_attribute_types_count_in_affinity(graph_and_embedder):
 
 def test_triples_and_passages_by_hand(graph_and_embedder):
     g, emb = graph_and_embedder
-    r = SchemaGuidedRetriever(g, schema(), embedder=emb)
+    r = SchemaGuidedRetriever(g, schema=schema(), embedder=emb)
     res = r.retrieve("q award", plan=plan_for("q award", ["q award"], {"nodes": ["Award"]}), k=2)
     # edge score = mean of its ends' cosines: curie->prize (0+0.8)/2, curie->medal (0+0.6)/2
     assert [(t.key, round(t.score, 6)) for t in res.triples] == [
@@ -159,7 +160,7 @@ def test_filter_requires_every_constrained_category(graph_and_embedder):
     (t = 0). The old OR filter (t > 0) let curie through.
     """
     g, emb = graph_and_embedder
-    r = SchemaGuidedRetriever(g, schema(), embedder=emb)
+    r = SchemaGuidedRetriever(g, schema=schema(), embedder=emb)
     types = {"nodes": ["Award"], "relations": ["received"]}
     res = r.retrieve("q award", plan=plan_for("q award", ["q award"], types), k=4)
     assert scored(res) == [("prize", 0.8), ("medal", 0.6)]
@@ -177,7 +178,7 @@ def test_filter_requires_every_constrained_category(graph_and_embedder):
 
 def test_empty_filter_falls_back_to_boost_or_returns_nothing(graph_and_embedder):
     g, emb = graph_and_embedder
-    r = SchemaGuidedRetriever(g, schema(), embedder=emb)
+    r = SchemaGuidedRetriever(g, schema=schema(), embedder=emb)
     plan = plan_for("q award", ["q award"], {"nodes": ["Theory"]})  # no Theory node exists
     res = r.retrieve("q award", plan=plan, k=2)
     assert res.ids == ["city", "prize"]
@@ -187,7 +188,7 @@ def test_empty_filter_falls_back_to_boost_or_returns_nothing(graph_and_embedder)
 
 def test_no_types_means_no_filtering(graph_and_embedder):
     g, emb = graph_and_embedder
-    r = SchemaGuidedRetriever(g, schema(), embedder=emb)
+    r = SchemaGuidedRetriever(g, schema=schema(), embedder=emb)
     res = r.retrieve("q award", plan=plan_for("q award", ["q award"], {}), k=1)
     assert res.ids == ["city"] and res.sub_results[0].trace["type_mode_used"] == "off"
     assert res.nodes[0].type_affinity is None
@@ -195,7 +196,7 @@ def test_no_types_means_no_filtering(graph_and_embedder):
 
 def test_merged_evidence_is_deduplicated_and_tagged(graph_and_embedder):
     g, emb = graph_and_embedder
-    r = SchemaGuidedRetriever(g, schema(), embedder=emb)
+    r = SchemaGuidedRetriever(g, schema=schema(), embedder=emb)
     plan = plan_for("q award", ["q award", "q award again", "q curie"], {"nodes": ["Award",
                                                                                    "Person"]})
     res = r.retrieve("q award", plan=plan, k=2)
@@ -268,7 +269,7 @@ def slow_setup(delay=0.25):
     g.add_node("city", name="City", type="Place")
     g.add_edge("curie", "prize", relation="received")
     emb = SlowQueryEmbedder(delay)
-    return SchemaGuidedRetriever(g, schema(), embedder=emb), emb
+    return SchemaGuidedRetriever(g, schema=schema(), embedder=emb), emb
 
 
 def test_sync_sub_questions_really_overlap_on_threads():
@@ -302,7 +303,7 @@ async def test_async_sub_questions_really_overlap_with_gather():
 
 async def test_async_equals_sync(graph_and_embedder):
     g, emb = graph_and_embedder
-    r = SchemaGuidedRetriever(g, schema(), embedder=emb)
+    r = SchemaGuidedRetriever(g, schema=schema(), embedder=emb)
     plan = plan_for("q award", ["q award", "q curie"], {"nodes": ["Award", "Person"]})
     a = r.retrieve("q award", plan=plan, k=3)
     b = await r.aretrieve("q award", plan=plan, k=3)
@@ -414,7 +415,7 @@ def test_llm_decomposer_prompt_and_retrieval(graph_and_embedder):
                         "involved_types": {"nodes": ["Award", "Person"], "relations": [],
                                            "attributes": []}})
     llm = ScriptedLLM([reply])
-    r = SchemaGuidedRetriever(g, schema(), llm=llm, embedder=emb)
+    r = SchemaGuidedRetriever(g, schema=schema(), llm=llm, embedder=emb)
     res = r.retrieve("Which awards and which person?", k=1)
     [prompt] = llm.prompts
     assert "received: Person -> Award" in prompt and "Which awards and which person?" in prompt
@@ -427,7 +428,7 @@ async def test_async_llm_decomposition_uses_acomplete(graph_and_embedder):
     g, emb = graph_and_embedder
     llm = ScriptedLLM([json.dumps({"sub_questions": ["q award"],
                                    "involved_types": {"nodes": ["Award"]}})], delay=0.01)
-    r = SchemaGuidedRetriever(g, schema(), llm=llm, embedder=emb)
+    r = SchemaGuidedRetriever(g, schema=schema(), llm=llm, embedder=emb)
     res = await r.aretrieve("anything?", k=1)
     assert res.ids == ["prize"] and len(llm.prompts) == 1 and res.plan.source == "llm"
 
@@ -484,18 +485,18 @@ def test_bad_config(kwargs):
 
 def test_bad_calls(graph_and_embedder):
     g, emb = graph_and_embedder
-    r = SchemaGuidedRetriever(g, schema(), embedder=emb)
+    r = SchemaGuidedRetriever(g, schema=schema(), embedder=emb)
     with pytest.raises(ConfigError, match="unknown schema-retriever option"):
         r.retrieve("q award", kk=3)
     with pytest.raises(QueryError):
         r.retrieve("   ")
     with pytest.raises(ConfigError, match="Schema"):
-        SchemaGuidedRetriever(g, {"entities": ["A"]}, embedder=emb)  # type: ignore[arg-type]
+        SchemaGuidedRetriever(g, schema={"entities": ["A"]}, embedder=emb)  # type: ignore[arg-type]
 
 
 def test_hybrid_and_bm25_modes_run(graph_and_embedder):
     g, emb = graph_and_embedder
-    r = SchemaGuidedRetriever(g, schema(), embedder=emb)
+    r = SchemaGuidedRetriever(g, schema=schema(), embedder=emb)
     plan = plan_for("q award", ["q award"], {"nodes": ["Award"]})
     for mode in ("hybrid", "bm25"):
         res = r.retrieve("q award", plan=plan, mode=mode, k=2)

@@ -1,7 +1,7 @@
 """kgpath: graph-constrained retrieval with a framework-free core.
 
 ``kgpath.__all__`` is what a user needs (pinned by ``tests/test_public_api.py``): the graph,
-the five methods with their configs, the evidence contract, the offline ingestion, the
+the six methods with their configs, the evidence contract, the offline ingestion, the
 model protocols with their bundled backends, and the errors. Everything else lives in its
 module (``kgpath.methods.pathrag``, ``kgpath.index``, ...); there is no compatibility layer.
 
@@ -36,6 +36,7 @@ from kgpath.facade import EvidenceRetriever
 from kgpath.graph import Edge, KnowledgeGraph, Node, Passage
 from kgpath.index import GraphIndex
 from kgpath.llm import LLM, OpenAILLM, ScriptedLLM
+from kgpath.methods.augmented import AugmentedConfig, GraphAugmentedRetriever
 from kgpath.methods.c2rag import C2RAGConfig, ConstraintCheckedRetriever
 from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever
 from kgpath.methods.pcr import PathConstrainedRetriever, PCRConfig
@@ -57,8 +58,10 @@ __all__ = [
     "Evidence",
     "EvidenceRetriever",
     # methods
+    "AugmentedConfig",
     "C2RAGConfig",
     "ConstraintCheckedRetriever",
+    "GraphAugmentedRetriever",
     "PCRConfig",
     "PathConstrainedRetriever",
     "PathRAGConfig",

@@ -2,27 +2,29 @@
 
 Every method's result offers :meth:`evidence` (``result.evidence(output="passages")``),
 a list of :class:`Evidence` ranked best first. The text of an item is what an LLM should
-read; the trace explains why it was retrieved, under one key vocabulary
-(:data:`TRACE_KEYS`). Both framework adapters convert an :class:`Evidence` with
-:meth:`Evidence.metadata`, so LlamaIndex nodes and LangChain documents carry the same keys
-and values.
+read; the trace explains why it was retrieved, under one key vocabulary: the generic keys
+here (:data:`GENERIC_TRACE_KEYS`) plus the keys each registered method declares in its
+spec (``kgpath/methods/<method>/spec.py``; :func:`trace_vocabulary` lists them all). An
+:class:`Evidence` refuses a key outside that union, naming the key and the method. Both
+framework adapters convert an :class:`Evidence` with :meth:`Evidence.metadata`, so
+LlamaIndex nodes and LangChain documents carry the same keys and values.
+
+This module is below the methods and imports none: the method registry
+(:mod:`kgpath.methods.registry`) declares each method's keys with
+:func:`register_trace_keys`.
 
 Outputs
 -------
 ``output="passages"`` (the default)
-    Source passages with their text, ranked by a rule documented per method (PCR: the
-    passages its hits and anchors cite, by 0.7 cosine to the question + 0.3 best citing hit
-    score, or hit order then provenance with ``passage_order="hits"``; PathRAG: the prompt's
-    Sources as the authors' code selects them, high-level relations' passages then the
-    retrieved entities' passages, then the paths' provenance, or path reliability then
-    provenance with ``passages="paths"``; C2RAG: global score over the pooled evidence,
-    Appendix B; schema-guided: the passages it scored, then the provenance of its ranked
-    nodes and triples; traversal: documents in the order their first sentence was
-    extracted). When the graph cites no passage for an item,
-    that item is returned in its native kind instead, so nothing retrieved is lost.
+    Source passages with their text, ranked by a rule each method documents on its
+    result's ``evidence`` (the six built-in methods: PCR, PathRAG, C2RAG, schema-guided,
+    traversal and graph-augmented retrieval; ARCHITECTURE.md has the table). When the
+    graph cites no passage for an item, that item is returned in its native kind
+    instead, so nothing retrieved is lost.
 ``output="native"``
     The method's own unit: PCR nodes, PathRAG paths, C2RAG evidence (passages and
-    triples), schema nodes then triples then passages, traversal sentences.
+    triples), schema nodes then triples then passages, traversal sentences,
+    graph-augmented passages.
 
 Metadata keys
 -------------
@@ -35,7 +37,7 @@ the kgpath keys, all prefixed ``kgpath_`` so they never collide with a user's ke
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -50,7 +52,7 @@ __all__ = [
     "KINDS",
     "METADATA_PREFIX",
     "OUTPUTS",
-    "TRACE_KEYS",
+    "GENERIC_TRACE_KEYS",
     "Evidence",
     "EvidenceKind",
     "Output",
@@ -58,6 +60,10 @@ __all__ = [
     "jsonable",
     "passages_from_sources",
     "rank_items",
+    "register_trace_keys",
+    "set_trace_key_loader",
+    "trace_vocabulary",
+    "unregister_trace_keys",
 ]
 
 EvidenceKind = Literal["passage", "node", "path", "triple", "sentence"]
@@ -67,39 +73,21 @@ KINDS: tuple[str, ...] = ("passage", "node", "path", "triple", "sentence")
 OUTPUTS: tuple[str, ...] = ("passages", "native")
 METADATA_PREFIX = "kgpath_"
 
-TRACE_KEYS: Mapping[str, str] = {
+GENERIC_TRACE_KEYS: Mapping[str, str] = {
     # structure
-    "anchor_id": "id of the node the search started from (PCR, traversal)",
-    "anchor_name": "name of that node",
-    "anchor_resolution": "how the anchor was found: id, name, similarity, or a fallback note",
+    "anchor_id": "id of the node the search started from",
     "node_id": "the graph node an item is (native) or was reached through (passages)",
     "node_ids": "node ids along the path that produced the item, start first",
     "relations": "relation labels along that path",
     "path": "the path rendered as text, e.g. 'A -[uses]-> B'",
     "hops": "number of edges from the anchor or path start (int); None if unreachable",
-    "fallback": "True when the item came from a documented fallback, not the method proper",
-    # PathRAG
-    "reliability": "Eq. 4 path reliability of the path that produced the item",
-    # C2RAG
-    "constraint": "the linearised constraint Lin(tau) of the block the item answers",
-    "state": "sufficiency state (Eq. 9): resolved or unresolved",
-    "n_eff": "Eq. 10 effective candidate count of that constraint (float)",
-    "bindings": "placeholder bindings of that block, as 'var=name' strings",
-    "source": "structural (graph) or textual (recovery) evidence",
     "triple": "Lin(c) of the supporting triple",
-    # schema-guided
-    "sub_questions": "indices of the sub-questions an item was retrieved for",
-    "schema_type": "schema type of the node or relation",
-    "type_affinity": "t(v) for nodes or [type(e) in R] for triples",
-    # traversal
-    "doc_id": "document (passage) id of a sentence or chunk",
-    "chunk_id": "chunk the sentence was extracted from",
-    "sentence_ids": "sentence ids extracted from a document, extraction order",
+    "fallback": "True when the item came from a documented fallback, not the method proper",
     "query_similarity": "cos(q, item)",
-    # common
+    # provenance
     "passage_ids": "passages an item cites (its provenance), first-seen order",
     "supporting": "ids of the native items that brought a passage in, best first",
-    # sufficiency gate (kgpath.policies.sufficiency)
+    # sufficiency gate (kgpath.policies.sufficiency), usable on any method
     "gate_state": "the gate's verdict on the list the item came in: resolved or unresolved",
     "gate_n_eff": "the gate's Eq. 8 N_eff over that list (None when nothing was scored)",
     "gate_gamma": "the gate's gamma (Eq. 9)",
@@ -108,6 +96,82 @@ TRACE_KEYS: Mapping[str, str] = {
     "gate_source": "primary or fallback: which retriever the item came from",
     "score_source": "given, embedder (the gate scored the list itself) or none",
 }
+"""Trace keys any method may write; a method's own keys are declared in its spec."""
+
+_method_keys: dict[str, Mapping[str, str]] = {}  # method -> its declared keys
+_known: frozenset[str] = frozenset(GENERIC_TRACE_KEYS)  # the union, rebuilt on change
+_loader: Callable[[], None] | None = None
+
+
+def register_trace_keys(method: str, keys: Mapping[str, str]) -> None:
+    """Declare the trace keys ``method`` writes (the method registry calls this).
+
+    Raises
+    ------
+    ConfigError
+        If a key is generic, or declared by another method with another meaning (one key,
+        one meaning), or a key or meaning is not a string.
+    """
+    global _known
+    for key, meaning in keys.items():
+        if not isinstance(key, str) or not isinstance(meaning, str):
+            raise ConfigError(f"{method}: a trace key and its meaning are strings, "
+                              f"got {short(key)}: {short(meaning)}")
+        if key in GENERIC_TRACE_KEYS:
+            raise ConfigError(f"{method}: trace key {key!r} is generic (GENERIC_TRACE_KEYS); "
+                              "do not declare it again")
+        for other, theirs in _method_keys.items():
+            if other != method and key in theirs and theirs[key] != meaning:
+                raise ConfigError(f"{method}: trace key {key!r} already means "
+                                  f"{theirs[key]!r} for {other!r}")
+    _method_keys[method] = dict(keys)
+    _known = frozenset(GENERIC_TRACE_KEYS).union(*_method_keys.values())
+
+
+def unregister_trace_keys(method: str) -> None:
+    """Forget the trace keys of ``method`` (the registry calls this on ``unregister``)."""
+    global _known
+    _method_keys.pop(method, None)
+    _known = frozenset(GENERIC_TRACE_KEYS).union(*_method_keys.values())
+
+
+def set_trace_key_loader(loader: Callable[[], None] | None) -> None:
+    """Install the hook that loads every registered method's keys (the registry's).
+
+    :class:`Evidence` calls it once before rejecting a key, so a key of a method whose spec
+    was not loaded yet is still known; this module imports no method.
+    """
+    global _loader
+    _loader = loader
+
+
+def trace_vocabulary() -> dict[str, str]:
+    """Every known trace key with its meaning: generic, then each registered method's.
+
+    Examples
+    --------
+    >>> trace_vocabulary()["reliability"]
+    'Eq. 4 path reliability of the path that produced the item'
+    """
+    if _loader is not None:
+        _loader()
+    out = dict(GENERIC_TRACE_KEYS)
+    for keys in list(_method_keys.values()):
+        out.update(keys)
+    return out
+
+
+def _check_trace(trace: Mapping[str, Any], method: str) -> None:
+    if _known.issuperset(trace):
+        return
+    if _loader is not None:
+        _loader()
+        if _known.issuperset(trace):
+            return
+    unknown = sorted(set(trace) - _known, key=str)
+    raise ConfigError(f"unknown trace key(s) {unknown} in evidence of method {method!r}; "
+                      "known keys: GENERIC_TRACE_KEYS and the trace_keys of the registered "
+                      "methods' specs (kgpath.evidence.trace_vocabulary())")
 
 
 def jsonable(value: Any) -> Any:
@@ -153,11 +217,11 @@ class Evidence:
     kind
         One of :data:`KINDS`.
     method
-        ``"pcr"``, ``"pathrag"``, ``"c2rag"``, ``"schema"`` or ``"traversal"``.
+        The registered method's name (:func:`kgpath.methods.registry.method_names`).
     rank
         1-based position in the ranked list.
     trace
-        Keys from :data:`TRACE_KEYS` only, JSON-friendly values.
+        Keys from :func:`trace_vocabulary` only, JSON-friendly values.
     source_metadata
         The passage's (or node's) own metadata, passed through unprefixed.
     """
@@ -174,9 +238,7 @@ class Evidence:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ConfigError(f"evidence kind must be one of {KINDS}, got {short(self.kind)}")
-        unknown = sorted(set(self.trace) - set(TRACE_KEYS))
-        if unknown:
-            raise ConfigError(f"unknown trace keys {unknown}; the vocabulary is TRACE_KEYS")
+        _check_trace(self.trace, self.method)
         score = float(self.score)
         object.__setattr__(self, "score", score if math.isfinite(score) else 0.0)
 

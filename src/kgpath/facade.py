@@ -1,14 +1,16 @@
-"""One retriever facade over the five methods: options checked once, evidence out.
+"""One retriever facade over every registered method: options checked once, evidence out.
 
 Both framework adapters delegate here, so argument checking, per-call options, ``k`` and
 ``output`` behave the same in LlamaIndex and LangChain. :class:`EvidenceRetriever` builds
 the method's core retriever from a graph, an embedder, an LLM and keyword options (the
 method's config fields plus a few constructor extras) and returns ranked
-:class:`~kgpath.evidence.Evidence`.
+:class:`~kgpath.evidence.Evidence`. What a method accepts comes from its spec in the
+method registry (:mod:`kgpath.methods.registry`); this module names no method.
 
-``k`` cuts the evidence list. For PCR and schema-guided retrieval, whose config field
-``k`` is the number of native hits, a ``k`` given to the facade also sets that field
-unless it is given explicitly, so ``k`` passages are drawn from ``k`` hits.
+``k`` cuts the evidence list. For a method whose spec names a ``k_field`` (PCR,
+schema-guided and graph-augmented retrieval: the number of native hits), a ``k`` given to
+the facade also sets that field unless it is given explicitly, so ``k`` passages are drawn
+from ``k`` hits.
 :meth:`EvidenceRetriever.from_options` is how both adapters build it: per-call options
 given at construction become per-call defaults, a config field ``k`` stays the method's,
 and a built core gets its config fields applied to a copy.
@@ -18,18 +20,18 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kgpath.errors import ConfigError
 from kgpath.evidence import Evidence, check_output
 from kgpath.graph import KnowledgeGraph
+from kgpath.methods import registry
+from kgpath.methods.registry import MethodSpec, RegisteredMethods
 
 __all__ = [
     "METHODS",
     "EvidenceRetriever",
-    "MethodSpec",
     "check_k",
     "check_names",
     "is_built",
@@ -39,164 +41,21 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class MethodSpec:
-    """How to build and call one method's core retriever."""
-
-    name: str
-    config_cls: type
-    build: Callable[..., Any]
-    """``build(graph, embedder=, llm=, config=, **init_options) -> core retriever``."""
-    init_args: frozenset[str] = frozenset()
-    """Constructor options that are not config fields (e.g. ``schema``, ``algorithm``)."""
-    call_args: frozenset[str] = frozenset()
-    """Per-call options that are not config fields (e.g. ``anchor``, ``plan``)."""
-    k_field: str | None = None
-    """Config field set from ``k`` when not given explicitly."""
-    call_groups: tuple[frozenset[str], ...] = ()
-    """Per-call options that replace each other's defaults as a group (PCR's anchor)."""
-    check_defaults: Callable[[Any, Mapping[str, Any], bool], None] | None = None
-    """``check(core, defaults, anchor)``: fail at construction on a bad per-call default."""
-
-    @property
-    def config_fields(self) -> frozenset[str]:
-        """The names of the method's config fields."""
-        return frozenset(f.name for f in dataclasses.fields(self.config_cls))
-
-
-def _build_pcr(graph: Any, *, embedder: Any, llm: Any, config: Any, **kw: Any) -> Any:
-    from kgpath.methods.pcr import PathConstrainedRetriever
-
-    return PathConstrainedRetriever(graph, embedder=embedder, config=config, **kw)
-
-
-def _build_pathrag(graph: Any, *, embedder: Any, llm: Any, config: Any, **kw: Any) -> Any:
-    from kgpath.methods.pathrag import PathRAGRetriever
-
-    return PathRAGRetriever(graph, embedder=embedder, llm=llm, config=config, **kw)
-
-
-def _build_c2rag(graph: Any, *, embedder: Any, llm: Any, config: Any, **kw: Any) -> Any:
-    from kgpath.methods.c2rag import ConstraintCheckedRetriever
-
-    return ConstraintCheckedRetriever(graph, embedder=embedder, llm=llm, config=config, **kw)
-
-
-def schema_from_graph(graph: KnowledgeGraph) -> Any:
-    """A schema derived from a graph's node types and relation labels.
-
-    Used when a schema-guided retriever is built without a schema; weaker than a designed
-    schema (no descriptions or aliases), documented as such.
-    """
-    from kgpath.ingest.schema import Schema
-
-    types = sorted({n.type for n in graph.nodes if n.type}) or ["Entity"]
-    rels = sorted({e.relation for e in graph.edges if e.relation})
-    return Schema.from_dict({"entities": types, "relations": [{"name": r} for r in rels]})
-
-
-def _build_schema(graph: Any, *, embedder: Any, llm: Any, config: Any, **kw: Any) -> Any:
-    from kgpath.methods.schema import SchemaGuidedRetriever
-
-    schema = kw.pop("schema", None)
-    if schema is None:
-        g = graph if isinstance(graph, KnowledgeGraph) else graph.graph
-        schema = schema_from_graph(g)
-    return SchemaGuidedRetriever(graph, schema, embedder=embedder, llm=llm, config=config,
-                                 **kw)
-
-
-def _build_traversal(graph: Any, *, embedder: Any, llm: Any, config: Any, **kw: Any) -> Any:
-    from kgpath.methods.traversal import TraversalRetriever
-
-    g = graph if isinstance(graph, KnowledgeGraph) else graph.graph
-    if isinstance(graph, KnowledgeGraph) and not any(n.type == "chunk" for n in g.nodes):
-        graph = _chunk_graph_of(g, embedder)
-    return TraversalRetriever(graph, embedder=embedder, llm=llm, config=config, **kw)
-
-
-def _chunk_graph_of(graph: KnowledgeGraph, embedder: Any) -> KnowledgeGraph:
-    """The article's chunk graph over a knowledge graph's passages (traversal needs one)."""
-    from kgpath.ingest.chunk_graph import build_chunk_graph
-
-    if not graph.passages:
-        raise ConfigError(
-            "traversal needs a chunk graph or a graph with passages; this graph has neither"
-        )
-    docs = [(p.id, p.text) for p in graph.passages.values()]
-    return build_chunk_graph(docs, embedder=embedder)
-
-
-def _check_pcr(core: Any, defaults: Mapping[str, Any], anchor: bool) -> None:
-    """An anchor the graph lacks fails now (``unknown_anchor="error"``) when ``anchor``."""
-    from kgpath.errors import NodeNotFoundError
-    from kgpath.index.linking import find_by_name
-
-    aid, name = defaults.get("anchor"), defaults.get("anchor_name")
-    if not anchor or getattr(core.config, "unknown_anchor", "error") != "error":
-        return
-    if aid is not None and aid not in core.graph:
-        raise NodeNotFoundError(f"unknown anchor id {aid!r}", key=aid)
-    if aid is None and name is not None and not find_by_name(core.graph, name):
-        raise NodeNotFoundError(f"no node named {name!r}", key=name)
-
-
-def _check_traversal(core: Any, defaults: Mapping[str, Any], anchor: bool) -> None:
-    if defaults.get("algorithm") is not None:
-        from kgpath.methods.traversal import check_algorithm
-
-        check_algorithm(defaults["algorithm"])
-
-
-#: PCR's anchor arguments: a call giving either replaces both defaults.
-ANCHOR_GROUP = frozenset({"anchor", "anchor_name", "anchors"})
-
-
-def _specs() -> dict[str, MethodSpec]:
-    from kgpath.methods import augmented
-    from kgpath.methods.c2rag import C2RAGConfig
-    from kgpath.methods.pathrag import PathRAGConfig
-    from kgpath.methods.pcr import PCRConfig
-    from kgpath.methods.schema import SchemaRetrieverConfig
-    from kgpath.methods.traversal import TraversalConfig
-
-    return {
-        "pcr": MethodSpec("pcr", PCRConfig, _build_pcr,
-                          call_args=ANCHOR_GROUP, k_field="k", call_groups=(ANCHOR_GROUP,),
-                          check_defaults=_check_pcr),
-        "pathrag": MethodSpec("pathrag", PathRAGConfig, _build_pathrag,
-                              init_args=frozenset({"keyword_prompt", "qa_prompt"})),
-        "c2rag": MethodSpec("c2rag", C2RAGConfig, _build_c2rag,
-                            init_args=frozenset({"reranker", "planner_prompt"}),
-                            call_args=frozenset({"plan"})),
-        "schema": MethodSpec("schema", SchemaRetrieverConfig, _build_schema,
-                             init_args=frozenset({"schema", "decomposer", "hierarchy"}),
-                             call_args=frozenset({"plan"}), k_field="k"),
-        "traversal": MethodSpec("traversal", TraversalConfig, _build_traversal,
-                                init_args=frozenset({"algorithm", "llm_prompt",
-                                                     "mention_config"}),
-                                call_args=frozenset({"algorithm"}),
-                                check_defaults=_check_traversal),
-        "augmented": MethodSpec("augmented", augmented.AugmentedConfig, augmented.build,
-                                init_args=augmented.INIT_ARGS, k_field="k"),
-    }
-
-
-METHODS: tuple[str, ...] = ("pcr", "pathrag", "c2rag", "schema", "traversal", "augmented")
-"""The five papers' methods, then kgpath's graph-augmented dense retrieval (an extension)."""
+METHODS: Sequence[str] = RegisteredMethods()
+"""The registered methods, a live view of :func:`kgpath.methods.registry.method_names`:
+the five papers' methods, kgpath's graph-augmented dense retrieval (an extension), then
+any method registered at run time."""
 
 
 def method_spec(method: str) -> MethodSpec:
-    """The :class:`MethodSpec` of ``method`` (one of :data:`METHODS`).
+    """The :class:`~kgpath.methods.registry.MethodSpec` of a registered ``method``.
 
     Raises
     ------
     ConfigError
-        If ``method`` is unknown.
+        If ``method`` is not registered (naming the registered ones).
     """
-    if method not in METHODS:
-        raise ConfigError(f"method must be one of {METHODS}, got {method!r}")
-    return _specs()[method]
+    return registry.method_spec(method)
 
 
 def check_k(k: Any) -> int | None:
@@ -244,10 +103,13 @@ def with_config(core: Any, spec: MethodSpec, k: int | None, options: dict[str, A
 
 
 def merge_call_defaults(defaults: Mapping[str, Any], call: Mapping[str, Any],
-                        groups: tuple[frozenset[str], ...] = (ANCHOR_GROUP,)) -> dict[str, Any]:
+                        groups: tuple[frozenset[str], ...] = ()) -> dict[str, Any]:
     """Per-call arguments over the defaults; a call naming one of a group drops all its defaults.
 
-    >>> merge_call_defaults({"anchor": "a", "max_depth": 2}, {"anchor_name": "B"})
+    ``groups`` are the method's :attr:`~kgpath.methods.registry.MethodSpec.call_groups`.
+
+    >>> anchor = frozenset({"anchor", "anchor_name"})
+    >>> merge_call_defaults({"anchor": "a", "max_depth": 2}, {"anchor_name": "B"}, (anchor,))
     {'max_depth': 2, 'anchor_name': 'B'}
     """
     kept = dict(defaults)
@@ -267,7 +129,7 @@ class EvidenceRetriever:
     Parameters
     ----------
     method
-        One of :data:`METHODS`.
+        A registered method (:data:`METHODS`).
     graph
         A :class:`~kgpath.graph.KnowledgeGraph` or :class:`~kgpath.index.GraphIndex`, or an
         already built core retriever of that method (then ``embedder``/``llm``/options must
@@ -325,17 +187,18 @@ class EvidenceRetriever:
                      configure_built: bool = True) -> EvidenceRetriever:
         """The facade as the framework adapters build it.
 
-        * Per-call options among ``options`` (PCR ``anchor``, traversal ``algorithm``, ...)
-          become per-call defaults (:attr:`defaults`, merged by :meth:`call_args`); with a
-          built core, which takes no constructor options, every per-call option does.
+        * Per-call options among ``options`` (the spec's ``call_args``: PCR ``anchor``,
+          traversal ``algorithm``, ...) become per-call defaults (:attr:`defaults`, merged
+          by :meth:`call_args`); with a built core, which takes no constructor options,
+          every per-call option does.
         * A built core refuses an embedder or an LLM and a ``GraphIndex`` an embedder (it
           has its own); the message uses the adapter's argument ``names``. ``convert``
           turns the framework's models into kgpath ones, only when building.
         * A config field named ``k`` (PCR, schema: native hits) is the method's, not the
           facade's ``k`` (evidence items); a built core gets config fields (and ``k`` as
           its hit count) on a copy, or, without ``configure_built``, refuses them.
-        * Defaults are checked now: the traversal ``algorithm`` always, PCR's anchor
-          against the graph when ``check_anchor``.
+        * Defaults are checked now by the spec's ``check_defaults`` (e.g. the traversal
+          ``algorithm``), against the graph too when ``check_anchor`` (PCR's anchor).
         """
         spec, opts, built = method_spec(method), dict(options or {}), is_built(graph)
         defaults = {n: opts.pop(n) for n in list(opts)

@@ -1,7 +1,8 @@
-"""LangChain adapters for kgpath graph retrieval: one base, five retrievers, policies, prompts.
+"""LangChain adapters for kgpath graph retrieval: one base, six retrievers, policies, prompts.
 
 Every retriever (:class:`PathConstrainedRetriever`, :class:`PathRAGRetriever`,
-:class:`C2RAGRetriever`, :class:`SchemaGuidedRetriever`, :class:`KGTraversalRetriever`) is
+:class:`C2RAGRetriever`, :class:`SchemaGuidedRetriever`, :class:`KGTraversalRetriever`,
+:class:`GraphAugmentedRetriever`) is
 a :class:`KgpathRetriever`: built with ``from_graph(graph, embedding=, llm=, k=,
 output=, **method_options)``, it returns one ``Document`` per evidence item of the core's
 evidence contract (:mod:`kgpath.evidence`), source passages with their text by default,

@@ -98,9 +98,14 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
         unit: nodes, paths, evidence, sentences); see :mod:`kgpath.evidence`.
     **options
         The method's config fields and constructor options (e.g. PCR ``anchor``,
-        ``max_depth``); anything else raises :class:`~kgpath.ConfigError` naming it and the
-        accepted ones. Per-call keyword arguments of ``invoke``/``ainvoke``/``batch``
-        (``k``, ``output``, config fields, per-call options) are checked the same way.
+        ``max_depth``), as its registered spec declares them (``config_cls``,
+        ``init_args``, ``call_args``; :mod:`kgpath.methods.registry`); anything else raises
+        :class:`~kgpath.ConfigError` naming it and the accepted ones. Per-call keyword
+        arguments of ``invoke``/``ainvoke``/``batch`` (``k``, ``output``, config fields,
+        per-call options) are checked the same way.
+
+    A new method needs one line here: ``class MyRetriever(KgpathRetriever): method =
+    "mine"`` (its spec registered in :mod:`kgpath.methods.registry`).
     """
 
     method: ClassVar[str] = ""
@@ -120,7 +125,7 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
         options = {**(data.pop("options", None) or {}),
                    **{n: data.pop(n) for n in list(data) if n not in fields}}
         # per-call options given at construction become call defaults; a built core takes
-        # no config options; PCR's default anchor is checked against the graph now
+        # no config options; defaults are checked against the graph now (PCR's anchor)
         retriever = EvidenceRetriever.from_options(
             self.method, data.get("graph"), embedder=data.get("embedding"),
             llm=data.get("llm"), k=data.get("k"), output=data.get("output", "passages"),

@@ -1,9 +1,9 @@
-"""The five kgpath methods as LangChain retrievers; each only names its method.
+"""The six kgpath methods as LangChain retrievers; each only names its method.
 
 Construction and per-call options, ``k``, ``output`` and the document metadata are those
 of :class:`~langchain_kgpath._base.KgpathRetriever`; the methods themselves live in the
-core (``kgpath.methods``). Per-call options beyond config fields: PCR ``anchor`` /
-``anchor_name``; C2RAG and schema-guided ``plan``; traversal ``algorithm``.
+core (``kgpath.methods``), and each method's options are its registered spec's
+(:mod:`kgpath.methods.registry`: config fields, ``init_args``, ``call_args``).
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ class GraphAugmentedRetriever(KgpathRetriever):
     """
 
     method: ClassVar[str] = "augmented"
+
 
 class KGTraversalRetriever(KgpathRetriever):
     """The seven semantic-chunk-graph traversals; a graph without chunks gets a chunk graph.

@@ -1,7 +1,9 @@
 """The shared contract suite (:mod:`kgpath.testing`) run by the LlamaIndex adapter.
 
-Every method's retriever, built with ``from_graph``, must return the core's evidence with
-``Evidence.metadata()`` as node metadata (the same keys as the LangChain adapter).
+Every registered method's retriever, built with ``from_graph``, must return the core's
+evidence with ``Evidence.metadata()`` as node metadata (the same keys as the LangChain
+adapter). The class of a method is the one declaring it (:func:`kgpath.testing.adapter_class`),
+so this module names no method.
 """
 
 from __future__ import annotations
@@ -9,26 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from llama_index.core.schema import NodeWithScore
-from llama_index.retrievers.kgpath import (
-    C2RAGRetriever,
-    GraphAugmentedRetriever,
-    KgpathQueryBundle,
-    KGTraversalRetriever,
-    PathConstrainedRetriever,
-    PathRAGRetriever,
-    SchemaGuidedRetriever,
-)
+from llama_index.retrievers.kgpath import KgpathQueryBundle, KgpathRetriever
 
-from kgpath.testing import RetrieverContractSuite, Row
-
-CLASSES = {
-    "pcr": PathConstrainedRetriever,
-    "pathrag": PathRAGRetriever,
-    "c2rag": C2RAGRetriever,
-    "schema": SchemaGuidedRetriever,
-    "traversal": KGTraversalRetriever,
-    "augmented": GraphAugmentedRetriever,
-}
+from kgpath.testing import RetrieverContractSuite, Row, adapter_class
 
 
 def _rows(nodes: list[NodeWithScore]) -> list[Row]:
@@ -38,8 +23,8 @@ def _rows(nodes: list[NodeWithScore]) -> list[Row]:
 class TestLlamaIndexContract(RetrieverContractSuite):
     def make(self, method: str, graph: Any, embedder: Any, *, k: int | None = None,
              **options: Any) -> Any:
-        return CLASSES[method].from_graph(graph, embed_model=embedder, similarity_top_k=k,
-                                          **options)
+        cls = adapter_class(KgpathRetriever, method)
+        return cls.from_graph(graph, embed_model=embedder, similarity_top_k=k, **options)
 
     def invoke(self, retriever: Any, query: str, **kwargs: Any) -> list[Row]:
         return _rows(retriever.retrieve(KgpathQueryBundle(query, options=kwargs)))

@@ -17,6 +17,7 @@ from llama_index.retrievers.kgpath import KgpathQueryBundle, PathConstrainedRetr
 from llama_index.retrievers.kgpath._base import query_call_args
 
 from kgpath import GraphIndex, HashingEmbedder, KnowledgeGraph, PCRConfig
+from kgpath.facade import method_spec
 from kgpath.methods.pcr import PathConstrainedRetriever as CorePCR
 
 
@@ -153,11 +154,12 @@ def test_global_fallback_is_recorded_in_the_trace(core_pcr: CorePCR) -> None:
 
 
 def test_query_call_args_precedence() -> None:
-    q, kw = query_call_args(QueryBundle("hi"), {"anchor": "a"})
+    groups = method_spec("pcr").call_groups  # a call's anchor replaces the default anchor
+    q, kw = query_call_args(QueryBundle("hi"), {"anchor": "a"}, groups)
     assert (q, kw) == ("hi", {"anchor": "a"})
     q, kw = query_call_args(
         KgpathQueryBundle("hi", anchor_name="B", k=2, options={"max_depth": 1, "k": 9}),
-        {"anchor": "a"},
+        {"anchor": "a"}, groups,
     )
     assert kw == {"anchor_name": "B", "k": 2, "max_depth": 1}
 

@@ -109,7 +109,7 @@ def run(ctx: DemoContext) -> None:
     ctx.print(f"Seed schema {schema.name!r}: {len(schema.entities)} entity types, "
               f"{len(schema.relations)} relation types, {len(schema.attributes)} attribute type.")
     _show_extraction(ctx, schema)
-    retr = SchemaGuidedRetriever(ctx.index, schema)
+    retr = SchemaGuidedRetriever(ctx.index, schema=schema)
     _show_decomposition(ctx, retr)
     _show_typed_retrieval(ctx, retr)
     _show_hierarchy(ctx)

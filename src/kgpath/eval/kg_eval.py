@@ -3,14 +3,16 @@
 ``--data`` with ``questions.json`` + ``corpus.json`` (HotpotQA layout): the graph is built
 with ``kgpath.ingest.graph_from_documents`` (offline spaCy extractor) and the passages embedded
 once (:func:`kgpath.index.graph_vectors.embed_graph`), both cached under ``--cache-dir``; passage
-R@2/R@5 of dense, BM25, PCR, PathRAG, C2RAG (LLM-free), the traversal default and the
-graph-augmented retriever are printed (protocol: :mod:`kgpath.eval.kg_hotpot`).
+R@2/R@5 of dense, BM25 and every registered method whose spec lists ``"hotpotqa"`` (PCR,
+PathRAG, C2RAG LLM-free, the traversal default, the graph-augmented retriever) are printed
+(protocol: :mod:`kgpath.eval.kg_hotpot`).
 ``--vectors`` also compares the node vectors (passage mean vs embedded node texts): the
 seconds each costs and PCR's recall with each.
 
 ``--data`` with ``kb.txt`` + ``dev_<n>hop.jsonl`` (MetaQA layout): answer Hits@1/Hits@10
-per method and hop count on the reachable questions, anchor given
-(:mod:`kgpath.eval.kg_metaqa`).
+per method (every registered method whose spec lists ``"metaqa"``, with variants, and a
+walk baseline) and hop count on the reachable questions, anchor given
+(:mod:`kgpath.eval.kg_metaqa`). ``--methods`` takes any registered method name too.
 
 ``--json FILE`` writes ``{"dataset", "methods": {name: {metric: value}}}`` (keys ``R@2``,
 ``R@5``, or ``Hits@1``, ``Hits@10`` per hop as ``"<h>hop"`` sub-dicts plus the overall
@@ -41,7 +43,7 @@ def run_hotpotqa(args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]
     """Evaluate the passage methods; print the table(s); return the JSON document."""
     from kgpath.eval.hotpotqa import load_hotpotqa
     from kgpath.eval.kg_build import hotpotqa_graph
-    from kgpath.eval.kg_hotpot import PASSAGE_METHODS, evaluate_passages
+    from kgpath.eval.kg_hotpot import evaluate_passages, passage_methods
 
     data = load_hotpotqa(args.data, limit=args.limit)
     t0 = time.perf_counter()
@@ -51,7 +53,7 @@ def run_hotpotqa(args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]
          f"{st.get('edges')} edges (loaded/built in {time.perf_counter() - t0:.1f}s; build: "
          f"extract {st.get('extract_s', 0):.1f}s, embed passages "
          f"{st.get('embed_passages_s', 0):.1f}s, node vectors {st.get('node_vectors_s', 0):.2f}s)")
-    methods = args.methods.split(",") if args.methods else list(PASSAGE_METHODS)
+    methods = args.methods.split(",") if args.methods else list(passage_methods())
     scores = evaluate_passages(data, built, embedder, methods, progress=_say)
     n = len(data.questions)
     rows = [[m, *(f"{v:.1f}" for v in s.metrics().values()), f"{1e3 * s.seconds / n:.0f}",
@@ -94,7 +96,7 @@ def _vectors_report(data: Any, built: Any, embedder: Embedder) -> None:
 
 def run_metaqa(args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]:
     """Evaluate the KG methods on MetaQA; print per hop; return the JSON document."""
-    from kgpath.eval.kg_metaqa import KG_METHODS, evaluate_metaqa, load_metaqa, metaqa_graph
+    from kgpath.eval.kg_metaqa import evaluate_metaqa, kg_methods, load_metaqa, metaqa_graph
 
     qs = load_metaqa(args.data, limit=args.limit)
     t0 = time.perf_counter()
@@ -102,7 +104,7 @@ def run_metaqa(args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]:
     _say(f"KB graph: {g.num_nodes} nodes, {g.num_edges} edges "
          f"({time.perf_counter() - t0:.1f}s); "
          f"{sum(q.reachable for q in qs)} reachable of {len(qs)} questions")
-    methods = args.methods.split(",") if args.methods else list(KG_METHODS)
+    methods = args.methods.split(",") if args.methods else list(kg_methods())
     scores = evaluate_metaqa(qs, g, embedder, methods, progress=_say)
     rows = []
     for m, s in scores.items():

@@ -44,11 +44,25 @@ from kgpath.eval.kg_build import BuiltGraph, doc_of_passage
 from kgpath.graph import KnowledgeGraph
 from kgpath.search.bm25 import BM25Index
 
-__all__ = ["PASSAGE_METHODS", "PassageScores", "evaluate_passages", "method_runners"]
+__all__ = ["BASELINES", "PassageScores", "evaluate_passages", "method_runners",
+           "passage_methods"]
 
-PASSAGE_METHODS = ("dense", "bm25", "pcr", "pathrag", "c2rag", "traversal", "augmented")
+BASELINES = ("dense", "bm25")
+"""The two baselines every run starts with (not registered methods)."""
 PCR_DEPTH = 3
 POOL = 20
+
+
+def passage_methods() -> tuple[str, ...]:
+    """The default runs: :data:`BASELINES`, then the registered methods for HotpotQA.
+
+    Those whose spec's :attr:`~kgpath.methods.registry.MethodSpec.benchmarks` names
+    ``"hotpotqa"``, in registry order.
+    """
+    from kgpath.methods.registry import method_names, method_spec
+
+    return BASELINES + tuple(m for m in method_names()
+                             if "hotpotqa" in method_spec(m).benchmarks)
 
 
 @dataclass
@@ -190,7 +204,7 @@ def _traversal(built: BuiltGraph, emb: _Queries) -> Callable[[str], list[str]]:
 def _augmented(built: BuiltGraph, emb: _Queries, **cfg: Any) -> Callable[[str], list[str]]:
     from kgpath.methods.augmented import AugmentedConfig, GraphAugmentedRetriever
 
-    r = GraphAugmentedRetriever(built.graph, emb, vectors=built.vectors,
+    r = GraphAugmentedRetriever(built.graph, embedder=emb, vectors=built.vectors,
                                 config=AugmentedConfig(k=POOL, **cfg))
 
     def run(q: str) -> list[str]:
@@ -202,7 +216,11 @@ def method_runners(
     built: BuiltGraph, embedder: Embedder, methods: Sequence[str],
     augmented: dict[str, Any] | None = None, pcr: dict[str, Any] | None = None,
 ) -> dict[str, Callable[[str], list[str]]]:
-    """One ``question -> ranked passage ids`` callable per method (built once)."""
+    """One ``question -> ranked passage ids`` callable per method (built once).
+
+    A registered method without a runner of its own here runs through the facade with its
+    defaults (passages, LLM-free).
+    """
     from kgpath.index.graph_index import GraphIndex
     from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever
 
@@ -220,15 +238,19 @@ def method_runners(
         "traversal": lambda: _traversal(built, emb),
         "augmented": lambda: _augmented(built, emb, **(augmented or {})),
     }
-    return {m: makers[m]() for m in methods}
+    return {m: makers[m]() if m in makers else _facade(m, index, None) for m in methods}
 
 
 def evaluate_passages(
     data: HotpotQADataset, built: BuiltGraph, embedder: Embedder,
-    methods: Sequence[str] = PASSAGE_METHODS, *, augmented: dict[str, Any] | None = None,
+    methods: Sequence[str] | None = None, *, augmented: dict[str, Any] | None = None,
     pcr: dict[str, Any] | None = None, progress: Callable[[str], None] | None = None,
 ) -> dict[str, PassageScores]:
-    """Recall@2/@5 per method and question (a method that raises scores 0, counted)."""
+    """Recall@2/@5 per method and question (a method that raises scores 0, counted).
+
+    ``methods``: default :func:`passage_methods`.
+    """
+    methods = passage_methods() if methods is None else methods
     emb = _Queries(embedder)
     emb.fill([q.question for q in data.questions])
     out: dict[str, PassageScores] = {}

@@ -40,9 +40,25 @@ from kgpath.embeddings import Embedder, normalize_rows
 from kgpath.errors import GraphError
 from kgpath.graph import KnowledgeGraph
 
-__all__ = ["KG_METHODS", "MetaQAQuestion", "evaluate_metaqa", "load_metaqa", "metaqa_graph"]
+__all__ = ["MetaQAQuestion", "evaluate_metaqa", "kg_methods", "load_metaqa", "metaqa_graph"]
 
-KG_METHODS = ("pcr", "pcr_template", "pathrag", "c2rag", "walk")
+VARIANTS: dict[str, tuple[str, ...]] = {"pcr": ("pcr_template",)}
+"""Extra runs of a method with other options, listed right after it."""
+
+
+def kg_methods() -> tuple[str, ...]:
+    """The default runs: the registered methods for MetaQA, then the ``walk`` baseline.
+
+    Those whose spec's :attr:`~kgpath.methods.registry.MethodSpec.benchmarks` names
+    ``"metaqa"``, in registry order, each followed by its :data:`VARIANTS`.
+    """
+    from kgpath.methods.registry import method_names, method_spec
+
+    out: list[str] = []
+    for m in method_names():
+        if "metaqa" in method_spec(m).benchmarks:
+            out += [m, *VARIANTS.get(m, ())]
+    return (*out, "walk")
 
 
 @dataclass(frozen=True)
@@ -199,10 +215,15 @@ class HitsScores:
 
 def evaluate_metaqa(
     questions: Sequence[MetaQAQuestion], graph: KnowledgeGraph, embedder: Embedder,
-    methods: Sequence[str] = KG_METHODS, *,
+    methods: Sequence[str] | None = None, *,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, HitsScores]:
-    """Hits@1/@10 per method on the reachable questions."""
+    """Hits@1/@10 per method on the reachable questions (default :func:`kg_methods`).
+
+    A registered method without a runner of its own here is scored on its native items
+    (their node ids, through the facade).
+    """
+    methods = kg_methods() if methods is None else methods
     from kgpath.index.graph_index import GraphIndex
 
     index = GraphIndex(graph, embedder)
@@ -215,7 +236,7 @@ def evaluate_metaqa(
     qs = [q for q in questions if q.reachable and q.anchor in graph]
     out: dict[str, HitsScores] = {}
     for name in methods:
-        run = makers[name]()
+        run = makers[name]() if name in makers else _native(name, index)
         sc = out[name] = HitsScores(name)
         t0 = time.perf_counter()
         for q in qs:

@@ -1,5 +1,10 @@
-"""One module per paper: pcr, pathrag, c2rag, schema, traversal."""
+"""One package per method: pcr, pathrag, c2rag, schema, traversal (the papers), augmented.
 
+Each package declares its :class:`~kgpath.methods.registry.MethodSpec` in ``spec.py``;
+:mod:`kgpath.methods.registry` lists them (one line each) and serves them by name.
+"""
+
+from kgpath.methods.augmented import AugmentedConfig, AugmentedResult, GraphAugmentedRetriever
 from kgpath.methods.c2rag import (
     C2RAGConfig,
     C2RAGResult,
@@ -76,6 +81,9 @@ from kgpath.methods.traversal import (
 )
 
 __all__ = [
+    "AugmentedConfig",
+    "AugmentedResult",
+    "GraphAugmentedRetriever",
     "TRAVERSAL_EXTENSIONS",
     "MentionExpansionConfig",
     "mention_expansion",

@@ -3,6 +3,6 @@
 Requires ``pytest`` (``pip install kgpath[dev]``).
 """
 
-from kgpath.testing.contract import CONTRACT_QUERIES, RetrieverContractSuite, Row
+from kgpath.testing.contract import RetrieverContractSuite, Row, adapter_class, example
 
-__all__ = ["CONTRACT_QUERIES", "RetrieverContractSuite", "Row"]
+__all__ = ["RetrieverContractSuite", "Row", "adapter_class", "example"]

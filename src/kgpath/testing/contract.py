@@ -1,20 +1,24 @@
 """The retriever contract suite: every adapter, every method, the same behaviour.
 
 An adapter's test module subclasses :class:`RetrieverContractSuite` and implements three
-hooks; pytest then runs every ``test_*`` method below for each of the five methods on the
-demo graph, comparing the framework's output with the core's evidence
+hooks; pytest then runs every ``test_*`` method below for each registered method
+(:mod:`kgpath.methods.registry`) on the demo graph, asking the question of the method's
+spec (``MethodSpec.example``) and comparing the framework's output with the core's evidence
 (:class:`kgpath.facade.EvidenceRetriever` with the same options). Because both adapters
-are compared with the same reference, their metadata keys and values are identical.
+are compared with the same reference, their metadata keys and values are identical. The
+suite names no method: a method registered later (a plugin) runs it by overriding the
+``method`` fixture.
 
 Examples
 --------
 In ``integrations/langchain/tests/test_lc_contract_suite.py``::
 
-    from kgpath.testing import RetrieverContractSuite, Row
+    from kgpath.testing import RetrieverContractSuite, Row, adapter_class
 
     class TestLangChainContract(RetrieverContractSuite):
         def make(self, method, graph, embedder, *, k=None, **options):
-            return CLASSES[method].from_graph(graph, embedding=embedder, k=k, **options)
+            cls = adapter_class(KgpathRetriever, method)
+            return cls.from_graph(graph, embedding=embedder, k=k, **options)
 
         def invoke(self, retriever, query, **kwargs):
             return [Row(d.page_content, d.metadata["kgpath_score"], d.metadata)
@@ -36,29 +40,40 @@ import pytest
 
 from kgpath.errors import ConfigError
 from kgpath.evidence import Evidence
-from kgpath.facade import METHODS, EvidenceRetriever
+from kgpath.facade import METHODS, EvidenceRetriever, method_spec
 from kgpath.graph import KnowledgeGraph
 
-__all__ = ["CONTRACT_QUERIES", "RetrieverContractSuite", "Row"]
+__all__ = ["RetrieverContractSuite", "Row", "adapter_class", "example"]
 
-CONTRACT_QUERIES: dict[str, tuple[str, dict[str, Any]]] = {
-    "pcr": ("Which prize did Marie Curie receive?", {"anchor": "Marie Curie"}),
-    "pathrag": ("How is Marie Curie connected to radioactivity?", {}),
-    "c2rag": ("Where was the discoverer of polonium born?", {}),
-    "schema": ("Which element did Marie Curie isolate?", {}),
-    "traversal": ("What did Marie Curie isolate from pitchblende?", {}),
-    "augmented": ("Where was the ore for radium mined?", {}),
-}
-"""Per method: a question about the demo graph and per-call arguments."""
 
-NATIVE_KINDS: dict[str, set[str]] = {
-    "pcr": {"node"},
-    "pathrag": {"path", "node"},
-    "c2rag": {"passage", "triple"},
-    "schema": {"node", "triple", "passage"},
-    "traversal": {"sentence"},
-    "augmented": {"passage"},
-}
+def example(method: str) -> tuple[str, dict[str, Any]]:
+    """The spec's question about the demo graph and its per-call arguments."""
+    query, call = method_spec(method).example
+    if not query:
+        raise ConfigError(f"method {method!r} declares no example (MethodSpec.example); "
+                          "the contract suite needs a question about the demo graph")
+    return query, dict(call)
+
+
+def adapter_class(base: type, method: str) -> type:
+    """The subclass of ``base`` (an adapter's ``KgpathRetriever``) declaring ``method``.
+
+    Raises
+    ------
+    ConfigError
+        If no subclass, or several, set ``method = "<method>"`` in their own body.
+    """
+    found: list[type] = []
+    todo: list[type] = list(base.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if cls.__dict__.get("method") == method and cls not in found:
+            found.append(cls)
+    if len(found) != 1:
+        raise ConfigError(f"expected one {base.__name__} subclass with method = {method!r}, "
+                          f"found {sorted(c.__qualname__ for c in found)}")
+    return found[0]
 
 
 class Row(NamedTuple):
@@ -100,9 +115,9 @@ class RetrieverContractSuite:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ fixtures
-    @pytest.fixture(params=METHODS)
+    @pytest.fixture(params=tuple(METHODS))
     def method(self, request: Any) -> str:
-        """Each of the five methods."""
+        """Each method registered when the suite was imported (the six built-ins)."""
         return str(request.param)
 
     @pytest.fixture
@@ -112,14 +127,14 @@ class RetrieverContractSuite:
 
     def _reference(self, method: str, graph: KnowledgeGraph, *, k: int | None = None,
                    output: str = "passages", **options: Any) -> list[Evidence]:
-        query, call = CONTRACT_QUERIES[method]
+        query, call = example(method)
         ref = EvidenceRetriever(method, graph, embedder=_embedder(), k=k, output=output,
                                 **options)
         return ref.retrieve(query, **call)
 
     def _run(self, method: str, graph: KnowledgeGraph, *, k: int | None = None,
              **options: Any) -> list[Row]:
-        query, call = CONTRACT_QUERIES[method]
+        query, call = example(method)
         return self.invoke(self.make(method, graph, _embedder(), k=k, **options), query, **call)
 
     # ------------------------------------------------------------------ tests
@@ -153,13 +168,13 @@ class RetrieverContractSuite:
     def test_k_is_honoured(self, method: str, graph: KnowledgeGraph) -> None:
         """``k`` at construction and per call caps the list."""
         assert len(self._run(method, graph, k=2)) <= 2
-        query, call = CONTRACT_QUERIES[method]
+        query, call = example(method)
         retriever = self.make(method, graph, _embedder())
         assert len(self.invoke(retriever, query, k=1, **call)) == 1
 
     def test_sync_equals_async(self, method: str, graph: KnowledgeGraph) -> None:
         """``ainvoke`` returns what ``invoke`` returns."""
-        query, call = CONTRACT_QUERIES[method]
+        query, call = example(method)
         retriever = self.make(method, graph, _embedder())
         sync = self.invoke(retriever, query, **call)
         assert asyncio.run(self.ainvoke(retriever, query, **call)) == sync
@@ -168,7 +183,7 @@ class RetrieverContractSuite:
         """``output="native"`` gives the method's own unit."""
         rows = self._run(method, graph, output="native")
         assert rows
-        assert {r.metadata["kgpath_kind"] for r in rows} <= NATIVE_KINDS[method]
+        assert {r.metadata["kgpath_kind"] for r in rows} <= method_spec(method).native_kinds
         ref = self._reference(method, graph, output="native")
         assert [r.metadata for r in rows] == [e.metadata() for e in ref]
 
@@ -181,7 +196,7 @@ class RetrieverContractSuite:
     def test_unknown_argument_raises_per_call(self, method: str,
                                               graph: KnowledgeGraph) -> None:
         """A misspelt per-call argument names itself."""
-        query, _ = CONTRACT_QUERIES[method]
+        query, _ = example(method)
         retriever = self.make(method, graph, _embedder())
         with pytest.raises(ConfigError, match="no_such_argument"):
             self.invoke(retriever, query, no_such_argument=1)

@@ -12,14 +12,10 @@ from kgpath.methods.augmented.fusion import (
     seed_scores,
 )
 from kgpath.methods.augmented.result import AugmentedHit, AugmentedResult
-from kgpath.methods.augmented.retriever import BaseRetriever, GraphAugmentedRetriever, build
-
-INIT_ARGS = frozenset({"base", "vectors", "linker"})
-"""Constructor options of :func:`build` that are not config fields (for the facade)."""
+from kgpath.methods.augmented.retriever import BaseRetriever, GraphAugmentedRetriever
 
 __all__ = [
     "EXPANSIONS",
-    "INIT_ARGS",
     "LINK_RULES",
     "AugmentedConfig",
     "AugmentedHit",
@@ -28,7 +24,6 @@ __all__ = [
     "GraphAugmentedRetriever",
     "Link",
     "PassageEntityIndex",
-    "build",
     "chain_scores",
     "seed_scores",
 ]

@@ -38,7 +38,7 @@ from kgpath.methods.augmented.fusion import (
 )
 from kgpath.methods.augmented.result import AugmentedHit, AugmentedResult
 
-__all__ = ["BaseRetriever", "GraphAugmentedRetriever", "build"]
+__all__ = ["BaseRetriever", "GraphAugmentedRetriever"]
 
 BaseRetriever = Callable[[str, int], Any]
 
@@ -53,6 +53,8 @@ class GraphAugmentedRetriever:
         ``kgpath.ingest.graph_from_documents``), or a ``GraphIndex`` (its graph and embedder).
     embedder
         Embeds the question (and, once, the passages) for the default dense base.
+    llm
+        Unused (the method is LLM-free); accepted so every method has one constructor shape.
     config
         :class:`AugmentedConfig`.
     base
@@ -71,7 +73,7 @@ class GraphAugmentedRetriever:
         If neither an embedder nor a base retriever is given.
     """
 
-    def __init__(self, graph: Any, embedder: Any = None, *,
+    def __init__(self, graph: Any, *, embedder: Any = None, llm: Any = None,
                  config: AugmentedConfig | None = None, base: BaseRetriever | None = None,
                  vectors: GraphVectors | None = None,
                  linker: EntityLinker | None = None) -> None:
@@ -196,12 +198,3 @@ class GraphAugmentedRetriever:
                 given = await given
         return self._fuse(q, self._base_scores(qv, given), cfg)
 
-
-def build(graph: Any, *, embedder: Any = None, llm: Any = None,
-          config: AugmentedConfig | None = None, **init: Any) -> GraphAugmentedRetriever:
-    """Facade builder: ``build(graph, embedder=, llm=, config=, base=, vectors=, linker=)``.
-
-    ``llm`` is accepted for the facade's uniform signature and unused (the method is
-    LLM-free).
-    """
-    return GraphAugmentedRetriever(graph, embedder, config=config, **init)

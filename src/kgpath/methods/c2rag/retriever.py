@@ -121,13 +121,13 @@ class ConstraintCheckedRetriever:
     llm
         Planner (:class:`~kgpath.llm.LLM`). ``None`` uses the LLM-free fallback plan, which
         is weaker (see :func:`~kgpath.methods.c2rag.plan.fallback_plan`).
+    config
+        :class:`C2RAGConfig`; per-call overrides are keyword arguments of :meth:`retrieve`.
     reranker
         The Eq. 6 / Eq. 12 scorer. Default :class:`~kgpath.EmbeddingReranker` over the
         embedder (offline bi-encoder, weaker than the paper's cross-encoder); pass a
         :class:`~kgpath.CrossEncoderReranker` or :class:`~kgpath.CallableReranker` to use
         your own model.
-    config
-        :class:`C2RAGConfig`; per-call overrides are keyword arguments of :meth:`retrieve`.
     planner_prompt
         ``str.format`` template with ``{query}``, ``{m}``, ``{schema}``.
 
@@ -150,8 +150,8 @@ class ConstraintCheckedRetriever:
         *,
         embedder: Embedder | None = None,
         llm: LLM | None = None,
-        reranker: Reranker | None = None,
         config: C2RAGConfig | None = None,
+        reranker: Reranker | None = None,
         planner_prompt: str = PLANNER_PROMPT,
     ) -> None:
         if isinstance(graph, GraphIndex):

@@ -42,14 +42,14 @@ class SchemaGuidedRetriever:
 
     Parameters
     ----------
-    index
-        A :class:`GraphIndex` or a :class:`KnowledgeGraph` (wrapped with ``embedder``).
+    graph
+        A :class:`KnowledgeGraph` (wrapped with ``embedder``) or a :class:`GraphIndex`.
     schema
-        The schema (the same one used to build the graph).
+        The schema (the same one used to build the graph); keyword-only.
+    embedder
+        Used only when ``graph`` is a bare graph.
     llm
         LLM for decomposition; ``None`` uses the LLM-free heuristic.
-    embedder
-        Used only when ``index`` is a bare graph.
     config
         :class:`SchemaRetrieverConfig`; per-call overrides are keyword arguments of
         :meth:`retrieve`, applied with ``dataclasses.replace``.
@@ -66,7 +66,7 @@ class SchemaGuidedRetriever:
     >>> from kgpath.data import load_demo_graph
     >>> g = load_demo_graph()
     >>> s = Schema(entities=sorted({n.type for n in g.nodes}))
-    >>> r = SchemaGuidedRetriever(g, s, embedder=HashingEmbedder())
+    >>> r = SchemaGuidedRetriever(g, schema=s, embedder=HashingEmbedder())
     >>> res = r.retrieve("Which place was Marie Curie born in?", k=3)
     >>> {g.node(i).type for i in res.ids} <= {"Place", "Person"}
     True
@@ -74,18 +74,18 @@ class SchemaGuidedRetriever:
 
     def __init__(
         self,
-        index: GraphIndex | KnowledgeGraph,
-        schema: Schema,
+        graph: KnowledgeGraph | GraphIndex,
         *,
-        llm: LLM | None = None,
+        schema: Schema,
         embedder: Any = None,
+        llm: LLM | None = None,
         config: SchemaRetrieverConfig | None = None,
         decomposer: SchemaDecomposer | None = None,
         hierarchy: Hierarchy | None = None,
     ) -> None:
         if not isinstance(schema, Schema):
             raise ConfigError(f"schema must be a kgpath Schema, got {type(schema).__name__}")
-        self.index = index if isinstance(index, GraphIndex) else GraphIndex(index, embedder)
+        self.index = graph if isinstance(graph, GraphIndex) else GraphIndex(graph, embedder)
         self.schema = schema
         self.config = config or SchemaRetrieverConfig()
         self.decomposer = decomposer or SchemaDecomposer(
@@ -137,13 +137,13 @@ class SchemaGuidedRetriever:
 
     # ------------------------------------------------------------------ retrieval
     def retrieve(
-        self, question: str, *, plan: DecompositionPlan | None = None, **overrides: Any
+        self, query: str, *, plan: DecompositionPlan | None = None, **overrides: Any
     ) -> SchemaResult:
         """Decompose (unless ``plan`` is given), retrieve sub-questions on a thread pool, merge.
 
         ``overrides`` are :class:`SchemaRetrieverConfig` fields for this call (e.g. ``k=3``).
         """
-        q = check_query(question)
+        q = check_query(query)
         cfg = self._config(overrides)
         t0 = time.perf_counter()
         plan = plan or self.decomposer.decompose(q, max_sub_questions=cfg.max_sub_questions)
@@ -160,14 +160,14 @@ class SchemaGuidedRetriever:
         return self._finish(q, plan, runs, cfg, t0, t_plan, "threads")
 
     async def aretrieve(
-        self, question: str, *, plan: DecompositionPlan | None = None, **overrides: Any
+        self, query: str, *, plan: DecompositionPlan | None = None, **overrides: Any
     ) -> SchemaResult:
         """Async :meth:`retrieve`.
 
         Decomposition and query embeddings are awaited natively; sub-questions are gathered
         with a concurrency bound.
         """
-        q = check_query(question)
+        q = check_query(query)
         cfg = self._config(overrides)
         t0 = time.perf_counter()
         plan = plan or await self.decomposer.adecompose(q, max_sub_questions=cfg.max_sub_questions)

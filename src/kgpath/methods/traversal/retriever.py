@@ -37,18 +37,18 @@ class TraversalRetriever:
 
     Parameters
     ----------
-    index
-        A :class:`GraphIndex` over a chunk graph, or the chunk graph itself (wrapped with
-        ``embedder``). Embeddings stored in the graph by the builder are reused.
+    graph
+        The chunk graph (wrapped with ``embedder``), or a :class:`GraphIndex` over one.
+        Embeddings stored in the graph by the builder are reused.
     embedder
         Query embedder (must be the one the graph was built with).
-    algorithm
-        Default algorithm (one of :data:`ALGORITHMS`); per call: ``retrieve(algorithm=...)``.
+    llm
+        Used by ``llm_guided_traversal`` only.
     config
         :class:`TraversalConfig`; per-call overrides are keyword arguments of
         :meth:`retrieve` (applied with ``dataclasses.replace``).
-    llm
-        Used by ``llm_guided_traversal`` only.
+    algorithm
+        Default algorithm (one of :data:`ALGORITHMS`); per call: ``retrieve(algorithm=...)``.
     llm_prompt
         Template of each LLM step (variables as in :data:`LLM_TRAVERSAL_PROMPT`).
     mention_config
@@ -74,16 +74,16 @@ class TraversalRetriever:
 
     def __init__(
         self,
-        index: GraphIndex | KnowledgeGraph,
+        graph: KnowledgeGraph | GraphIndex,
         *,
         embedder: Any = None,
-        algorithm: str = "query_traversal",
-        config: TraversalConfig | None = None,
         llm: LLM | None = None,
+        config: TraversalConfig | None = None,
+        algorithm: str = "query_traversal",
         llm_prompt: str = LLM_TRAVERSAL_PROMPT,
         mention_config: MentionExpansionConfig | None = None,
     ) -> None:
-        self.index = index if isinstance(index, GraphIndex) else GraphIndex(index, embedder)
+        self.index = graph if isinstance(graph, GraphIndex) else GraphIndex(graph, embedder)
         check_algorithm(algorithm)  # validate the name early
         self.mention_config = mention_config or MentionExpansionConfig()
         self.llm_prompt = llm_prompt

@@ -125,12 +125,14 @@ class KgpathQueryBundle(QueryBundle):
 
 
 def query_call_args(
-    query_bundle: QueryBundle, defaults: Mapping[str, Any] | None = None
+    query_bundle: QueryBundle, defaults: Mapping[str, Any] | None = None,
+    groups: tuple[frozenset[str], ...] = (),
 ) -> tuple[str, dict[str, Any]]:
     """Split a (possibly :class:`KgpathQueryBundle`) query into ``(query_str, kwargs)``.
 
-    ``defaults`` are the retriever's per-call defaults; a call naming ``anchor`` or
-    ``anchor_name`` replaces both default anchor arguments.
+    ``defaults`` are the retriever's per-call defaults; a call naming one option of a group
+    (the method spec's ``call_groups``, e.g. PCR's ``anchor`` / ``anchor_name``) replaces
+    all the group's defaults.
     """
     call: dict[str, Any] = {}
     if isinstance(query_bundle, KgpathQueryBundle):
@@ -138,7 +140,7 @@ def query_call_args(
         for name in ("anchor", "anchor_name", "k"):
             if getattr(query_bundle, name) is not None:
                 call[name] = getattr(query_bundle, name)
-    return query_bundle.query_str, merge_call_defaults(defaults or {}, call)
+    return query_bundle.query_str, merge_call_defaults(defaults or {}, call, groups)
 
 
 def build_evidence_retriever(method: str, graph: Any, *, embed_model: Any, llm: Any,
@@ -172,8 +174,13 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
         As for any LlamaIndex retriever.
     **options
         The method's config fields, constructor extras and per-call defaults (e.g. PCR's
-        ``anchor``); anything else raises :class:`kgpath.ConfigError` naming the accepted
-        ones. Per call, pass a :class:`KgpathQueryBundle`.
+        ``anchor``), as its registered spec declares them (``config_cls``, ``init_args``,
+        ``call_args``; :mod:`kgpath.methods.registry`); anything else raises
+        :class:`kgpath.ConfigError` naming the accepted ones. Per call, pass a
+        :class:`KgpathQueryBundle`.
+
+    A new method needs one line here: ``class MyRetriever(KgpathRetriever): method =
+    "mine"`` (its spec registered in :mod:`kgpath.methods.registry`).
     """
 
     method: ClassVar[str] = ""

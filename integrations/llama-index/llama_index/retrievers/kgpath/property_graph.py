@@ -155,7 +155,7 @@ class _KgpathPGRetriever(BasePGRetriever):
         self._er = None
 
     def _call(self, query_bundle: QueryBundle) -> tuple[str, dict[str, Any]]:
-        return query_call_args(query_bundle, self._defaults)
+        return query_call_args(query_bundle, self._defaults, method_spec(self.method).call_groups)
 
     def _nodes(self, items: Sequence[Any]) -> list[NodeWithScore]:
         nodes = [evidence_to_node(e) for e in items]

@@ -1,8 +1,9 @@
-"""The five kgpath retrievers for LlamaIndex: each only names its method.
+"""The six kgpath retrievers for LlamaIndex: each only names its method.
 
 Everything else (models, ``similarity_top_k``, ``output``, options, per-call bundles,
 conversion, prompts) is :class:`~._base.KgpathRetriever`'s; the method's own options are
-its core config fields (see :mod:`kgpath.facade`).
+its registered spec's (:mod:`kgpath.methods.registry`: config fields, ``init_args``,
+``call_args``).
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ class GraphAugmentedRetriever(KgpathRetriever):
     """
 
     method = "augmented"
+
 
 class KGTraversalRetriever(KgpathRetriever):
     """One of the seven semantic chunk-graph traversals (``algorithm=``, default the core's).
