@@ -41,7 +41,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeAlias, TypeVar, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Protocol,
+    Self,
+    TypeAlias,
+    TypeVar,
+    runtime_checkable,
+)
 
 import numpy as np
 
@@ -150,7 +159,7 @@ class GraphBackend(ABC, Generic[K, T]):
 
     # -- capabilities
     def capability(self, cap: type[C]) -> C:
-        """This backend as capability ``cap`` (e.g. :class:`VectorSearch`).
+        """Return this backend as capability ``cap`` (e.g. :class:`VectorSearch`).
 
         Raises
         ------
@@ -349,8 +358,10 @@ class VectorSearch(ABC, Generic[K]):
         self, query: str, query_vec: np.ndarray, k: int, *, mode: str, alpha: float,
         exclude: K | None = None,
     ) -> tuple[Keys[K], np.ndarray, int]:
-        """Top-``k`` of all nodes: ``(keys, scores, number scored)``, best first, ties by
-        node order."""
+        """Top-``k`` of all nodes, best first, ties by node order.
+
+        Returns ``(keys, scores, number scored)``.
+        """
 
 
 class PassageSearch(ABC, Generic[K]):
@@ -394,8 +405,11 @@ class NeighbourhoodPushDown(ABC):
     def adjacent_pairs(
         self, ids: Sequence[str], *, batch_size: int
     ) -> list[tuple[str, str, bool]]:
-        """``(node, neighbour, forward)`` once per distinct neighbour and direction of each
-        node in ``ids`` (``forward``: the edge points from ``node`` to ``neighbour``)."""
+        """``(node, neighbour, forward)`` once per distinct neighbour and direction.
+
+        For each node in ``ids``; ``forward``: the edge points from ``node`` to
+        ``neighbour``.
+        """
 
     @abstractmethod
     def order_and_degree(

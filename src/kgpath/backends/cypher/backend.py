@@ -49,9 +49,9 @@ from kgpath.backends.base import (
 from kgpath.backends.cypher.drivers import CypherDriver, as_cypher_driver
 from kgpath.backends.cypher.queries import (
     Step,
+    adjacent_pairs,
     bfs_order,
     expand_one_hop,
-    adjacent_pairs,
     fetch_nodes,
     fetch_passages,
     node_page,
