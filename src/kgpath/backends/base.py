@@ -39,7 +39,7 @@ anchor first at distance 0, then level by level; ``parent_pos[i]`` is the positi
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
@@ -49,6 +49,7 @@ from typing import (
     Self,
     TypeAlias,
     TypeVar,
+    cast,
     runtime_checkable,
 )
 
@@ -152,25 +153,32 @@ class GraphBackend(ABC, Generic[K, T]):
     :meth:`bind`.
     """
 
-    name: str = "backend"
-    """Short name recorded in traces, e.g. ``"memory"`` or ``"cypher/kuzu"``."""
+    @property
+    def name(self) -> str:
+        """Short name recorded in traces, e.g. ``"memory"`` or ``"cypher/kuzu"``."""
+        return "backend"
+
     blocking: bool = False
     """True when calls block on I/O (async retrieval then runs them in a thread)."""
 
     # -- capabilities
-    def capability(self, cap: type[C]) -> C:
+    def capability(self, cap: Callable[..., C]) -> C:
         """Return this backend as capability ``cap`` (e.g. :class:`VectorSearch`).
+
+        ``cap`` is a capability class (typed as a callable so that type checkers accept
+        an abstract class).
 
         Raises
         ------
         CapabilityError
             Naming the capability and the backend, when the backend does not offer it.
         """
-        if isinstance(self, cap):
-            return self
+        if isinstance(self, cast(type, cap)):
+            return cast(C, self)
+        label = getattr(cap, "__name__", repr(cap))
         raise CapabilityError(
-            f"the {self.name!r} backend ({type(self).__name__}) has no {cap.__name__} "
-            f"capability", capability=cap.__name__)
+            f"the {self.name!r} backend ({type(self).__name__}) has no {label} capability",
+            capability=label)
 
     def has(self, cap: type) -> bool:
         """Whether :meth:`capability` would return ``cap``."""
@@ -224,7 +232,8 @@ class GraphBackend(ABC, Generic[K, T]):
         parent edge. O(reached nodes + their edges) calls to :meth:`neighbours`.
         """
         dirs: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
-        nodes, dist, ppos, pedge = [anchor], [0], [-1], [None]
+        nodes, dist, ppos = [anchor], [0], [-1]
+        pedge: list[Edge | None] = [None]
         place: dict[Any, int] = {anchor: 0}
         frontier, depth = [anchor], 0
         while frontier and (max_depth is None or depth < max_depth):

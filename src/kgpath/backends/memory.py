@@ -205,9 +205,10 @@ class InMemoryBackend(
         """``(node, neighbour, forward)``, once per distinct pair and direction."""
         g = self.index.graph
         out: dict[tuple[str, str, bool], None] = {}
+        sides: tuple[tuple[bool, Direction], ...] = ((True, "out"), (False, "in"))
         for nid in ids:
             i = g.index_of(nid)
-            for fwd, d in ((True, "out"), (False, "in")):
+            for fwd, d in sides:
                 for v in g.neighbors(i, direction=d).tolist():
                     out[(nid, g.node_at(v).id, fwd)] = None
         return list(out)

@@ -21,7 +21,7 @@ fetched depends on the variant (:meth:`ReliabilityStrategy.neighbourhood`):
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +64,7 @@ class LocalGraph:
 
     def __init__(self, store: NeighbourhoodPushDown, batch_size: int) -> None:
         self.store, self.batch = store, batch_size
-        self.order: dict[str, Hashable] = {}
+        self.order: dict[str, Any] = {}  # node order values (int after load_graph) or ids
         self.degree: dict[str, int] = {}
         self.edges: set[tuple[str, str]] = set()
         self.expanded: set[str] = set()

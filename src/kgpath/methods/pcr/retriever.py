@@ -202,7 +202,7 @@ class PathConstrainedRetriever:
         node order), or, when neither is given, the node most similar to the query.
         """
         b = backend or self.backend
-        vs = b.capability(VectorSearch)
+        vs: VectorSearch[Any] = b.capability(VectorSearch)
         if anchor is not None:
             key = b.node_by_id(anchor)
             if key is not None:

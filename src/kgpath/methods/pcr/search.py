@@ -135,7 +135,7 @@ def node_scores(
 
     Through the backend's :class:`~kgpath.backends.base.VectorSearch` capability.
     """
-    vs = b.capability(VectorSearch)
+    vs: VectorSearch[Any] = b.capability(VectorSearch)
     if cfg.mode == "hybrid" and cfg.hybrid_norm != "max":
         cos = vs.score(query, qv, keys, mode="vector", alpha=1.0)
         bm = vs.score(query, qv, keys, mode="bm25", alpha=0.0)
@@ -151,7 +151,7 @@ def global_fallback(
     With ``hybrid_norm`` other than ``"max"`` every node is re-scored (ties by vector rank).
     """
     exclude = None if cfg.include_anchor else anchor
-    vs = b.capability(VectorSearch)
+    vs: VectorSearch[Any] = b.capability(VectorSearch)
     if cfg.mode == "hybrid" and cfg.hybrid_norm != "max":
         keys, _, scored = vs.global_top(query, qv, b.node_count(), mode="vector",
                                         alpha=1.0, exclude=exclude)
