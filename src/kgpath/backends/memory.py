@@ -207,6 +207,8 @@ class InMemoryBackend(
         out: dict[tuple[str, str, bool], None] = {}
         sides: tuple[tuple[bool, Direction], ...] = ((True, "out"), (False, "in"))
         for nid in ids:
+            if nid not in g:  # as a database: an unknown id has no edges
+                continue
             i = g.index_of(nid)
             for fwd, d in sides:
                 for v in g.neighbors(i, direction=d).tolist():
