@@ -90,6 +90,26 @@ def test_backends_satisfy_the_protocol(drv):
 
 
 @pytest.mark.parametrize("direction", DIRECTIONS)
+def test_cypher_neighbours_and_the_default_bfs_equal_in_memory(drv, direction):
+    g = random_graph(3, 25)
+    emb = HashingEmbedder(dim=16)
+    mem = InMemoryBackend(g, embedder=emb)
+    db = CypherBackend(drv, embedder=emb, schema=load_graph(drv, GraphIndex(g, emb)))
+    for i, n in enumerate(g.nodes):
+        key = db.node_by_id(n.id)
+        assert [(k.id, e) for k, e in db.neighbours(key, direction=direction)] == [
+            (g.node_at(v).id, e) for v, e in mem.neighbours(i, direction=direction)]
+        # the protocol's default BFS over the database's neighbours = the CSR BFS
+        tree = GraphBackend.reachable(db, key, max_depth=2, direction=direction)
+        ref = mem.reachable(i, max_depth=2, direction=direction)
+        assert [k.id for k in tree.nodes] == [g.node_at(int(v)).id for v in ref.nodes]
+        assert tree.dist.tolist() == ref.dist.tolist()
+        assert tree.parent_pos.tolist() == ref.parent_pos.tolist()
+        for pos in range(len(ref.nodes)):
+            assert GraphBackend.path(db, tree, pos) == mem.path(ref, pos)
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
 def test_demo_graph_same_results_and_evidence(drv, direction):
     g = load_demo_graph()
     mem, db = both(g, drv)

@@ -12,7 +12,7 @@ import random
 import pytest
 
 from kgpath import HashingEmbedder, KnowledgeGraph
-from kgpath.backends.cypher import load_graph
+from kgpath.backends.cypher import CypherBackend, load_graph
 from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever
 from kgpath.methods.pathrag.cypher import pathrag_pool
 
@@ -37,10 +37,15 @@ def graph(seed, n, deg):
     return g
 
 
+def store(drv):
+    """The database as a backend with the neighbourhood push-down capability."""
+    return CypherBackend(drv, embedder=HashingEmbedder(dim=8))
+
+
 def assert_pool_equal(g, drv, ids, cfg):
     mem = PathRAGRetriever(g, embedder=HashingEmbedder(dim=8), config=cfg)
     ref = mem.retrieve_from_nodes("q", ids).pool
-    got = pathrag_pool(drv, ids, cfg)
+    got = pathrag_pool(store(drv), ids, cfg)
     assert list(got.pool) == list(ref)  # node indices, resources, reliabilities: exact
     assert got.pool.stats == ref.stats
     assert [tuple(g.index_of(i) for i in p) for p in got.ids] == [c.nodes for c in ref]
@@ -55,7 +60,7 @@ def test_hand_computed_chain(falkordb_driver):
     g.add_edge("c", "b")  # undirected by default: a - b - c
     g.add_edge("c", "d")
     load_graph(falkordb_driver, g)
-    got = pathrag_pool(falkordb_driver, ["a", "c"])
+    got = pathrag_pool(store(falkordb_driver), ["a", "c"])
     # a sends 1 to b; b (not the target, flow 1 > 0.3) forwards 1 · 0.8 / |{c}| to c
     assert [(c.nodes, c.resources, c.reliability) for c in got.pool] == [
         ((0, 1, 2), (1.0, 1.0, 0.8), 0.9)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "KgpathError",
     "ConfigError",
+    "CapabilityError",
     "NodeNotFoundError",
     "EmptyGraphError",
     "GraphError",
@@ -28,6 +29,17 @@ class KgpathError(Exception):
 
 class ConfigError(KgpathError, ValueError):
     """A configuration value is out of its allowed range or of the wrong kind."""
+
+
+class CapabilityError(ConfigError):
+    """A method asked a graph backend for a capability it does not offer.
+
+    ``capability`` names it (e.g. ``"VectorSearch"``); the message names the backend too.
+    """
+
+    def __init__(self, message: str, *, capability: str | None = None) -> None:
+        super().__init__(message)
+        self.capability = capability
 
 
 class GraphError(KgpathError, ValueError):

@@ -1,14 +1,29 @@
-"""Graph backends: where PCR's graph lives (:class:`GraphBackend`).
+"""Graph backends: where a graph lives (:class:`GraphBackend`), and what else it offers.
 
-* :class:`InMemoryBackend` - CSR arrays of a :class:`~kgpath.graph.KnowledgeGraph`;
-* :class:`CypherBackend` - a Cypher database (Kùzu/Ladybug embedded, Neo4j), see
-  :mod:`kgpath.backends.cypher`.
+A small required structure interface with defaults (:mod:`kgpath.backends.base`), plus
+optional capabilities a method asks for with ``backend.capability(...)``:
+:class:`VectorSearch`, :class:`PassageSearch`, :class:`InProcessGraph`,
+:class:`NeighbourhoodPushDown`. Two backends ship:
 
-:class:`~kgpath.methods.pcr.PathConstrainedRetriever` takes either; ``CypherPCR`` (in
-the Cypher backend) is PCR over a :class:`CypherBackend`.
+* :class:`InMemoryBackend` - CSR arrays of a :class:`~kgpath.graph.KnowledgeGraph` (every
+  capability);
+* :class:`CypherBackend` - a Cypher database (Kùzu/Ladybug embedded, Neo4j, FalkorDB), see
+  :mod:`kgpath.backends.cypher` (vector search, neighbourhood push-down).
+
+This package imports no method; a method's database code lives in its own package.
 """
 
-from kgpath.backends.base import BFSTree, GraphBackend, parent_chain
+from kgpath.backends.base import (
+    BackendNames,
+    BFSTree,
+    GraphBackend,
+    InProcessGraph,
+    KeyTree,
+    NeighbourhoodPushDown,
+    PassageSearch,
+    VectorSearch,
+    parent_chain,
+)
 from kgpath.backends.cypher import (
     CypherBackend,
     CypherDialect,
@@ -21,12 +36,14 @@ from kgpath.backends.cypher import (
     Neo4jDriver,
     NodeRow,
     Step,
+    adjacent_pairs,
     as_cypher_driver,
     bfs_order,
     expand_one_hop,
     fetch_nodes,
     fetch_passages,
     load_graph,
+    order_and_degree,
     quote_identifier,
     reachable_hops,
     register_driver,
@@ -35,6 +52,7 @@ from kgpath.backends.memory import InMemoryBackend
 
 __all__ = [
     "BFSTree",
+    "BackendNames",
     "CypherBackend",
     "CypherDialect",
     "CypherDriver",
@@ -43,17 +61,24 @@ __all__ = [
     "EmbeddedCypherDriver",
     "GraphBackend",
     "InMemoryBackend",
+    "InProcessGraph",
+    "KeyTree",
     "KuzuDialect",
     "Neo4jDialect",
     "Neo4jDriver",
+    "NeighbourhoodPushDown",
     "NodeRow",
+    "PassageSearch",
     "Step",
+    "VectorSearch",
+    "adjacent_pairs",
     "as_cypher_driver",
     "bfs_order",
     "expand_one_hop",
     "fetch_nodes",
     "fetch_passages",
     "load_graph",
+    "order_and_degree",
     "parent_chain",
     "quote_identifier",
     "reachable_hops",

@@ -1,29 +1,47 @@
-"""The in-memory backend: PCR on the CSR arrays of a :class:`~kgpath.graph.KnowledgeGraph`.
+"""The in-memory backend: the CSR arrays of a :class:`~kgpath.graph.KnowledgeGraph`.
 
 A thin view over a :class:`~kgpath.index.graph_index.GraphIndex`: node keys are node
 indices, :meth:`InMemoryBackend.reachable` is :meth:`KnowledgeGraph.bfs` itself (its
 :class:`~kgpath.graph.BFSResult` is the BFS tree), and scoring is
-:meth:`GraphIndex.score_candidates`. Nothing is copied or converted, so PCR over this backend
-costs what it cost before the backend protocol existed.
+:meth:`GraphIndex.score_candidates`. Nothing is copied or converted, so a method over this
+backend costs what it cost before the backend protocol existed.
+
+Capabilities: :class:`~kgpath.backends.base.VectorSearch`,
+:class:`~kgpath.backends.base.PassageSearch`, :class:`~kgpath.backends.base.InProcessGraph`
+and :class:`~kgpath.backends.base.NeighbourhoodPushDown` (answered from the CSR arrays).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kgpath.backends.base import PathRecord
+from kgpath.backends.base import (
+    GraphBackend,
+    InProcessGraph,
+    NeighbourhoodPushDown,
+    PassageSearch,
+    PathRecord,
+    VectorSearch,
+)
 from kgpath.errors import EmbeddingError
 from kgpath.graph import BFSResult, Direction, Edge, KnowledgeGraph, Node
 from kgpath.index.graph_index import GraphIndex
-from kgpath.index.linking import find_by_name
+from kgpath.index.linking import GraphNames, NameLookup, find_by_name
+
+if TYPE_CHECKING:
+    from kgpath.embeddings import Embedder
+    from kgpath.index.passage_vectors import PassageVectors
 
 __all__ = ["InMemoryBackend"]
 
 
-class InMemoryBackend:
+class InMemoryBackend(
+    GraphBackend[int, BFSResult], VectorSearch[int], PassageSearch[int], InProcessGraph,
+    NeighbourhoodPushDown,
+):
     """:class:`~kgpath.backends.base.GraphBackend` over a :class:`GraphIndex` (keys: ``int``).
 
     Parameters
@@ -39,24 +57,25 @@ class InMemoryBackend:
     blocking: bool = False
 
     def __init__(self, index: GraphIndex | KnowledgeGraph, *, embedder: Any = None) -> None:
-        self.index = index if isinstance(index, GraphIndex) else GraphIndex(index, embedder)
+        self._index = index if isinstance(index, GraphIndex) else GraphIndex(index, embedder)
+
+    @property
+    def index(self) -> GraphIndex:
+        """The :class:`GraphIndex` (vectors, BM25, passage vectors)."""
+        return self._index
 
     @property
     def graph(self) -> KnowledgeGraph:
         """The underlying graph."""
-        return self.index.graph
+        return self._index.graph
+
+    @property
+    def embedder(self) -> Embedder:
+        """The index's embedder."""
+        return self._index.embedder  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"InMemoryBackend({self.graph!r})"
-
-    # -- per retrieval
-    def bind(self) -> InMemoryBackend:
-        """No per-retrieval state: ``self``."""
-        return self
-
-    def call_trace(self) -> dict[str, Any]:
-        """Nothing to add to the trace."""
-        return {}
 
     # -- structure
     def node_count(self) -> int:
@@ -75,6 +94,21 @@ class InMemoryBackend:
     def node(self, key: int) -> Node:
         """Node record at index ``key``."""
         return self.index.graph.node_at(int(key))
+
+    def neighbours(self, key: int, *, direction: Direction) -> list[tuple[int, Edge]]:
+        """``(neighbour index, edge)`` from the CSR slices, in CSR order."""
+        g = self.index.graph
+        csr = g.csr()
+        out = []
+        for d in ("out", "in") if direction == "both" else (direction,):
+            lo, hi = csr[f"{d}_indptr"][int(key): int(key) + 2].tolist()
+            out += [(v, g.edge_at(e)) for v, e in zip(csr[f"{d}_indices"][lo:hi].tolist(),
+                                                        csr[f"{d}_edges"][lo:hi].tolist())]
+        return out
+
+    def names(self) -> NameLookup:
+        """The linker's key index over every node name (built once per graph version)."""
+        return GraphNames(self.index.graph)
 
     def reachable(
         self, anchor: int, *, max_depth: int | None, direction: Direction
@@ -143,3 +177,54 @@ class InMemoryBackend:
         scores = self.score(query, query_vec, cand, mode=mode, alpha=alpha)
         pos = top_k(scores, min(k, cand.size))
         return cand[pos], scores[pos], int(cand.size)
+
+    # -- passages
+    def passage_vectors(self) -> PassageVectors | None:
+        """:meth:`GraphIndex.passage_vectors` (``None`` when the graph has no passages)."""
+        return self.index.passage_vectors() if self.index.graph.passages else None
+
+    async def apassage_vectors(self) -> PassageVectors | None:
+        """:meth:`GraphIndex.apassage_vectors` (``None`` when the graph has no passages)."""
+        return await self.index.apassage_vectors() if self.index.graph.passages else None
+
+    def nodes_citing(self, passage_id: str, vectors: PassageVectors) -> list[int]:
+        """Node indices citing ``passage_id``, in node order (one map per vectors version)."""
+        got = vectors.derived.get("cited_by")
+        if got is None:
+            got = {}
+            for i, n in enumerate(self.index.graph.nodes):
+                for p in dict.fromkeys(n.provenance):
+                    got.setdefault(p, []).append(i)
+            vectors.derived["cited_by"] = got
+        return got.get(passage_id, [])  # type: ignore[no-any-return]
+
+    # -- neighbourhood push-down (answered from the CSR arrays)
+    def adjacent_pairs(
+        self, ids: Sequence[str], *, batch_size: int = 0
+    ) -> list[tuple[str, str, bool]]:
+        """``(node, neighbour, forward)``, once per distinct pair and direction."""
+        g = self.index.graph
+        out: dict[tuple[str, str, bool], None] = {}
+        sides: tuple[tuple[bool, Direction], ...] = ((True, "out"), (False, "in"))
+        for nid in ids:
+            if nid not in g:  # as a database: an unknown id has no edges
+                continue
+            i = g.index_of(nid)
+            for fwd, d in sides:
+                for v in g.neighbors(i, direction=d).tolist():
+                    out[(nid, g.node_at(v).id, fwd)] = None
+        return list(out)
+
+    def order_and_degree(
+        self, ids: Sequence[str], *, directed: bool, batch_size: int = 0
+    ) -> dict[str, tuple[Hashable, int]]:
+        """``{id: (node index, distinct neighbours)}`` of the ids in the graph."""
+        g = self.index.graph
+        out: dict[str, tuple[Hashable, int]] = {}
+        for nid in ids:
+            if nid not in g:
+                continue
+            i = g.index_of(nid)
+            nb = g.neighbors(i, direction="out" if directed else "both")
+            out[nid] = (i, int(np.unique(nb).size))
+        return out

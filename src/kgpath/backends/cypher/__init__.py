@@ -1,4 +1,4 @@
-"""PCR's graph in a Cypher database: identifiers, dialects, drivers, schema, loading, queries.
+"""A graph in a Cypher database: identifiers, dialects, drivers, schema, loading, queries.
 
 One module per job:
 
@@ -11,15 +11,18 @@ One module per job:
 * :mod:`~kgpath.backends.cypher.schema` - :class:`CypherSchema` and row <-> record mapping;
 * :mod:`~kgpath.backends.cypher.loading` - :func:`load_graph`;
 * :mod:`~kgpath.backends.cypher.queries` - parameterised reachability (Eq. 1 of the PCR
-  paper), one-hop expansion and lookups, and the BFS-order rule that makes the result equal
-  the in-memory one;
+  paper), one-hop expansion, batched neighbour pairs and degrees, lookups, and the
+  BFS-order rule that makes the result equal the in-memory one;
 * :mod:`~kgpath.backends.cypher.falkordb` - :class:`FalkorDBDialect` and the pooled,
   retrying :class:`FalkorDBDriver` (a FalkorDB server over the network);
-* :mod:`~kgpath.methods.pathrag.cypher` - PathRAG's neighbourhood pushed down
-  (:func:`pathrag_pool`);
 * :mod:`~kgpath.backends.cypher.backend` - :class:`CypherBackend`, the
-  :class:`~kgpath.backends.base.GraphBackend` PCR runs on
-  (:class:`kgpath.methods.pcr.CypherPCR` = PCR over it).
+  :class:`~kgpath.backends.base.GraphBackend` over a database (with the
+  :class:`~kgpath.backends.base.VectorSearch` and
+  :class:`~kgpath.backends.base.NeighbourhoodPushDown` capabilities).
+
+Methods keep their database code in their own packages (PCR's ``CypherPCR`` in
+``kgpath.methods.pcr.cypher``, PathRAG's pushed-down pool in ``kgpath.methods.pathrag.cypher``);
+nothing here is specific to one method.
 
 The database engines are optional (``pip install 'kgpath[graphdb]'``, ``kgpath[neo4j]`` or
 ``kgpath[falkordb]``) and imported only when a database is opened.
@@ -39,10 +42,12 @@ from kgpath.backends.cypher.identifiers import quote_identifier
 from kgpath.backends.cypher.loading import load_graph
 from kgpath.backends.cypher.queries import (
     Step,
+    adjacent_pairs,
     bfs_order,
     expand_one_hop,
     fetch_nodes,
     fetch_passages,
+    order_and_degree,
     reachable_hops,
 )
 from kgpath.backends.cypher.schema import CypherSchema
@@ -61,12 +66,14 @@ __all__ = [
     "Neo4jDriver",
     "NodeRow",
     "Step",
+    "adjacent_pairs",
     "as_cypher_driver",
     "bfs_order",
     "expand_one_hop",
     "fetch_nodes",
     "fetch_passages",
     "load_graph",
+    "order_and_degree",
     "quote_identifier",
     "reachable_hops",
     "register_driver",

@@ -1,28 +1,31 @@
-"""The Cypher :class:`~kgpath.backends.base.GraphBackend`: PCR's graph in a database.
+"""The Cypher :class:`~kgpath.backends.base.GraphBackend`: a graph in a database.
 
 Only what a query touches crosses the wire:
 
-1. **Reachability (Eq. 1)** is one variable-length shortest-path match with a depth bound,
-   run by the database (:func:`~kgpath.backends.cypher.queries.reachable_hops`); the region's
-   edges come from one one-hop expansion, and :func:`~kgpath.backends.cypher.queries.bfs_order`
-   rebuilds the in-memory BFS tree from them (same order, same parents).
-2. The reachable nodes' rows (name, text, stored embedding) are fetched by id; their
-   scores (**Eq. 2**) are the same float32 dot product as in memory. Nodes without a stored
-   embedding are embedded from their text (cached by id, bounded).
-3. A global scan (no anchor, or the section 3.5 fallback) pages through the nodes in node
-   order, keeping only the running top-k.
+1. **Reachability** (Eq. 1 of PCR) is one variable-length shortest-path match with a depth
+   bound, run by the database (:func:`~kgpath.backends.cypher.queries.reachable_hops`); the
+   region's edges come from one one-hop expansion, and
+   :func:`~kgpath.backends.cypher.queries.bfs_order` rebuilds the in-memory BFS tree from
+   them (same order, same parents).
+2. **Vector search** (:class:`~kgpath.backends.base.VectorSearch`): the candidates' rows
+   (name, text, stored embedding) are fetched by id; their scores are the same float32 dot
+   product as in memory. Nodes without a stored embedding are embedded from their text
+   (cached by id, bounded). A global scan pages through the nodes in node order, keeping
+   only the running top-k.
+3. **Neighbourhood push-down** (:class:`~kgpath.backends.base.NeighbourhoodPushDown`):
+   distinct neighbour pairs and degrees of a batch of ids, in ``UNWIND`` batches.
 
 Node keys are :class:`NodeRow` objects (the row travels with the key; equal by id). The
-database holds the graph; the process holds only one anchor's reachable region. BM25 and
-hybrid scores need corpus-wide statistics the database does not keep, so only
-``mode="vector"`` is offered.
+database holds the graph; the process holds only what a query reached. BM25 and hybrid
+scores need corpus-wide statistics the database does not keep, so only ``mode="vector"``
+is offered.
 
-Evidence: a :class:`~kgpath.methods.pcr.PCRResult` needs a graph to resolve names and
-passage text. :meth:`CypherBackend.evidence_graph` builds a small
+Evidence: a result needs a graph to resolve names and passage text.
+:meth:`CypherBackend.evidence_graph` (the protocol's default) builds a small
 :class:`~kgpath.graph.KnowledgeGraph` from the records of the result (hits, anchor, path
 nodes and edges) plus the passages they cite, fetched from ``schema.passage_label`` nodes
 (written by :func:`~kgpath.backends.cypher.load_graph`). Without a passage label, or with
-passages missing from the database, ``evidence("passages")`` keeps the nodes themselves.
+passages missing from the database, the result's passage evidence keeps the nodes.
 """
 
 from __future__ import annotations
@@ -30,29 +33,37 @@ from __future__ import annotations
 import copy
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from kgpath.backends.base import Keys, PathRecord, parent_chain
+from kgpath.backends.base import (
+    GraphBackend,
+    Keys,
+    NeighbourhoodPushDown,
+    VectorSearch,
+    parent_chain,
+)
 from kgpath.backends.cypher.drivers import CypherDriver, as_cypher_driver
 from kgpath.backends.cypher.queries import (
     Step,
+    adjacent_pairs,
     bfs_order,
     expand_one_hop,
     fetch_nodes,
     fetch_passages,
     node_page,
     node_row,
+    order_and_degree,
     reachable_hops,
     rows_by_name,
 )
 from kgpath.backends.cypher.schema import CypherSchema, node_from_row, passage_from_row
 from kgpath.embeddings import Embedder, default_embedder
 from kgpath.errors import BackendError, ConfigError, EmbeddingError, EmptyGraphError
-from kgpath.graph import Direction, Edge, KnowledgeGraph, Node
+from kgpath.graph import Direction, Edge, Node, Passage
 from kgpath.index.graph_index import check_query
 from kgpath.search.vector import top_k
 
@@ -123,7 +134,9 @@ class _Counting:
         return self._driver.run(query, parameters or {})
 
 
-class CypherBackend:
+class CypherBackend(
+    GraphBackend[NodeRow, CypherTree], VectorSearch[NodeRow], NeighbourhoodPushDown
+):
     """:class:`~kgpath.backends.base.GraphBackend` over a Cypher database (keys: :class:`NodeRow`).
 
     Parameters
@@ -153,7 +166,7 @@ class CypherBackend:
         max_cached_embeddings: int = 200_000,
     ) -> None:
         self.driver = as_cypher_driver(driver)
-        self.embedder = embedder if embedder is not None else default_embedder()
+        self._embedder = embedder if embedder is not None else default_embedder()
         self.schema = schema or CypherSchema()
         if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size <= 0:
             raise ConfigError(f"page_size must be a positive int, got {page_size!r}")
@@ -168,6 +181,11 @@ class CypherBackend:
     def name(self) -> str:
         """``cypher/<dialect>``."""
         return f"cypher/{self.driver.dialect.name}"
+
+    @property
+    def embedder(self) -> Embedder:
+        """Embeds queries, and nodes without a stored embedding."""
+        return self._embedder
 
     def __repr__(self) -> str:
         return f"CypherBackend(driver={self.driver!r}, node_label={self.schema.node_label!r})"
@@ -241,6 +259,14 @@ class CypherBackend:
             place=place,
         )
 
+    def neighbours(self, key: NodeRow, *, direction: Direction) -> list[tuple[NodeRow, Edge]]:
+        """``(neighbour, edge)`` of every edge at ``key``, in edge order (two queries)."""
+        steps = expand_one_hop(self._run, self.schema, [key.id], direction=direction)
+        steps.sort(key=lambda st: (not st.forward, _order(st.edge_order)))
+        rows = fetch_nodes(self._run, self.schema, list(dict.fromkeys(
+            st.neighbour for st in steps)))
+        return [(NodeRow(rows[st.neighbour]), st.edge) for st in steps if st.neighbour in rows]
+
     def path(self, tree: CypherTree, pos: int) -> tuple[tuple[str, ...], tuple[Edge, ...]]:
         """Node ids and edges along the rebuilt parent pointers."""
         chain = parent_chain(tree.parent_pos, pos)
@@ -249,29 +275,13 @@ class CypherBackend:
             tuple(tree.steps[i].edge for i in chain[1:]),  # type: ignore[union-attr]
         )
 
-    def evidence_graph(
-        self, tree: CypherTree, anchor: Node, hits: Sequence[PathRecord]
-    ) -> KnowledgeGraph:
-        """A small graph of one result's records and the passages its hits cite.
+    def path_node(self, tree: CypherTree, node_id: str) -> Node:
+        """The record carried by the tree (no query)."""
+        return tree.nodes[tree.place[node_id]].node
 
-        Nodes: the anchor, the hits and their path nodes; edges: the path edges; passages:
-        fetched by id in one query (none when the hits cite none).
-        """
-        g = KnowledgeGraph()
-        cited: dict[str, None] = {}
-        for n in (anchor, *(h.node for h in hits)):
-            _add_node(g, n)
-        for h in hits:
-            cited.update(dict.fromkeys(h.node.provenance))
-            for e in h.edges:
-                for end in (e.source, e.target):
-                    if end not in g:
-                        _add_node(g, tree.nodes[tree.place[end]].node)
-                g.add_edge(e.source, e.target, e.relation, e.text, type=e.type,
-                           weight=e.weight, provenance=e.provenance, metadata=e.metadata)
-        for p in map(passage_from_row, self._passage_rows(list(cited))):
-            g.add_passage(p.id, p.text, p.metadata)
-        return g
+    def passages(self, ids: Sequence[str]) -> list[Passage]:
+        """Passages by id from ``schema.passage_label`` nodes (none without that label)."""
+        return [passage_from_row(r) for r in self._passage_rows(list(ids))]
 
     def _passage_rows(self, ids: list[str]) -> list[dict[str, Any]]:
         label = self.schema.passage_label
@@ -281,6 +291,20 @@ class CypherBackend:
             # one-time schema probe, on the raw driver: not one of this retrieval's queries
             self._labels[label] = self.driver.dialect.has_label(self.driver, label)
         return fetch_passages(self._run, self.schema, ids) if self._labels[label] else []
+
+    # -- neighbourhood push-down
+    def adjacent_pairs(
+        self, ids: Sequence[str], *, batch_size: int = 5000
+    ) -> list[tuple[str, str, bool]]:
+        """:func:`~kgpath.backends.cypher.queries.adjacent_pairs` (both directions)."""
+        return adjacent_pairs(self._run, self.schema, ids, batch_size=batch_size)
+
+    def order_and_degree(
+        self, ids: Sequence[str], *, directed: bool, batch_size: int = 5000
+    ) -> dict[str, tuple[Hashable, int]]:
+        """:func:`~kgpath.backends.cypher.queries.order_and_degree`."""
+        return order_and_degree(self._run, self.schema, ids, directed=directed,
+                                batch_size=batch_size)
 
     # -- similarity
     def embed_query(self, query: str) -> np.ndarray:
@@ -379,5 +403,6 @@ class CypherBackend:
         )
 
 
-def _add_node(g: KnowledgeGraph, n: Node) -> None:
-    g.add_node(n.id, n.name, n.text, type=n.type, metadata=n.metadata, provenance=n.provenance)
+def _order(value: Any) -> tuple[int, Any]:
+    """A sort key for edge order values (``None`` last)."""
+    return (1, 0) if value is None else (0, value)

@@ -42,7 +42,8 @@ def load_graph(
     """Write a :class:`KnowledgeGraph` into a Cypher database and return the schema used.
 
     Node ``idx`` and edge ``rank`` properties record the graph's node and edge indices so
-    that :class:`~kgpath.methods.pcr.CypherPCR` breaks ties exactly as the in-memory retriever;
+    that a query over :class:`~kgpath.backends.cypher.CypherBackend` breaks ties exactly as
+    over the in-memory graph;
     the graph's passages go to ``schema.passage_label`` nodes (when it is set).
 
     Parameters

@@ -1,4 +1,4 @@
-"""Parameterised Cypher queries: Eq. (1) reachability, one-hop expansion, lookups.
+"""Parameterised Cypher queries: reachability (Eq. 1 of PCR), one-hop expansion, lookups.
 
 Every query text is built from validated identifiers (:class:`CypherSchema`) and the
 dialect's hooks; every value is a parameter.
@@ -32,7 +32,7 @@ edges cost one one-hop query; node rows one query per 10^4 ids.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from kgpath.backends.cypher.drivers import CypherDriver
@@ -49,6 +49,8 @@ __all__ = [
     "rows_by_name",
     "node_page",
     "expand_one_hop",
+    "adjacent_pairs",
+    "order_and_degree",
     "bfs_order",
     "Step",
 ]
@@ -338,3 +340,62 @@ def fetch_passages(
         f"WHERE {s.prop('p', s.passage_id_property)} = x RETURN {s.passage_return('p')}"
     )
     return driver.run(q, {"ids": list(ids)})
+
+
+def _batched(
+    driver: CypherDriver, query: str, ids: Sequence[str], batch_size: int
+) -> list[dict[str, Any]]:
+    """``query`` over ``ids`` in ``UNWIND`` batches of ``batch_size`` (one round trip each)."""
+    rows: list[dict[str, Any]] = []
+    ids = list(ids)
+    for start in range(0, len(ids), batch_size):
+        rows.extend(driver.run(query, {"ids": ids[start : start + batch_size]}))
+    return rows
+
+
+def adjacent_pairs(
+    driver: CypherDriver, schema: CypherSchema, ids: Sequence[str], *, batch_size: int = 5000
+) -> list[tuple[str, str, bool]]:
+    """``(node, neighbour, forward)`` once per distinct neighbour of each id, per direction.
+
+    Two ``DISTINCT`` one-hop queries per batch (edges leaving ``ids``, then arriving):
+    lighter than :func:`expand_one_hop`, which returns every edge with its properties.
+    """
+    s = schema
+    out: list[tuple[str, str, bool]] = []
+    if not ids:
+        return out
+    for pattern, fwd in ((f"(n:{s.n})-[:{s.rels}]->(m:{s.n})", True),
+                         (f"(m:{s.n})-[:{s.rels}]->(n:{s.n})", False)):
+        q = (
+            f"UNWIND $ids AS x MATCH {pattern} WHERE {s.prop('n', s.id_property)} = x "
+            f"RETURN DISTINCT {s.prop('n', s.id_property)} AS a, "
+            f"{s.prop('m', s.id_property)} AS b"
+        )
+        out += [(r["a"], r["b"], fwd) for r in _batched(driver, q, ids, batch_size)]
+    return out
+
+
+def order_and_degree(
+    driver: CypherDriver, schema: CypherSchema, ids: Sequence[str], *, directed: bool,
+    batch_size: int = 5000,
+) -> dict[str, tuple[Hashable, int]]:
+    """``{id: (order value or id, distinct neighbours)}`` of the ids in the database.
+
+    ``directed`` counts out-neighbours, else neighbours either way; the order value is
+    ``order_property`` (the in-memory node index after
+    :func:`~kgpath.backends.cypher.load_graph`), or the id.
+    """
+    s = schema
+    if not ids:
+        return {}
+    arrow = "->" if directed else "-"
+    ord_expr = s.prop("n", s.order_property) if s.order_property else "NULL"
+    q = (
+        f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {s.prop('n', s.id_property)} = x "
+        f"OPTIONAL MATCH (n)-[:{s.rels}]{arrow}(m:{s.n}) "
+        f"RETURN {s.prop('n', s.id_property)} AS id, {ord_expr} AS ord, "
+        f"count(DISTINCT m) AS deg"
+    )
+    return {r["id"]: (r["id"] if r["ord"] is None else r["ord"], int(r["deg"]))
+            for r in _batched(driver, q, ids, batch_size)}

@@ -25,6 +25,9 @@ Steps, named after the paper's sections:
    paths whose node set was already taken, and keeps the top ``K``. Retrieval warns when
    ``N ≥ |V|``.
 
+   The two readings are strategy objects chosen by name
+   (:mod:`~kgpath.methods.pathrag.reliability`: :class:`EdgeFlow`, :class:`LiteralEq4`),
+   called the same way in memory and over a database (:mod:`~kgpath.methods.pathrag.cypher`).
    The literal reading (``reliability="literal_eq4"``, :meth:`PathRAGConfig.literal_eq4`)
    is kept: :func:`propagate_resources` runs the resource flow of Eq. (2) over the whole
    graph with the early stop of Eq. (3) and updates every node's resource at most once;
@@ -63,7 +66,10 @@ still reach a retrieved node within ``max_hops``.
 Modules, in the paper's order: :mod:`~kgpath.methods.pathrag.config` (:class:`PathRAGConfig`),
 :mod:`~kgpath.methods.pathrag.keywords` and :mod:`~kgpath.methods.pathrag.nodes` (4.1),
 :mod:`~kgpath.methods.pathrag.flow` (Eqs. 2-3) and :mod:`~kgpath.methods.pathrag.paths`
-(Eq. 4, pruning), :mod:`~kgpath.methods.pathrag.prompt` (4.3, Eqs. 5-6, orderings),
+(Eq. 4, pruning), :mod:`~kgpath.methods.pathrag.edgeflow` (the code's edge flow),
+:mod:`~kgpath.methods.pathrag.reliability` (the two as strategies),
+:mod:`~kgpath.methods.pathrag.cypher` (the pool pushed down to a store),
+:mod:`~kgpath.methods.pathrag.prompt` (4.3, Eqs. 5-6, orderings),
 :mod:`~kgpath.methods.pathrag.sources` (the text units),
 :mod:`~kgpath.methods.pathrag.result` (:class:`PathRAGResult` and its evidence contract) and
 :mod:`~kgpath.methods.pathrag.retriever` (:class:`PathRAGRetriever`).
@@ -119,6 +125,13 @@ from kgpath.methods.pathrag.prompt import (
     relation_text,
     textual_path,
 )
+from kgpath.methods.pathrag.reliability import (
+    RELIABILITIES,
+    EdgeFlow,
+    LiteralEq4,
+    ReliabilityStrategy,
+    reliability_strategy,
+)
 from kgpath.methods.pathrag.result import PathRAGResult
 from kgpath.methods.pathrag.retriever import PathRAGRetriever
 
@@ -156,6 +169,11 @@ __all__ = [
     "best_paths_from",
     "CandidatePool",
     "prune_paths",
+    "ReliabilityStrategy",
+    "EdgeFlow",
+    "LiteralEq4",
+    "RELIABILITIES",
+    "reliability_strategy",
     "PathRAGPath",
     "materialize_path",
     "textual_path",

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from kgpath.errors import ConfigError, short
 from kgpath.methods.pathrag.prompt import PathOrdering, get_ordering
+
+if TYPE_CHECKING:
+    from kgpath.methods.pathrag.reliability import ReliabilityStrategy
 
 __all__ = [
     "DEFAULT_MIN_SIMILARITY_Z",
@@ -38,7 +41,6 @@ NodeQuery = Literal["per_keyword", "joined"]
 UnitOrder = Literal["relation_count", "similarity", "question"]
 Reliability = Literal["edge_flow", "literal_eq4"]
 _DIRECTIONS = ("directed", "undirected")
-_RELIABILITIES = ("edge_flow", "literal_eq4")
 
 #: Default standardised similarity floor of section 4.1 node retrieval (``min_similarity_z``),
 #: chosen on the even-numbered half of the PathRAG-6 questions
@@ -68,7 +70,9 @@ class PathRAGConfig:
         whole-graph flow (Eqs. 2-3). Note: that reading gives every 1-hop path
         ``1 + α/deg ≥ 1`` and no longer path more than about 1.2, so it ranks by hop count
         (the hop-first ablation of Table 2); on Barabási–Albert graphs it returns fewer than
-        ``K`` paths, mostly 1-hop (``benchmarks/bench_pathrag_oracle.py``).
+        ``K`` paths, mostly 1-hop (``benchmarks/bench_pathrag_oracle.py``). Each name is a
+        strategy object (:data:`kgpath.methods.pathrag.reliability.RELIABILITIES`); a
+        :class:`~kgpath.methods.pathrag.reliability.ReliabilityStrategy` is accepted too.
     alpha
         ``α``, decay rate of Eq. (2), in ``(0, 1]`` (paper and code: 0.8).
     theta
@@ -178,7 +182,7 @@ class PathRAGConfig:
 
     num_nodes: int = 40
     top_k: int = 15
-    reliability: Reliability = "edge_flow"
+    reliability: Reliability | ReliabilityStrategy = "edge_flow"
     alpha: float = 0.8
     theta: float = 0.05
     flow_threshold: float = 0.3
@@ -205,10 +209,9 @@ class PathRAGConfig:
         _check_int(self.top_k, "top_k", 1)
         _check_int(self.paths_per_pair, "paths_per_pair", 1)
         _check_int(self.num_relations, "num_relations", 0)
-        if self.reliability not in _RELIABILITIES:
-            raise ConfigError(
-                f"reliability must be one of {_RELIABILITIES}, got {short(self.reliability)}"
-            )
+        from kgpath.methods.pathrag.reliability import reliability_strategy  # name -> strategy
+
+        reliability_strategy(self.reliability)
         if (
             isinstance(self.alpha, bool)
             or not isinstance(self.alpha, (int, float))
@@ -241,11 +244,10 @@ class PathRAGConfig:
                 f"direction must be one of {_DIRECTIONS}, got {short(self.direction)}")
         if self.max_hops is not None:
             _check_int(self.max_hops, "max_hops", 1)
-        elif self.reliability == "edge_flow":
-            raise ConfigError(
-                "max_hops=None needs reliability='literal_eq4'; edge_flow enumerates "
-                "bounded simple paths (the authors' code: 3 hops)"
-            )
+        else:  # edge_flow needs a bound
+            from kgpath.methods.pathrag.reliability import reliability_strategy
+
+            reliability_strategy(self.reliability).check(self)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise ConfigError(f"seed must be an int, got {short(self.seed)}")
         if self.token_budget is not None:

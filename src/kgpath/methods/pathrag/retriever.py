@@ -16,7 +16,6 @@ from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
 from kgpath.llm import LLM
 from kgpath.methods.pathrag.config import PathRAGConfig
-from kgpath.methods.pathrag.edgeflow import edge_flow_pool
 from kgpath.methods.pathrag.flow import flow_adjacency
 from kgpath.methods.pathrag.keywords import (
     KeywordExtraction,
@@ -30,7 +29,7 @@ from kgpath.methods.pathrag.nodes import (
     retrieve_nodes,
     retrieve_relations,
 )
-from kgpath.methods.pathrag.paths import CandidatePool, prune_paths
+from kgpath.methods.pathrag.paths import CandidatePool
 from kgpath.methods.pathrag.prompt import (
     PathOrdering,
     PathRAGPath,
@@ -40,6 +39,7 @@ from kgpath.methods.pathrag.prompt import (
     materialize_path,
     relation_text,
 )
+from kgpath.methods.pathrag.reliability import reliability_strategy
 from kgpath.methods.pathrag.result import PathRAGResult
 from kgpath.methods.pathrag.sources import QUESTION_WEIGHT, prompt_text_units
 from kgpath.prompts.pathrag import (
@@ -56,10 +56,10 @@ class PathRAGRetriever:
 
     Parameters
     ----------
-    index
+    graph
         A :class:`GraphIndex`, or a :class:`KnowledgeGraph` (wrapped with ``embedder``).
     embedder
-        Used only when ``index`` is a bare graph.
+        Used only when ``graph`` is a bare graph.
     llm
         Any :class:`~kgpath.llm.LLM` for keyword extraction; ``None`` uses
         :func:`offline_keywords` (weaker, documented).
@@ -82,7 +82,7 @@ class PathRAGRetriever:
 
     def __init__(
         self,
-        index: GraphIndex | KnowledgeGraph,
+        graph: GraphIndex | KnowledgeGraph,
         *,
         embedder: Any = None,
         llm: LLM | None = None,
@@ -90,7 +90,7 @@ class PathRAGRetriever:
         keyword_prompt: KeywordPrompt = PATHRAG_KEYWORD_PROMPT,
         qa_prompt: QAPrompt = PATHRAG_QA_PROMPT,
     ) -> None:
-        self.index = index if isinstance(index, GraphIndex) else GraphIndex(index, embedder)
+        self.index = graph if isinstance(graph, GraphIndex) else GraphIndex(graph, embedder)
         self.llm = llm
         if config is not None and not isinstance(config, PathRAGConfig):
             raise ConfigError(f"config must be a PathRAGConfig, got {short(config)}")
@@ -331,25 +331,7 @@ class PathRAGRetriever:
             return None, [], "fewer_than_two_nodes"
         g = self.graph
         adj = flow_adjacency(g, cfg.direction, cfg.exclude_edge_types)
-        if cfg.reliability == "edge_flow":
-            assert cfg.max_hops is not None  # validated by PathRAGConfig
-            pool = edge_flow_pool(
-                adj,
-                [n.index for n in nodes],
-                alpha=float(cfg.alpha),
-                threshold=float(cfg.flow_threshold),
-                max_hops=cfg.max_hops,
-            )
-        else:
-            pool = prune_paths(
-                adj,
-                [n.index for n in nodes],
-                alpha=float(cfg.alpha),
-                theta=float(cfg.theta),
-                paths_per_pair=cfg.paths_per_pair,
-                max_hops=cfg.max_hops,
-                eq3_at_start=cfg.eq3_at_start,
-            )
+        pool = reliability_strategy(cfg.reliability).pool(adj, [n.index for n in nodes], cfg)
         trace.update(pool.stats)
         top = [materialize_path(g, c, i) for i, c in enumerate(pool.top(cfg.top_k), 1)]
         return pool, top, (None if len(pool) else "no_path")
@@ -433,7 +415,7 @@ def _base_trace(
         "node_keywords": list(_node_keywords(query, kws, cfg)),
         "node_query": cfg.node_query,
         "high_level_keywords": list(kws.high_level) if cfg.keyword_split else [],
-        "reliability": cfg.reliability,
+        "reliability": reliability_strategy(cfg.reliability).name,
         "direction": cfg.direction,
         "max_hops": cfg.max_hops,
         "alpha": cfg.alpha,

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from kgpath.errors import ConfigError
 from kgpath.graph import Direction
 from kgpath.index.hybrid import HYBRID_NORMS, HybridNorm
+
+if TYPE_CHECKING:
+    from kgpath.methods.pcr.scoring import ScoreStrategy
 
 __all__ = [
     "PASSAGE_WEIGHT",
@@ -104,7 +107,9 @@ class PCRConfig:
         extension, in-memory graphs): every relation chain of up to ``max_depth`` steps
         from the anchor (3 when ``None``) is written as text with its direction and scored
         against the query; a node takes its best chain's score, ties by its own score
-        (:mod:`kgpath.methods.pcr.templates`).
+        (:mod:`kgpath.methods.pcr.templates`). Each name is a strategy object
+        (:data:`kgpath.methods.pcr.scoring.SCORES`); a
+        :class:`~kgpath.methods.pcr.scoring.ScoreStrategy` is accepted too.
     path_weight
         Weight of the path score in ``score="mixed"``. 0.7, chosen on the first half of
         the reachable MetaQA dev questions (``kgpath eval pcr --metaqa``; best mean Hits@1
@@ -153,7 +158,7 @@ class PCRConfig:
     unknown_anchor: AnchorPolicy = "error"
     link_anchors: bool = True
     anchor_fallback: AnchorFallback = "similar"
-    score: ScoreMode = "node"
+    score: ScoreMode | ScoreStrategy = "node"
     path_weight: float = 0.7
     path_text: PathText = "full"
     template_lexical: float = 0.1
@@ -193,7 +198,9 @@ class PCRConfig:
         _positive("passage_hits", self.passage_hits)
         if self.max_anchors is not None:
             _positive("max_anchors", self.max_anchors)
-        _choice("score", self.score, ("node", "path", "mixed", "template"))
+        from kgpath.methods.pcr.scoring import score_strategy  # the name -> strategy table
+
+        score_strategy(self.score)
         _choice("path_text", self.path_text, ("full", "relations"))
         if not isinstance(self.link_anchors, bool):
             raise ConfigError(f"link_anchors must be a bool, got {self.link_anchors!r}")

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.backends.base import BFSTree, GraphBackend
+from kgpath.backends.base import BFSTree, GraphBackend, InProcessGraph
 from kgpath.errors import ConfigError
-from kgpath.graph import Edge
+from kgpath.graph import BFSResult, Edge
 
 __all__ = [
     "MASK",
@@ -114,11 +114,9 @@ def tree_path_texts(
 
 
 def _parent_edge(b: GraphBackend[Any, Any], tree: BFSTree[Any], pos: int) -> Edge:
-    """The edge from ``pos``'s BFS parent (direct on the CSR tree, else via ``b.path``)."""
-    graph = getattr(b, "graph", None)
-    pe = getattr(tree, "parent_edge", None)
-    if graph is not None and pe is not None:
-        return graph.edge_at(int(pe[pos]))
+    """The edge from ``pos``'s BFS parent (direct on an in-process CSR tree, else ``b.path``)."""
+    if isinstance(tree, BFSResult) and b.has(InProcessGraph):
+        return b.capability(InProcessGraph).graph.edge_at(int(tree.parent_edge[pos]))
     return b.path(tree, pos)[1][-1]
 
 

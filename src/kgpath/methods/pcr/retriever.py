@@ -11,11 +11,18 @@ from typing import Any
 import numpy as np
 
 from kgpath._config import with_overrides
-from kgpath.backends.base import GraphBackend
+from kgpath.backends.base import GraphBackend, InProcessGraph, VectorSearch
 from kgpath.backends.memory import InMemoryBackend
-from kgpath.errors import ConfigError, EmbeddingError, NodeNotFoundError, short
+from kgpath.errors import (
+    CapabilityError,
+    ConfigError,
+    EmbeddingError,
+    NodeNotFoundError,
+    short,
+)
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
+from kgpath.llm import LLM
 from kgpath.methods.pcr.anchors import (
     ashared_passage_vectors,
     link_anchors,
@@ -24,19 +31,9 @@ from kgpath.methods.pcr.anchors import (
 )
 from kgpath.methods.pcr.config import PCRConfig
 from kgpath.methods.pcr.passages import PassageContext
-from kgpath.methods.pcr.pathscore import mix_scores, path_similarity, tree_path_texts
 from kgpath.methods.pcr.result import PCRHit, PCRResult
-from kgpath.methods.pcr.search import (
-    Region,
-    global_fallback,
-    make_hit,
-    make_hits,
-    merge_regions,
-    node_scores,
-    take,
-)
-from kgpath.methods.pcr.templates import template_hits
-from kgpath.search.vector import top_k
+from kgpath.methods.pcr.scoring import score_strategy
+from kgpath.methods.pcr.search import Region, global_fallback, make_hit, merge_regions
 
 __all__ = ["PathConstrainedRetriever"]
 
@@ -82,27 +79,31 @@ def _query_vector(query_vec: Any) -> np.ndarray:
     return qv
 
 
-def backend_embedder(b: GraphBackend[Any, Any]) -> Any:
-    """The embedder a backend embeds with (path texts are embedded by the same model)."""
-    index = getattr(b, "index", None)
-    return getattr(index, "embedder", None) or getattr(b, "embedder", None)
-
-
 class PathConstrainedRetriever:
     """Retrieve the top-k nodes reachable from an anchor (PCR), on any graph backend.
 
     Parameters
     ----------
-    index
+    graph
         A :class:`GraphIndex`, a :class:`KnowledgeGraph` (wrapped with ``embedder``), or a
-        :class:`~kgpath.backends.base.GraphBackend` (e.g. a
+        :class:`~kgpath.backends.base.GraphBackend` with the
+        :class:`~kgpath.backends.base.VectorSearch` capability (e.g. a
         :class:`~kgpath.backends.cypher.CypherBackend`; :class:`~kgpath.methods.pcr.CypherPCR`
         builds one for you).
     embedder
-        Used only when ``index`` is a bare graph.
+        Used only when ``graph`` is a bare graph.
+    llm
+        Not used: PCR makes no LLM call (the paper has none). Accepted so every method
+        has one constructor shape; kept as :attr:`llm`.
     config
         :class:`PCRConfig`; per-call overrides go through keyword arguments of
         :meth:`retrieve` (applied with ``dataclasses.replace``).
+
+    Raises
+    ------
+    CapabilityError
+        When the backend has no :class:`~kgpath.backends.base.VectorSearch` (or lacks
+        what ``config.score`` needs).
 
     Examples
     --------
@@ -115,20 +116,23 @@ class PathConstrainedRetriever:
 
     def __init__(
         self,
-        index: GraphIndex | KnowledgeGraph | GraphBackend[Any, Any],
+        graph: GraphIndex | KnowledgeGraph | GraphBackend[Any, Any],
         *,
         embedder: Any = None,
+        llm: LLM | None = None,
         config: PCRConfig | None = None,
     ) -> None:
-        if isinstance(index, (GraphIndex, KnowledgeGraph)):
-            self.backend: GraphBackend[Any, Any] = InMemoryBackend(index, embedder=embedder)
-        elif isinstance(index, GraphBackend):
-            self.backend = index
+        if isinstance(graph, (GraphIndex, KnowledgeGraph)):
+            self.backend: GraphBackend[Any, Any] = InMemoryBackend(graph, embedder=embedder)
+        elif isinstance(graph, GraphBackend):
+            self.backend = graph
         else:
             raise ConfigError(
                 "PCR needs a GraphIndex, a KnowledgeGraph or a kgpath.backends.GraphBackend, "
-                f"got {type(index).__name__!r}"
+                f"got {type(graph).__name__!r}"
             )
+        self.backend.capability(VectorSearch)  # Eq. (2) needs it: fail here, not per call
+        self.llm = llm
         if config is not None and not isinstance(config, PCRConfig):
             raise ConfigError(f"config must be a PCRConfig, got {short(config)}")
         self.config = config or PCRConfig()
@@ -138,10 +142,12 @@ class PathConstrainedRetriever:
 
     @property
     def index(self) -> GraphIndex:
-        """The :class:`GraphIndex` of the in-memory backend."""
-        if not isinstance(self.backend, InMemoryBackend):
-            raise AttributeError(f"the {self.backend.name} backend has no in-memory GraphIndex")
-        return self.backend.index
+        """The :class:`GraphIndex` of an in-process backend (:class:`InProcessGraph`)."""
+        try:
+            return self.backend.capability(InProcessGraph).index
+        except CapabilityError:
+            raise AttributeError(
+                f"the {self.backend.name} backend has no in-memory GraphIndex") from None
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -169,15 +175,14 @@ class PathConstrainedRetriever:
         return cfg
 
     def _check_mode(self, cfg: PCRConfig) -> None:
-        if cfg.score == "template" and not isinstance(self.backend, InMemoryBackend):
-            raise ConfigError(f"score='template' needs the in-memory backend, not "
-                              f"{self.backend.name!r} (it walks the CSR arrays)")
+        score_strategy(cfg.score).check(self.backend)
+        modes = self.backend.capability(VectorSearch).modes
         needed = {cfg.mode} | ({"vector", "bm25"} if cfg.mode == "hybrid"
                                 and cfg.hybrid_norm != "max" else set())
-        if not needed <= set(self.backend.modes):
+        if not needed <= set(modes):
             raise ConfigError(
                 f"{type(self).__name__} on the {self.backend.name} backend supports mode in "
-                f"{self.backend.modes} only, got mode={cfg.mode!r}: BM25 and hybrid scores "
+                f"{modes} only, got mode={cfg.mode!r}: BM25 and hybrid scores "
                 "need corpus-wide term statistics; use the in-memory PathConstrainedRetriever"
             )
 
@@ -197,25 +202,26 @@ class PathConstrainedRetriever:
         node order), or, when neither is given, the node most similar to the query.
         """
         b = backend or self.backend
+        vs: VectorSearch[Any] = b.capability(VectorSearch)
         if anchor is not None:
             key = b.node_by_id(anchor)
             if key is not None:
                 return key, "id"
             if config.unknown_anchor == "error":
                 raise NodeNotFoundError(f"unknown anchor id {anchor!r}", key=anchor)
-            return b.most_similar(query_vec), f"similarity (unknown id {anchor!r})"
+            return vs.most_similar(query_vec), f"similarity (unknown id {anchor!r})"
         if anchor_name is not None:
             matches = b.nodes_by_name(anchor_name)
             if len(matches) == 1:
                 return matches[0], "name"
             if len(matches):
-                sc = b.score("", query_vec, matches, mode="vector", alpha=1.0)
+                sc = vs.score("", query_vec, matches, mode="vector", alpha=1.0)
                 best = matches[int(np.argmax(sc))]
                 return best, f"name ({len(matches)} matches, most similar chosen)"
             if config.unknown_anchor == "error":
                 raise NodeNotFoundError(f"no node named {anchor_name!r}", key=anchor_name)
-            return b.most_similar(query_vec), f"similarity (unknown name {anchor_name!r})"
-        return b.most_similar(query_vec), "similarity"
+            return vs.most_similar(query_vec), f"similarity (unknown name {anchor_name!r})"
+        return vs.most_similar(query_vec), "similarity"
 
     def resolve_anchors(
         self, query: str, query_vec: np.ndarray, *, anchor: str | None,
@@ -255,7 +261,7 @@ class PathConstrainedRetriever:
         if config.anchor_fallback in ("similar", "passage"):
             logger.info("PCR: no anchor given or linked for %r; anchoring at the most "
                         "similar node (anchor_fallback='similar')", query)
-            return [b.most_similar(query_vec)], "similarity"
+            return [b.capability(VectorSearch).most_similar(query_vec)], "similarity"
         raise NodeNotFoundError(
             f"no anchor for query {query!r}: pass anchor= or anchor_name=, name a node in "
             "the query, or set anchor_fallback='similar' (most similar node)", key=query)
@@ -278,7 +284,7 @@ class PathConstrainedRetriever:
         """
         q = check_query(query)
         cfg = self._config(overrides)
-        qv = self.backend.embed_query(q)
+        qv = self.backend.capability(VectorSearch).embed_query(q)
         return self._retrieve(q, qv, (anchor, anchor_name, anchors), cfg)
 
     def retrieve_by_vector(
@@ -303,7 +309,7 @@ class PathConstrainedRetriever:
         cfg = self._config(overrides)
         if cfg.mode != "vector":
             query = check_query(query)
-        qv = self.backend.check_query_vector(_query_vector(query_vec))
+        qv = self.backend.capability(VectorSearch).check_query_vector(_query_vector(query_vec))
         return self._retrieve(query, qv, (anchor, anchor_name, anchors), cfg)
 
     async def aretrieve(
@@ -323,10 +329,10 @@ class PathConstrainedRetriever:
         """
         q = check_query(query)
         cfg = self._config(overrides)
-        qv = await self.backend.aembed_query(q)
+        qv = await self.backend.capability(VectorSearch).aembed_query(q)
         if cfg.passage_order == "question" or cfg.anchor_fallback == "passage":
             await ashared_passage_vectors(self.backend)  # the corpus, once per (graph, embedder)
-        if self.backend.blocking or cfg.score != "node":
+        if self.backend.blocking or score_strategy(cfg.score).embeds_texts:
             return await asyncio.to_thread(self._retrieve, q, qv, (anchor, anchor_name, anchors),
                                            cfg)
         return self._retrieve(q, qv, (anchor, anchor_name, anchors), cfg)
@@ -351,10 +357,8 @@ class PathConstrainedRetriever:
                 anchors[0].id,
             )
             hits, scored = _fallback_hits(b, region, keys[0], query, qv, wide)
-        elif cfg.score == "template":  # kgpath extension: relation-chain templates
-            hits, scored = template_hits(b, keys, query, qv, wide)
-        else:
-            hits, scored = _search_region(b, region, query, qv, wide)
+        else:  # Eq. (2), or a kgpath extension (path, mixed, template): the score strategy
+            hits, scored = score_strategy(cfg.score).rank(b, region, keys, query, qv, wide)
         logger.debug("PCR anchors=%r (%s) reachable=%d scored=%d", [a.id for a in anchors],
                      how, len(region), scored)
         graph = _evidence_graph(b, region, anchors, hits)
@@ -399,54 +403,11 @@ def _trace(b: GraphBackend[Any, Any], region: Region, anchors: tuple[Any, ...], 
         trace["anchor_fallback"] = "similar"
     if cfg.mode == "hybrid":
         trace["hybrid_norm"] = cfg.hybrid_norm
-    if cfg.score != "node":
-        trace["score"] = cfg.score
+    strategy = score_strategy(cfg.score)
+    if strategy.embeds_texts:
+        trace["score"] = strategy.name
         trace["path_text"] = cfg.path_text
     return trace
-
-
-def _search_region(
-    b: GraphBackend[Any, Any], region: Region, query: str, qv: np.ndarray, cfg: PCRConfig,
-) -> tuple[list[PCRHit], int]:
-    """Eq. (2) over ``C_reachable`` (or the path-aware score): ``(hits, number scored)``.
-
-    Candidates are in region order (the anchors first, when included), so ties go to the
-    node reached first.
-    """
-    sel = np.flatnonzero(region.dist > 0) if not cfg.include_anchor else None
-    if sel is None:
-        cand, tree_of, pos = region.keys, region.tree_of, region.pos
-    else:
-        cand, tree_of, pos = take(region.keys, sel), region.tree_of[sel], region.pos[sel]
-    if not len(cand):
-        return [], 0
-    node = node_scores(b, query, qv, cand, cfg)
-    path: np.ndarray | None = None
-    scores = node
-    if cfg.score != "node":
-        path = _path_scores(b, region, tree_of, pos, qv, cfg)
-        scores = path if cfg.score == "path" else mix_scores(path, node, cfg.path_weight)
-    top = top_k(scores, min(cfg.k, len(cand)))
-    hits = make_hits(b, region, top if sel is None else sel[top], scores[top],
-                     None if path is None else node[top], None if path is None else path[top])
-    return hits, len(cand)
-
-
-def _path_scores(
-    b: GraphBackend[Any, Any], region: Region, tree_of: np.ndarray, pos: np.ndarray,
-    qv: np.ndarray, cfg: PCRConfig,
-) -> np.ndarray:
-    """Path-aware scores (kgpath extension, :mod:`kgpath.methods.pcr.pathscore`).
-
-    Every candidate's path text, embedded in one call.
-    """
-    texts: list[str] = [""] * len(pos)
-    for t, tree in enumerate(region.trees):
-        sel = np.flatnonzero(tree_of == t)
-        for j, text in zip(sel, tree_path_texts(b, tree, pos[sel],
-                                                 mask=cfg.path_text == "relations")):
-            texts[int(j)] = text
-    return path_similarity(backend_embedder(b), qv, texts)
 
 
 def _fallback_hits(

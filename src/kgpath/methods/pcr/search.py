@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.backends.base import BFSTree, GraphBackend
+from kgpath.backends.base import BFSTree, GraphBackend, VectorSearch
 from kgpath.graph import BFSResult, Direction, KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
 from kgpath.index.hybrid import hybrid_scores
@@ -131,12 +131,16 @@ def node_scores(
     b: GraphBackend[Any, Any], query: str, qv: np.ndarray, keys: Sequence[Any] | np.ndarray,
     cfg: PCRConfig,
 ) -> np.ndarray:
-    """Eq. (2)'s ``sim(q, v)``, or section 3.4's hybrid scaled by ``cfg.hybrid_norm``."""
+    """Eq. (2)'s ``sim(q, v)``, or section 3.4's hybrid scaled by ``cfg.hybrid_norm``.
+
+    Through the backend's :class:`~kgpath.backends.base.VectorSearch` capability.
+    """
+    vs: VectorSearch[Any] = b.capability(VectorSearch)
     if cfg.mode == "hybrid" and cfg.hybrid_norm != "max":
-        cos = b.score(query, qv, keys, mode="vector", alpha=1.0)
-        bm = b.score(query, qv, keys, mode="bm25", alpha=0.0)
+        cos = vs.score(query, qv, keys, mode="vector", alpha=1.0)
+        bm = vs.score(query, qv, keys, mode="bm25", alpha=0.0)
         return hybrid_scores(cos, bm, cfg.alpha, norm=cfg.hybrid_norm)
-    return b.score(query, qv, keys, mode=cfg.mode, alpha=cfg.alpha)
+    return vs.score(query, qv, keys, mode=cfg.mode, alpha=cfg.alpha)
 
 
 def global_fallback(
@@ -147,13 +151,14 @@ def global_fallback(
     With ``hybrid_norm`` other than ``"max"`` every node is re-scored (ties by vector rank).
     """
     exclude = None if cfg.include_anchor else anchor
+    vs: VectorSearch[Any] = b.capability(VectorSearch)
     if cfg.mode == "hybrid" and cfg.hybrid_norm != "max":
-        keys, _, scored = b.global_top(query, qv, b.node_count(), mode="vector",
-                                       alpha=1.0, exclude=exclude)
+        keys, _, scored = vs.global_top(query, qv, b.node_count(), mode="vector",
+                                        alpha=1.0, exclude=exclude)
         sc = node_scores(b, query, qv, keys, cfg)
         pos = top_k(sc, min(cfg.k, len(keys)))
         return take(keys, pos), sc[pos], scored
-    return b.global_top(query, qv, cfg.k, mode=cfg.mode, alpha=cfg.alpha, exclude=exclude)
+    return vs.global_top(query, qv, cfg.k, mode=cfg.mode, alpha=cfg.alpha, exclude=exclude)
 
 
 def make_hit(

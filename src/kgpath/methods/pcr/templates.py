@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.errors import ConfigError
+from kgpath.backends.base import InProcessGraph, VectorSearch
 from kgpath.graph import Direction, Edge, KnowledgeGraph
 from kgpath.methods.pcr.pathscore import MASK, humanize_relation
 
@@ -294,19 +294,16 @@ def template_hits(b: Any, anchors: Sequence[int], query: str, qv: np.ndarray,
                   cfg: Any) -> tuple[list[Any], int]:
     """``score="template"``: the top-``cfg.k`` hits and the number of templates scored.
 
-    ``b`` is an in-memory backend (its ``graph`` and ``index``); the template texts name the
-    anchor unless ``cfg.path_text == "relations"`` (then the anchor is masked too, so every
-    query shares one text per chain).
+    ``b`` is a backend with the :class:`~kgpath.backends.base.InProcessGraph` capability
+    (its graph's CSR arrays are walked) and :class:`~kgpath.backends.base.VectorSearch`;
+    the template texts name the anchor unless ``cfg.path_text == "relations"`` (then the
+    anchor is masked too, so every query shares one text per chain).
     """
-    from kgpath.backends.memory import InMemoryBackend
     from kgpath.methods.pcr.pathscore import path_similarity
     from kgpath.methods.pcr.result import PCRHit
-    from kgpath.methods.pcr.retriever import backend_embedder
     from kgpath.methods.pcr.search import node_scores
 
-    if not isinstance(b, InMemoryBackend):
-        raise ConfigError(f"score='template' needs the in-memory backend, not {b.name!r}")
-    graph: KnowledgeGraph = b.graph
+    graph: KnowledgeGraph = b.capability(InProcessGraph).graph
     templates: list[Template] = []
     texts: list[str] = []
     for a in anchors:
@@ -317,7 +314,7 @@ def template_hits(b: Any, anchors: Sequence[int], query: str, qv: np.ndarray,
         texts += [template_text(t.steps, name, mask_anchor=cfg.path_text == "relations")
                   for t in ts]
         templates += ts
-    tscores = path_similarity(backend_embedder(b), qv, texts)
+    tscores = path_similarity(b.capability(VectorSearch).embedder, qv, texts)
     if cfg.template_lexical:
         tscores = tscores + cfg.template_lexical * np.asarray(
             [lexical_matches(query, t.steps) for t in templates], np.float32)
