@@ -29,6 +29,7 @@ from kgpath.backends import (
     VectorSearch,
 )
 from kgpath.errors import CapabilityError, ConfigError
+from kgpath.index.linking import find_by_name
 from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever
 from kgpath.methods.pathrag.cypher import pathrag_pool
 
@@ -78,7 +79,7 @@ class DictBackend(GraphBackend[str, KeyTree[str]]):
         return node_id if node_id in self.g else None
 
     def nodes_by_name(self, name):
-        return [self.g.node_at(i).id for i in self.g.find_by_name(name)]
+        return [self.g.node_at(i).id for i in find_by_name(self.g, name)]
 
     def node(self, key):
         return self.g.node_at(self.g.index_of(key))
