@@ -23,15 +23,14 @@ from kgpath.ingest.chunk_graph import (
     ChunkGraphConfig,
     KeywordThemes,
     LLMThemes,
-    SourceDocument,
     abuild_chunk_graph,
     build_chunk_graph,
     load_chunk_graph,
     save_chunk_graph,
     similarity_edges,
-    sliding_windows,
-    split_sentences,
 )
+from kgpath.ingest.chunking import sliding_windows, split_sentences
+from kgpath.ingest.documents import SourceDocument
 from kgpath.methods.traversal import ChunkGraphView, query_traversal
 
 

@@ -13,13 +13,15 @@ from kgpath.index import GraphIndex
 from kgpath.ingest import (
     ChunkingConfig,
     Extraction,
+    OpenExtractor,
+    SourceDocument,
+    TextPassage,
     chunk_document,
     coerce_documents,
     entity_key,
     graph_from_documents,
     ingest_documents,
 )
-from kgpath.ingest.documents import SourceDocument, TextPassage
 from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, short_form_map
 from kgpath.ingest.llm_extractor import LLMExtractor
 from kgpath.llm import ScriptedLLM
@@ -48,16 +50,17 @@ def test_coerce_rejects_with_the_bad_value(bad: object, match: str) -> None:
 
 
 def test_chunking_keeps_sentences_and_metadata() -> None:
-    doc = SourceDocument("d", "Aaaa bbb. Cccc ddd. Eeee fff.", {"source": "s"})
+    doc = SourceDocument.from_text("d", "Aaaa bbb. Cccc ddd. Eeee fff.",
+                                   metadata={"source": "s"})
     one = chunk_document(doc)
     assert [(p.id, p.text) for p in one] == [("d", "Aaaa bbb. Cccc ddd. Eeee fff.")]
     assert one[0].metadata == {"source": "s", "doc_id": "d", "chunk_index": 0}
     parts = chunk_document(doc, ChunkingConfig(max_chars=50))
     assert len(parts) == 1
-    many = chunk_document(SourceDocument("d", "X" * 40 + ". " + "Y" * 40 + "."),
+    many = chunk_document(SourceDocument.from_text("d", "X" * 40 + ". " + "Y" * 40 + "."),
                           ChunkingConfig(max_chars=50))
     assert [p.id for p in many] == ["d#0", "d#1"]
-    overlap = chunk_document(SourceDocument("d", "A a. B b. C c."),
+    overlap = chunk_document(SourceDocument.from_text("d", "A a. B b. C c."),
                              ChunkingConfig(max_chars=50, overlap_sentences=1))
     assert len(overlap) == 1
 
@@ -71,8 +74,8 @@ def test_entity_key_and_short_forms() -> None:
     assert short_form_map(["marie curie", "pierre curie", "curie"]) == {}
 
 
-class _Fixed:
-    """An extractor returning scripted extractions (no parser needed)."""
+class _Fixed(OpenExtractor):
+    """An extractor returning scripted extractions (no parser needed): the one hook."""
 
     name = "fixed"
 
@@ -80,12 +83,9 @@ class _Fixed:
         self.by_passage = by_passage
         self.seen: list[str] = []
 
-    def extract(self, passages):  # type: ignore[no-untyped-def]
-        self.seen += [p.id for p in passages]
-        return [self.by_passage.get(p.id, Extraction(p.id)) for p in passages]
-
-    async def aextract(self, passages):  # type: ignore[no-untyped-def]
-        return self.extract(passages)
+    def extract_passage(self, passage_id: str, text: str) -> Extraction:
+        self.seen.append(passage_id)
+        return self.by_passage.get(passage_id, Extraction(passage_id))
 
 
 def _ex(pid: str, ents: list[tuple[str, str]], rels: list[tuple[str, str, str, str]]) -> Extraction:
