@@ -149,6 +149,7 @@ def coerce_documents(documents: Any, *, id_prefix: str = "doc") -> list[SourceDo
         raise GraphError("documents must be a collection of documents, got a single string")
     if not isinstance(documents, Iterable):
         raise GraphError(f"documents must be a collection of documents, got {short(documents)}")
+    items: list[_Fields]
     if isinstance(documents, Mapping):
         items = [(str(k), str(k), body, {}) for k, body in documents.items()]
     else:

@@ -61,11 +61,7 @@ class BaseSchemaExtractor(Extractor[PassageExtraction]):
             raise ConfigError(f"schema must be a kgpath Schema, got {type(schema).__name__}")
         self.schema = schema
         self.config = config or ExtractionConfig()
-
-    @property  # type: ignore[override]
-    def max_concurrency(self) -> int:
-        """Passages extracted concurrently (``config.max_concurrency``)."""
-        return self.config.max_concurrency
+        self.max_concurrency = self.config.max_concurrency
 
     @abstractmethod
     def extract_passage(self, passage_id: str, text: str) -> PassageExtraction:
