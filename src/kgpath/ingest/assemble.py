@@ -70,8 +70,9 @@ def _passages_to_extract(graph: KnowledgeGraph, documents: Iterable[Any],
 def _merge(graph: KnowledgeGraph, extractor: Extractor[Any], passages: Sequence[TextPassage],
            records: Sequence[Any], report: IngestReport) -> KnowledgeGraph:
     if len(records) != len(passages):
-        raise ValueError(f"extractor {extractor.name!r} returned {len(records)} "
-                         f"extractions for {len(passages)} passages")
+        name = extractor.name or type(extractor).__name__
+        raise ValueError(f"extractor {name!r} returned {len(records)} extractions for "
+                         f"{len(passages)} passages")
     extractor.add_to_graph(graph, passages, records, report)
     logger.info(
         "from_documents: %d document(s), %d new / %d changed / %d unchanged passage(s), "

@@ -65,13 +65,14 @@ class Extractor(ABC, Generic[R]):
     Attributes
     ----------
     name
-        Recorded in the graph's node/edge metadata (``extractor``) by the open family.
+        Recorded in the graph's node/edge metadata (``extractor``) by the open family
+        (empty: the class name).
     max_concurrency
         Passages read at once by :meth:`extract_passages` (threads) and
         :meth:`aextract_passages` (tasks); ``1`` reads them one after another.
     """
 
-    name: str = "extractor"
+    name: str = ""
     max_concurrency: int = 1
 
     @abstractmethod
