@@ -14,7 +14,8 @@ One other splitter lives here, with its difference named: :func:`split_at_punctu
 the plain split after ``. ! ? ;`` that the LLM-free
 :class:`~kgpath.ingest.extract.PatternExtractor` reads cues within. It also splits after an
 abbreviation and at semicolons, so its pieces differ from :func:`split_sentences`; it is
-kept as is because the pattern extractor's triples depend on it.
+kept as is because the pattern extractor's triples depend on it. (The spaCy extractor reads
+its parser's own sentences inside a passage: they come with the dependency parse.)
 """
 
 from __future__ import annotations
@@ -109,9 +110,8 @@ def split_at_punctuation(text: str) -> list[str]:
     """Split after every ``. ! ? ;`` followed by whitespace (no abbreviation rules).
 
     The pattern extractor's sentence reading. Unlike :func:`split_sentences` it splits after
-    ``Dr.`` or an initial and at semicolons, does not end a piece at a blank line, and
-    does not normalise
-    whitespace inside a piece.
+    ``Dr.`` or an initial, at semicolons and before a lower-case word, does not end a piece
+    at a blank line without punctuation, and keeps the whitespace inside a piece.
 
     >>> split_at_punctuation("Dr. Curie discovered radium; Bohr did not.")
     ['Dr.', 'Curie discovered radium;', 'Bohr did not.']
