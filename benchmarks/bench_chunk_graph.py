@@ -35,7 +35,8 @@ from kgpath import LocalEmbedder
 from kgpath.embeddings import BaseEmbedder
 from kgpath.eval.datasets import shared_datasets_dir
 from kgpath.eval.hotpotqa import load_hotpotqa
-from kgpath.ingest.chunk_graph import ChunkGraphBuilder, SourceDocument, similarity_edges
+from kgpath.ingest.chunk_graph import ChunkGraphBuilder, similarity_edges
+from kgpath.ingest.documents import SourceDocument
 
 
 def _measure(fn: Callable[[], Any]) -> tuple[Any, float, float]:

@@ -5,7 +5,7 @@ HotpotQA-100 (``../shared/datasets/hotpotqa-100/corpus.json``), passage text
 ``"<title>. <sentences joined by a space>"``, entities and triples written by hand (issue 11).
 
 Predictions: :class:`kgpath.ingest.SpacyExtractor` run directly on one
-:class:`kgpath.ingest.documents.TextPassage` per labelled passage.
+:class:`kgpath.ingest.chunking.TextPassage` per labelled passage.
 
 Matching rule (stated, relation labels are NOT compared): a predicted triple ``(h, r, t)``
 matches a gold triple ``(H, R, T)`` of the same passage when both ends match, in either
@@ -125,7 +125,7 @@ def judged(items: Iterable[tuple[str, Sequence[Sequence[str]]]],
 
 def _extract(texts: Sequence[tuple[str, str]]) -> list:
     from kgpath.ingest import SpacyExtractor
-    from kgpath.ingest.documents import TextPassage
+    from kgpath.ingest.chunking import TextPassage
 
     passages = [TextPassage(pid, text, pid) for pid, text in texts]
     return SpacyExtractor(**EXTRACTOR_KW).extract(passages)

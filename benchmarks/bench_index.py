@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     from kgpath.embeddings import LocalEmbedder
-    from kgpath.ingest.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig, SourceDocument
+    from kgpath.ingest.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig
+    from kgpath.ingest.documents import SourceDocument
 
     corpus = _corpus(args.limit)
     passages = [f"{t}. {''.join(s).strip()}" for t, s in corpus.items()]

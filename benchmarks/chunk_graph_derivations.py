@@ -50,8 +50,8 @@ from kgpath.embeddings import LocalEmbedder, normalize_rows
 from kgpath.eval.hotpotqa import load_hotpotqa
 from kgpath.eval.traversal_eval import evaluate_traversal, format_halves
 from kgpath.ingest.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig
-from kgpath.ingest.chunk_graph.chunking import SourceDocument
 from kgpath.ingest.chunk_graph.similarity import similarity_edges
+from kgpath.ingest.documents import SourceDocument
 
 VARIANTS = ("derived", "exact_edges", "centred", "ridge", "context", "sentences",
             "sentences_lead")

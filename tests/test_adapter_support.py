@@ -17,7 +17,6 @@ from kgpath.adapter_support import (
     ascending_order,
     attr_owner,
     checked_score,
-    chunk_graph_from_documents,
     entity_names,
     entity_properties,
     first_score,
@@ -243,21 +242,6 @@ def test_from_texts_mixin_calls_from_documents_with_a_list() -> None:
             return documents, kw
 
     assert R.from_texts(iter(["a", "b"]), k=1) == (["a", "b"], {"k": 1})
-
-
-def test_chunk_graph_from_documents_reads_every_document_kind() -> None:
-    lc = SimpleNamespace(page_content="Bees make honey. Honey is sweet.", id=None,
-                         metadata={"title": "Bees"})
-    li = SimpleNamespace(node_id="n1", get_content=lambda: "Hives house bees.", metadata={})
-    graph, emb = chunk_graph_from_documents(["Ants dig. Ants carry leaves.", lc, li],
-                                            embedder=HashingEmbedder(32))
-    assert isinstance(emb, HashingEmbedder)
-    docs = {n.id: dict(n.metadata) for n in graph.nodes if n.type == "document"}
-    assert list(docs) == ["doc:doc-0", "doc:doc-1", "doc:n1"]  # ids: doc-<i> or node_id
-    assert docs["doc:doc-1"]["num_sentences"] == 2 and docs["doc:n1"]["num_sentences"] == 1
-    assert graph.node("doc:doc-1").name == "Bees"  # the title
-    with pytest.raises(ConfigError, match="document #0"):
-        chunk_graph_from_documents([3], embedder=HashingEmbedder(32))
 
 
 # ====================================================================== property graphs

@@ -23,15 +23,14 @@ from kgpath.ingest.chunk_graph import (
     ChunkGraphConfig,
     KeywordThemes,
     LLMThemes,
-    SourceDocument,
     abuild_chunk_graph,
     build_chunk_graph,
     load_chunk_graph,
     save_chunk_graph,
     similarity_edges,
-    sliding_windows,
-    split_sentences,
 )
+from kgpath.ingest.chunking import sliding_windows, split_sentences
+from kgpath.ingest.documents import SourceDocument
 from kgpath.methods.traversal import ChunkGraphView, query_traversal
 
 
@@ -332,6 +331,30 @@ def test_input_forms():
         build_chunk_graph({"e": ""}, embedder=emb)
     with pytest.raises(GraphError, match="non-string sentence 3"):
         build_chunk_graph({"e": ["ok", 3]}, embedder=emb)
+
+
+def test_chunk_graph_from_documents_reads_every_document_kind():
+    from types import SimpleNamespace
+
+    from kgpath.ingest.chunk_graph import chunk_graph_from_documents
+
+    lc = SimpleNamespace(page_content="Bees make honey. Honey is sweet.", id=None,
+                         metadata={"title": "Bees"})
+    li = SimpleNamespace(node_id="n1", get_content=lambda: "Hives house bees.", metadata={})
+    graph, emb = chunk_graph_from_documents(["Ants dig. Ants carry leaves.", lc, li],
+                                            embedder=HashingEmbedder(32))
+    assert isinstance(emb, HashingEmbedder)
+    docs = {n.id: dict(n.metadata) for n in graph.nodes if n.type == "document"}
+    assert list(docs) == ["doc:doc-0", "doc:doc-1", "doc:n1"]  # ids: doc-<i> or node_id
+    assert docs["doc:doc-1"]["num_sentences"] == 2 and docs["doc:n1"]["num_sentences"] == 1
+    assert graph.node("doc:doc-1").name == "Bees"  # the title
+    assert graph.passage("doc-1").metadata == {"title": "Bees"}
+    # the one coercer also reads mappings with "text" (the entity graph's forms)
+    g2, _ = chunk_graph_from_documents([{"id": "m", "text": "Moths fly.", "title": "M"}],
+                                       embedder=emb)
+    assert g2.node("doc:m").name == "M"
+    with pytest.raises(GraphError, match="document #0"):
+        chunk_graph_from_documents([3], embedder=HashingEmbedder(32))
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,9 @@ from kgpath import HashingEmbedder
 from kgpath.embed_cache import CachedEmbedder
 from kgpath.embeddings import BaseEmbedder
 from kgpath.errors import EmbeddingError, MissingDependencyError
-from kgpath.ingest.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig, SourceDocument
+from kgpath.ingest.chunk_graph import ChunkGraphBuilder, ChunkGraphConfig
 from kgpath.ingest.chunk_graph.late import LatePlan
+from kgpath.ingest.documents import SourceDocument
 
 VOCAB = ["a", "b", "t", "other"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kgpath.ingest.documents import TextPassage
+from kgpath.ingest.chunking import TextPassage
 
 ROOT = Path(__file__).resolve().parent.parent
 

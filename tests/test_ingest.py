@@ -8,18 +8,20 @@ from types import SimpleNamespace
 
 import pytest
 
-from kgpath import GraphError, HashingEmbedder
+from kgpath import ConfigError, GraphError, HashingEmbedder
 from kgpath.index import GraphIndex
 from kgpath.ingest import (
     ChunkingConfig,
     Extraction,
+    OpenExtractor,
+    SourceDocument,
+    TextPassage,
     chunk_document,
     coerce_documents,
     entity_key,
     graph_from_documents,
     ingest_documents,
 )
-from kgpath.ingest.documents import SourceDocument, TextPassage
 from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, short_form_map
 from kgpath.ingest.llm_extractor import LLMExtractor
 from kgpath.llm import ScriptedLLM
@@ -47,17 +49,33 @@ def test_coerce_rejects_with_the_bad_value(bad: object, match: str) -> None:
         coerce_documents(bad)  # type: ignore[arg-type]
 
 
+def test_one_coercer_for_both_graphs() -> None:
+    docs = coerce_documents({"Bees": "Bees fly.\n\nThey sting", "Ants": ["Ants  dig.", " "]})
+    assert [(d.id, d.title, d.sentences) for d in docs] == [
+        ("Bees", "Bees", ("Bees fly.", "They sting")), ("Ants", "Ants", ("Ants dig.",))]
+    lc = SimpleNamespace(page_content="lc text", id=None, metadata={"title": "T"})
+    (a, b) = coerce_documents(["x", lc], id_prefix="doc-")  # the chunk graph's id scheme
+    assert (a.id, b.id, b.title, b.text) == ("doc-0", "doc-1", "T", "lc text")
+    with pytest.raises(GraphError, match="empty id"):
+        coerce_documents([("", "x")])
+    with pytest.raises(GraphError, match="'d' has a non-string sentence 3"):
+        coerce_documents([("d", ["ok", 3])])
+    with pytest.raises(GraphError, match="'d' text must be a string"):
+        coerce_documents([("d", 3)])
+
+
 def test_chunking_keeps_sentences_and_metadata() -> None:
-    doc = SourceDocument("d", "Aaaa bbb. Cccc ddd. Eeee fff.", {"source": "s"})
+    doc = SourceDocument.from_text("d", "Aaaa bbb. Cccc ddd. Eeee fff.",
+                                   metadata={"source": "s"})
     one = chunk_document(doc)
     assert [(p.id, p.text) for p in one] == [("d", "Aaaa bbb. Cccc ddd. Eeee fff.")]
     assert one[0].metadata == {"source": "s", "doc_id": "d", "chunk_index": 0}
     parts = chunk_document(doc, ChunkingConfig(max_chars=50))
     assert len(parts) == 1
-    many = chunk_document(SourceDocument("d", "X" * 40 + ". " + "Y" * 40 + "."),
+    many = chunk_document(SourceDocument.from_text("d", "X" * 40 + ". " + "Y" * 40 + "."),
                           ChunkingConfig(max_chars=50))
     assert [p.id for p in many] == ["d#0", "d#1"]
-    overlap = chunk_document(SourceDocument("d", "A a. B b. C c."),
+    overlap = chunk_document(SourceDocument.from_text("d", "A a. B b. C c."),
                              ChunkingConfig(max_chars=50, overlap_sentences=1))
     assert len(overlap) == 1
 
@@ -71,8 +89,8 @@ def test_entity_key_and_short_forms() -> None:
     assert short_form_map(["marie curie", "pierre curie", "curie"]) == {}
 
 
-class _Fixed:
-    """An extractor returning scripted extractions (no parser needed)."""
+class _Fixed(OpenExtractor):
+    """An extractor returning scripted extractions (no parser needed): the one hook."""
 
     name = "fixed"
 
@@ -80,12 +98,9 @@ class _Fixed:
         self.by_passage = by_passage
         self.seen: list[str] = []
 
-    def extract(self, passages):  # type: ignore[no-untyped-def]
-        self.seen += [p.id for p in passages]
-        return [self.by_passage.get(p.id, Extraction(p.id)) for p in passages]
-
-    async def aextract(self, passages):  # type: ignore[no-untyped-def]
-        return self.extract(passages)
+    def extract_passage(self, passage_id: str, text: str) -> Extraction:
+        self.seen.append(passage_id)
+        return self.by_passage.get(passage_id, Extraction(passage_id))
 
 
 def _ex(pid: str, ents: list[tuple[str, str]], rels: list[tuple[str, str, str, str]]) -> Extraction:
@@ -271,3 +286,64 @@ def test_bad_batch_size_is_a_typed_error() -> None:
 
     with pytest.raises(ConfigError, match="batch_size"):
         graph_from_documents(["A."], extractor=_Fixed({}), batch_size=0)
+
+
+# ---------------------------------------------------------------------- one protocol
+def test_every_extractor_implements_the_one_protocol() -> None:
+    from kgpath.ingest import (
+        Extractor,
+        LLMExtractor,
+        PatternExtractor,
+        Schema,
+        SchemaExtractor,
+        SpacyExtractor,
+    )
+
+    s = Schema(entities=["Person"], relations=[("Person", "knows", "Person")])
+    llm = ScriptedLLM([GOOD])
+    for ex in (SpacyExtractor(), LLMExtractor(llm), SchemaExtractor(s, llm),
+               PatternExtractor(s, {"Ann": "Person"})):
+        assert isinstance(ex, Extractor)
+        assert callable(ex.extract_passage) and callable(ex.aextract_passage)
+        assert callable(ex.extract_passages) and callable(ex.add_to_graph)
+
+
+def test_llm_hook_pair_equals_the_batch() -> None:
+    ex = LLMExtractor(ScriptedLLM(lambda p: GOOD))
+    one = ex.extract_passage("p", "Curie isolated radium.")
+    assert one == ex.extract([TextPassage("p", "Curie isolated radium.", "p")])[0]
+    assert asyncio.run(ex.aextract_passage("p", "Curie isolated radium.")) == one
+
+
+def test_from_documents_refuses_a_non_extractor() -> None:
+    class Duck:
+        name = "duck"
+
+        def extract(self, passages):  # type: ignore[no-untyped-def]
+            return []
+
+    with pytest.raises(ConfigError, match="got Duck"):
+        graph_from_documents(["A."], extractor=Duck())  # type: ignore[arg-type]
+
+
+def test_ingest_imports_nothing_above_it() -> None:
+    """An AST walk of every import (lazy ones too) in ``kgpath/ingest``."""
+    import ast
+    from pathlib import Path
+
+    import kgpath.ingest
+
+    above = ("index", "backends", "methods", "policies", "facade", "adapter_support",
+             "eval", "viz", "demo", "testing", "cli")
+    root = Path(kgpath.ingest.__file__).parent
+    bad = []
+    # graph_documents.py (the LangChain GraphDocument converter) leaves for the adapter
+    for path in sorted(set(root.rglob("*.py")) - {root / "graph_documents.py"}):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "kgpath" and len(parts) > 1 and parts[1] in above:
+                    bad.append(f"{path.relative_to(root)}: {name}")
+    assert bad == []

@@ -273,3 +273,78 @@ def test_bad_inputs():
     with pytest.raises(GraphError, match="single string"):
         normalize_passages("text")  # type: ignore[arg-type]
     assert normalize_passages(["x", "y"]) == [("p0", "x"), ("p1", "y")]
+
+
+# ---------------------------------------------------------------------- one protocol
+def _graph_view(g: KnowledgeGraph) -> tuple[list, list]:
+    nodes = [(n.id, n.name, n.text, n.type, dict(n.metadata), n.provenance) for n in g.nodes]
+    edges = [(e.source, e.relation, e.target, e.text, e.type, e.weight, dict(e.metadata),
+              e.provenance) for e in g.edges]
+    return nodes, edges
+
+
+def _full_reply_llm() -> ScriptedLLM:
+    return scripted_by_passage({
+        "discovered radium": reply(
+            entities=[{"name": "Marie Curie", "type": "scientist", "description": "physicist"}],
+            triples=[T("Marie Curie", "Person", "discovered", "radium", "Element"),
+                     T("Marie Curie", "Person", "born in", "Warsaw", "Place"),
+                     T("Marie Curie", "Person", "ate", "bread", "Food")],
+        ),
+        "Nobel Prize in 1911": reply(
+            triples=[T("marie curie", "person", "RECEIVED", "Nobel Prize", "Award")],
+        ),
+    })
+
+
+def test_schema_extractor_through_graph_from_documents_gives_its_own_graph():
+    from kgpath.ingest import Extractor, graph_from_documents, ingest_documents
+
+    own = SchemaExtractor(schema(), _full_reply_llm()).extract(PASSAGES).graph
+    ex = SchemaExtractor(schema(), _full_reply_llm())
+    assert isinstance(ex, Extractor) and ex.name == "schema"
+    g = graph_from_documents(list(PASSAGES.items()), extractor=ex)
+    assert _graph_view(g) == _graph_view(own)
+    assert set(g.passages) == set(own.passages) == {"p1", "p2"}
+    # the ingest path adds the chunking metadata to passages; the nodes and edges are equal
+    assert g.passage("p1").metadata == {"doc_id": "p1", "chunk_index": 0}
+    report = ingest_documents(KnowledgeGraph(), list(PASSAGES.items()),
+                              extractor=SchemaExtractor(schema(), _full_reply_llm()))
+    assert (report.nodes_new, report.edges_added) == (4, 3)
+    assert report.notes == ["1 item(s) rejected by the schema"]
+
+
+async def test_schema_family_async_ingest_matches_sync():
+    from kgpath.ingest import agraph_from_documents, graph_from_documents
+
+    docs = list(PASSAGES.items())
+    cfg = ExtractionConfig(evolution=EvolutionPolicy(min_support=1, min_confidence=0.0))
+    s = graph_from_documents(docs, extractor=SchemaExtractor(schema(), _full_reply_llm(),
+                                                             config=cfg))
+    a = await agraph_from_documents(docs, extractor=SchemaExtractor(schema(), _full_reply_llm(),
+                                                                    config=cfg))
+    assert _graph_view(a) == _graph_view(s)
+    assert "bread" in s  # evolution adopted "Food" on the ingest path too
+
+
+def test_pattern_extractor_through_graph_from_documents_gives_its_own_graph():
+    from kgpath.ingest import graph_from_documents
+
+    gaz = {"Marie Curie": "Person", "radium": "Element", "Warsaw": "Place"}
+    text = {"p1": "Marie Curie discovered radium. Marie Curie was born in Warsaw."}
+    own = PatternExtractor(schema(), gaz).extract(text).graph
+    ex = PatternExtractor(schema(), gaz)
+    assert ex.name == "pattern"
+    g = graph_from_documents(list(text.items()), extractor=ex)
+    assert _graph_view(g) == _graph_view(own) and g.num_edges == 2
+
+
+def test_pattern_extractor_reads_punctuation_pieces_not_sentences():
+    # "Dr." ends a piece for the pattern extractor (split_at_punctuation) although
+    # split_sentences keeps "Dr. Bohr ..." whole: the cue "discovered" after the break has
+    # no head before it in its piece, so no triple (pinned: its results depend on it)
+    gaz = {"Marie Curie": "Person", "radium": "Element"}
+    res = PatternExtractor(schema(), gaz).extract({"p": "Marie Curie met Dr. discovered radium"})
+    assert res.triples == ()
+    res = PatternExtractor(schema(), gaz).extract({"p": "Marie Curie met Mr discovered radium"})
+    assert [(t.head, t.tail) for t in res.triples] == [("Marie Curie", "radium")]

@@ -53,12 +53,12 @@ from kgpath.ingest.chunk_graph import (
     REL_MENTIONS,
     ChunkGraphBuilder,
     ChunkGraphConfig,
-    SourceDocument,
     TitleMatcher,
     add_mention_edges,
     normalize_title,
     title_tokens,
 )
+from kgpath.ingest.documents import SourceDocument
 from kgpath.methods.traversal import (
     EXTENSIONS,
     ChunkGraphView,

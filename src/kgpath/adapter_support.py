@@ -10,7 +10,7 @@ prompt order, merging sub-question results, prompt variable names) is written on
 * Schema-guided recipes: :func:`merge_sub_question_runs`, :func:`llm_label`,
   :func:`schema_triples`, :func:`permissive_schema`.
 * Prompts: :func:`attr_owner`, :func:`to_core_template`.
-* Documents: :class:`FromTextsMixin`, :func:`chunk_graph_from_documents`.
+* Documents: :class:`FromTextsMixin`.
 * Property graphs (LlamaIndex's store conventions, read by attribute):
   :class:`PropertyGraphReader`, :func:`entity_names`, :func:`entity_properties`,
   :func:`relation_properties`.
@@ -39,7 +39,6 @@ __all__ = [
     "ascending_order",
     "attr_owner",
     "checked_score",
-    "chunk_graph_from_documents",
     "entity_names",
     "entity_properties",
     "first_score",
@@ -225,36 +224,6 @@ class FromTextsMixin:
     def from_texts(cls, texts: Iterable[str], **kwargs: Any) -> Any:
         """:meth:`from_documents` for plain strings."""
         return cls.from_documents(list(texts), **kwargs)  # type: ignore[attr-defined]
-
-
-def _doc_fields(doc: Any, i: int) -> tuple[str, str, dict[str, Any]]:
-    """``(id, text, metadata)`` of a string, a LangChain or a LlamaIndex document."""
-    if isinstance(doc, str):
-        return f"doc-{i}", doc, {}
-    if hasattr(doc, "page_content"):  # LangChain
-        return doc.id or f"doc-{i}", doc.page_content, dict(doc.metadata)
-    if hasattr(doc, "node_id") and hasattr(doc, "get_content"):  # LlamaIndex
-        return doc.node_id, doc.get_content(), dict(doc.metadata)
-    raise ConfigError(f"document #{i} must be a string or a LangChain/LlamaIndex document, "
-                      f"got {type(doc).__name__}")
-
-
-def chunk_graph_from_documents(documents: Iterable[Any], *, embedder: Any = None,
-                               llm: Any = None, graph_config: Any = None,
-                               cache_dir: str | None = None) -> tuple[KnowledgeGraph, Any]:
-    """The semantic chunk graph over documents, and the embedder it was built with.
-
-    A document's id is its own (LangChain ``id``, else ``doc-<i>``; LlamaIndex
-    ``node_id``), its title ``metadata["title"]``; ``llm`` (if given) extracts themes.
-    """
-    from kgpath.embeddings import default_embedder
-    from kgpath.ingest.chunk_graph import ChunkGraphBuilder, SourceDocument, split_sentences
-
-    src = [SourceDocument(did, str(meta.get("title", "")), tuple(split_sentences(text)), meta)
-           for did, text, meta in (_doc_fields(d, i) for i, d in enumerate(documents))]
-    emb = embedder or default_embedder()
-    graph = ChunkGraphBuilder(emb, config=graph_config, llm=llm, cache_dir=cache_dir).build(src)
-    return graph, emb
 
 
 # ====================================================================== property graphs

@@ -76,14 +76,17 @@ def _extractor_code() -> bytes:
 
     from kgpath.ingest import (
         assemble,
+        chunking,
         dependency_relations,
         documents,
         extraction,
+        extractor,
         spacy_extractor,
     )
 
     h = hashlib.sha256()
-    for mod in (documents, extraction, dependency_relations, spacy_extractor, assemble):
+    for mod in (documents, chunking, extractor, extraction, dependency_relations,
+                spacy_extractor, assemble):
         h.update(Path(str(mod.__file__)).read_bytes())
     try:
         h.update(metadata.version("spacy").encode())

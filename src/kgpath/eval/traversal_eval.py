@@ -53,11 +53,11 @@ from kgpath.ingest.chunk_graph import (
     REL_MENTIONS,
     ChunkGraphBuilder,
     ChunkGraphConfig,
-    SourceDocument,
     add_mention_edges,
     load_chunk_graph,
     save_chunk_graph,
 )
+from kgpath.ingest.documents import SourceDocument
 from kgpath.methods.traversal import (
     ALGORITHMS,
     EXTENSIONS,

@@ -1,11 +1,31 @@
-"""Documents in, passages out: input coercion and sentence-aware chunking.
+"""The one document coercer: every accepted input form -> :class:`SourceDocument`.
 
-Accepted documents: plain strings (ids ``doc0, doc1, ...``), ``(id, text)`` pairs,
-mappings with ``text`` (and optional ``id``/``metadata``), LlamaIndex ``Document`` /
-``TextNode`` objects and LangChain ``Document`` objects (recognised by their attributes,
-so neither framework is imported). Each document is split into passages at sentence
-boundaries; a passage keeps its source id and the document's metadata as *passage*
-metadata (plus ``doc_id`` and ``chunk_index``).
+Both constructions read documents through :func:`coerce_documents`: the entity graph
+(:func:`kgpath.ingest.graph_from_documents`, which then packs sentences into passages) and
+the semantic chunk graph (:func:`kgpath.ingest.chunk_graph.build_chunk_graph`, which covers
+them with windows). Accepted documents:
+
+========================================  ==================  ==========  ==============
+input                                     id                  title       metadata
+========================================  ==================  ==========  ==============
+plain string                              ``<prefix><i>``     ``""``      ``{}``
+``(id, text or [sentences])`` pair        ``id``              ``id``      ``{}``
+mapping with ``text`` (``id``,            ``id`` or default   ``title``   ``metadata``
+``title``, ``metadata`` optional)
+LangChain ``Document``                    ``id``, else        ``metadata  ``metadata``
+                                          ``metadata["id"]``  ["title"]``
+LlamaIndex ``Document`` / ``TextNode``    ``node_id``         (same)      ``metadata``
+:class:`SourceDocument`                   its own             its own     its own
+========================================  ==================  ==========  ==============
+
+A whole collection may also be a mapping ``{id: text or [sentences]}`` (the id is also the
+title). Framework documents are recognised by their attributes (``page_content``;
+``get_content`` + ``node_id``), so neither framework is imported. The default id prefix is
+``"doc"`` for the entity graph (``doc0``) and ``"doc-"`` for the chunk graph (``doc-0``):
+the two id schemes predate this module and stored graphs use them.
+
+Text is split into sentences once, here, with :func:`kgpath.ingest.chunking.split_sentences`;
+pre-split sentences are kept as given (whitespace normalised, empty ones dropped).
 """
 
 from __future__ import annotations
@@ -14,64 +34,42 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgpath.errors import ConfigError, GraphError, short
-from kgpath.ingest.chunk_graph.chunking import split_sentences
+from kgpath.errors import GraphError, short
+from kgpath.ingest.chunking import split_sentences
 
-__all__ = [
-    "ChunkingConfig",
-    "SourceDocument",
-    "TextPassage",
-    "chunk_document",
-    "coerce_documents",
-    "split_sentences",
-]
-
-@dataclass(frozen=True, kw_only=True)
-class ChunkingConfig:
-    """How documents become passages.
-
-    Attributes
-    ----------
-    max_chars
-        A passage holds whole sentences up to this many characters (a longer sentence
-        is a passage of its own).
-    overlap_sentences
-        Sentences repeated at the start of the next passage of the same document.
-    min_chars
-        Documents (after stripping) shorter than this are skipped with a log line.
-    """
-
-    max_chars: int = 1200
-    overlap_sentences: int = 0
-    min_chars: int = 1
-
-    def __post_init__(self) -> None:
-        for name, low in (("max_chars", 50), ("overlap_sentences", 0), ("min_chars", 1)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ConfigError(f"{name} must be an int >= {low}, got {v!r}")
+__all__ = ["SourceDocument", "coerce_documents"]
 
 
 @dataclass(frozen=True)
 class SourceDocument:
-    """One input document: id, text and its own metadata."""
+    """One input document: an id, a title (may be empty), its sentences and metadata."""
 
     id: str
-    text: str
+    title: str
+    sentences: tuple[str, ...]
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def text(self) -> str:
+        """The sentences joined with single spaces."""
+        return " ".join(self.sentences)
 
-@dataclass(frozen=True)
-class TextPassage:
-    """A chunk of a document: the unit extraction reads and retrievers return."""
+    @classmethod
+    def from_text(cls, id: str, text: str, *, title: str = "",  # noqa: A002
+                  metadata: Mapping[str, Any] | None = None) -> SourceDocument:
+        """A document whose ``text`` is split with :func:`split_sentences`.
 
-    id: str
-    text: str
-    doc_id: str
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+        >>> SourceDocument.from_text("d", "One. Two.").sentences
+        ('One.', 'Two.')
+        """
+        return cls(id, title, tuple(split_sentences(text)), dict(metadata or {}))
 
 
-def _from_object(doc: Any, i: int) -> SourceDocument | None:
+_Fields = tuple[str, str, Any, Mapping[str, Any]]
+"""``(id, title, text or sentences, metadata)`` of one input document, not yet checked."""
+
+
+def _from_object(doc: Any, i: int, prefix: str) -> _Fields | None:
     """LlamaIndex Document/TextNode or LangChain Document, by attribute."""
     if hasattr(doc, "page_content"):  # LangChain Document
         text, ident = doc.page_content, getattr(doc, "id", None)
@@ -80,91 +78,89 @@ def _from_object(doc: Any, i: int) -> SourceDocument | None:
     else:
         return None
     meta = dict(getattr(doc, "metadata", None) or {})
-    return SourceDocument(str(ident or meta.get("id") or f"doc{i}"), text, meta)
+    return str(ident or meta.get("id") or f"{prefix}{i}"), str(meta.get("title", "")), text, meta
 
 
-def _coerce_one(doc: Any, i: int) -> SourceDocument:
+def _fields(doc: Any, i: int, prefix: str) -> _Fields:
     if isinstance(doc, SourceDocument):
-        return doc
+        return doc.id, doc.title, list(doc.sentences), doc.metadata
     if isinstance(doc, str):
-        return SourceDocument(f"doc{i}", doc)
+        return f"{prefix}{i}", "", doc, {}
     if isinstance(doc, Mapping):
         if "text" not in doc:
             raise GraphError(f"document #{i} is a mapping without 'text': {sorted(doc)}")
-        return SourceDocument(str(doc.get("id") or f"doc{i}"), doc["text"],
-                              dict(doc.get("metadata") or {}))
-    obj = _from_object(doc, i)
+        meta = dict(doc.get("metadata") or {})
+        title = str(doc.get("title") or meta.get("title") or "")
+        return str(doc.get("id") or f"{prefix}{i}"), title, doc["text"], meta
+    obj = _from_object(doc, i, prefix)
     if obj is not None:
         return obj
     if isinstance(doc, Sequence) and len(doc) == 2:
-        return SourceDocument(str(doc[0]), doc[1])
+        return str(doc[0]), str(doc[0]), doc[1], {}
     raise GraphError(
-        f"document #{i} must be a string, (id, text), a mapping with 'text', or a "
-        f"LlamaIndex/LangChain document; got {type(doc).__name__}"
+        f"document #{i} must be a string, an (id, text or sentences) pair, a mapping with "
+        f"'text', a SourceDocument, or a LlamaIndex/LangChain document; "
+        f"got {type(doc).__name__}"
     )
 
 
-def coerce_documents(documents: Iterable[Any]) -> list[SourceDocument]:
-    """Return :class:`SourceDocument` objects, validating ids and texts.
+def _sentences(doc_id: str, body: Any) -> tuple[str, ...]:
+    """Split text, or normalise pre-split sentences (whitespace, empty ones dropped)."""
+    if isinstance(body, str):
+        return tuple(split_sentences(body))
+    if not isinstance(body, Sequence):
+        raise GraphError(f"document {doc_id!r} text must be a string or a list of sentences, "
+                         f"got {type(body).__name__}")
+    out = []
+    for s in body:
+        if not isinstance(s, str):
+            raise GraphError(f"document {doc_id!r} has a non-string sentence {s!r}")
+        s = " ".join(s.split())
+        if s:
+            out.append(s)
+    return tuple(out)
+
+
+def coerce_documents(documents: Any, *, id_prefix: str = "doc") -> list[SourceDocument]:
+    """Return one :class:`SourceDocument` per input document (see the module docstring).
+
+    Parameters
+    ----------
+    documents
+        A collection of documents in any accepted form, or a mapping ``{id: text}``.
+    id_prefix
+        Ids of documents that bring none are ``<id_prefix><position>``.
 
     Raises
     ------
     GraphError
-        For a single string instead of a collection, an unknown document type, a
-        non-string text, or a duplicate id.
+        For a single string instead of a collection, an unknown document type, an empty
+        or duplicate id, or a text that is neither a string nor a list of strings (each
+        naming the bad document).
 
     Examples
     --------
     >>> [d.id for d in coerce_documents(["a b", ("x", "c d")])]
     ['doc0', 'x']
+    >>> coerce_documents({"Bees": ["Bees fly.", "  Bees  sting. "]})[0].sentences
+    ('Bees fly.', 'Bees sting.')
     """
-    if isinstance(documents, str):
+    if isinstance(documents, (str, bytes)):
         raise GraphError("documents must be a collection of documents, got a single string")
     if not isinstance(documents, Iterable):
         raise GraphError(f"documents must be a collection of documents, got {short(documents)}")
+    items: list[_Fields]
+    if isinstance(documents, Mapping):
+        items = [(str(k), str(k), body, {}) for k, body in documents.items()]
+    else:
+        items = [_fields(d, i, id_prefix) for i, d in enumerate(documents)]
     out: list[SourceDocument] = []
     seen: set[str] = set()
-    for i, doc in enumerate(documents):
-        d = _coerce_one(doc, i)
-        if not isinstance(d.text, str):
-            raise GraphError(f"document {d.id!r} text must be a string, "
-                             f"got {type(d.text).__name__}")
-        if d.id in seen:
-            raise GraphError(f"duplicate document id {d.id!r}")
-        seen.add(d.id)
-        out.append(d)
+    for i, (doc_id, title, body, meta) in enumerate(items):
+        if not doc_id:
+            raise GraphError(f"document #{i} has an empty id")
+        if doc_id in seen:
+            raise GraphError(f"duplicate document id {doc_id!r}")
+        seen.add(doc_id)
+        out.append(SourceDocument(doc_id, title, _sentences(doc_id, body), dict(meta)))
     return out
-
-
-def chunk_document(doc: SourceDocument, config: ChunkingConfig | None = None) -> list[TextPassage]:
-    """Split one document into passages of whole sentences.
-
-    A document that fits in one passage keeps its id as the passage id; otherwise the
-    passages are ``<id>#0``, ``<id>#1``, ...
-
-    Examples
-    --------
-    >>> cfg = ChunkingConfig(max_chars=50)
-    >>> [p.id for p in chunk_document(SourceDocument("d", "One two three. " * 6), cfg)]
-    ['d#0', 'd#1']
-    """
-    cfg = config or ChunkingConfig()
-    sents = split_sentences(doc.text)
-    groups: list[list[str]] = []
-    cur: list[str] = []
-    size = 0
-    for s in sents:
-        if cur and size + len(s) + 1 > cfg.max_chars:
-            groups.append(cur)
-            cur = cur[len(cur) - cfg.overlap_sentences:] if cfg.overlap_sentences else []
-            size = sum(len(x) + 1 for x in cur)
-        cur.append(s)
-        size += len(s) + 1
-    if cur:
-        groups.append(cur)
-    single = len(groups) == 1
-    return [
-        TextPassage(doc.id if single else f"{doc.id}#{i}", " ".join(g), doc.id,
-                    {**dict(doc.metadata), "doc_id": doc.id, "chunk_index": i})
-        for i, g in enumerate(groups)
-    ]

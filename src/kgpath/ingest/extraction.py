@@ -1,34 +1,46 @@
-"""What an extractor returns, the protocol every extractor implements, and name merging.
+"""The open-vocabulary extractor family: its records, its base, and how names merge.
 
-An extractor reads passages and returns, per passage, the entities it found (surface name
-and type) and the relations between them (head, relation label, tail, kind). Names are
-merged by :func:`entity_key` (case, accents, punctuation, possessives, a leading "the")
-across documents, and by :func:`short_form_map` within one document (a short form such as
-"Curie" that names exactly one longer entity of the same document, "Marie Curie").
+An open extractor (spaCy, any LLM) reads passages and returns, per passage, an
+:class:`Extraction`: the entities it found (surface name and type) and the relations
+between them (head, relation label, tail, kind), with no schema to bound them. Its base,
+:class:`OpenExtractor`, is an :class:`~kgpath.ingest.extractor.Extractor` whose
+:meth:`~OpenExtractor.add_to_graph` merges names by :func:`entity_key` (case, accents,
+punctuation, possessives, a leading "the") across documents, and by
+:func:`short_form_map` within one document (a short form such as "Curie" that names
+exactly one longer entity of the same document, "Marie Curie"). Entity nodes carry only
+what extraction found (name, type, the first sentence that mentions them as text,
+provenance) and the extractor's name; existing nodes keep their text (so their vectors
+stay valid) and gain provenance.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
 
-from kgpath.ingest.documents import TextPassage
+from kgpath.graph import KnowledgeGraph
+from kgpath.ingest.chunking import TextPassage
+from kgpath.ingest.extractor import Extractor, IngestReport
 
 __all__ = [
     "COOCCURRENCE",
+    "COOCCURRENCE_WEIGHT",
     "ExtractedEntity",
     "ExtractedRelation",
     "Extraction",
-    "Extractor",
+    "OpenExtractor",
     "entity_key",
     "short_form_map",
 ]
 
 COOCCURRENCE = "co-occurs with"
 """Relation label of sentence co-occurrence edges (kind ``"cooccurrence"``)."""
+COOCCURRENCE_WEIGHT = 0.5
+"""Edge weight of co-occurrence relations (syntactic and LLM relations weigh 1.0)."""
+_TEXT_CHARS = 400
 
 
 @dataclass(frozen=True)
@@ -65,22 +77,6 @@ class Extraction:
     relations: tuple[ExtractedRelation, ...] = ()
     notes: tuple[str, ...] = field(default=())
     """Why something was skipped or repaired (e.g. malformed LLM output)."""
-
-
-@runtime_checkable
-class Extractor(Protocol):
-    """Reads passages, returns one :class:`Extraction` per passage, in order."""
-
-    name: str
-    """Recorded in the graph's node/edge metadata (``extractor``)."""
-
-    def extract(self, passages: Sequence[TextPassage]) -> list[Extraction]:
-        """Extract from every passage."""
-        ...
-
-    async def aextract(self, passages: Sequence[TextPassage]) -> list[Extraction]:
-        """Async :meth:`extract`."""
-        ...
 
 
 _POSSESSIVE = re.compile(r"['’]s?$")
@@ -142,3 +138,101 @@ def canonical_names(mentions: Mapping[str, Sequence[str]]) -> dict[str, str]:
             counts[n] = counts.get(n, 0) + 1
         out[key] = max(counts, key=lambda n: (counts[n], len(n), n))
     return out
+
+
+class OpenExtractor(Extractor[Extraction]):
+    """Base of the open-vocabulary family (records: :class:`Extraction`).
+
+    Subclasses implement the hook pair ``extract_passage(passage_id, text)`` /
+    ``aextract_passage``; :meth:`extract` / :meth:`aextract` read a batch and
+    :meth:`add_to_graph` merges the records by name (see the module docstring).
+    """
+
+    def extract(self, passages: Sequence[TextPassage]) -> list[Extraction]:
+        """One :class:`Extraction` per passage, in order."""
+        return self.extract_passages(passages)
+
+    async def aextract(self, passages: Sequence[TextPassage]) -> list[Extraction]:
+        """Async :meth:`extract`."""
+        return await self.aextract_passages(passages)
+
+    def add_to_graph(self, graph: KnowledgeGraph, passages: Sequence[TextPassage],
+                     records: Sequence[Extraction], report: IngestReport) -> None:
+        """Add entities and relations, merging names by key (short forms per document)."""
+        shorts = _doc_key_maps(passages, records)
+        merger = _Merger(graph, self.name or type(self).__name__, report)
+        for p, ex in zip(passages, records, strict=True):
+            report.notes.extend(f"{p.id}: {n}" for n in ex.notes)
+            merger.add(p, ex, shorts.get(p.doc_id, {}))
+
+
+def _doc_key_maps(passages: Sequence[TextPassage],
+                  extractions: Sequence[Extraction]) -> dict[str, dict[str, str]]:
+    """Per document: short key -> the longer key it abbreviates (same document only)."""
+    keys: dict[str, list[str]] = {}
+    for p, ex in zip(passages, extractions, strict=True):
+        names = [e.name for e in ex.entities]
+        names += [n for r in ex.relations for n in (r.head, r.tail)]
+        keys.setdefault(p.doc_id, []).extend(entity_key(n) for n in names)
+    return {doc: short_form_map(k for k in ks if k) for doc, ks in keys.items()}
+
+
+class _Merger:
+    """Adds extracted entities and relations to the graph, merging names by key."""
+
+    def __init__(self, graph: KnowledgeGraph, extractor_name: str, report: IngestReport):
+        self.graph = graph
+        self.name = extractor_name
+        self.report = report
+        self.id_of: dict[str, str] = {}
+        for n in graph.nodes:
+            self.id_of.setdefault(entity_key(n.name), n.id)
+        self.types: dict[str, Counter[str]] = {}
+
+    def node(self, name: str, typ: str | None, sentence: str, passage: str,
+             short: dict[str, str]) -> str | None:
+        key = entity_key(name)
+        if not key:
+            return None
+        key = short.get(key, key)
+        g = self.graph
+        nid = self.id_of.get(key)
+        if typ:
+            self.types.setdefault(key, Counter())[typ] += 1
+        if nid is None:
+            nid = name.strip()
+            while nid in g:  # a different key already uses this surface form
+                nid += "'"
+            self.id_of[key] = nid
+            g.add_node(nid, name.strip(), sentence[:_TEXT_CHARS], type=typ or "Concept",
+                       metadata={"extractor": self.name}, provenance=(passage,))
+            self.report.nodes_new += 1
+            return nid
+        old = g.node(nid)
+        if passage not in old.provenance or (typ and old.type != self._type(key, old.type)):
+            g.add_node(nid, old.name, old.text, type=self._type(key, old.type),
+                       metadata=old.metadata, provenance=(*old.provenance, passage)
+                       if passage not in old.provenance else old.provenance)
+        return nid
+
+    def _type(self, key: str, current: str | None) -> str | None:
+        counts = self.types.get(key)
+        if not counts:
+            return current
+        named = {t: c for t, c in counts.items() if t not in ("Concept", "Entity")}
+        pool = named or counts
+        return max(pool, key=lambda t: (pool[t], t))
+
+    def add(self, passage: TextPassage, ex: Extraction, short: dict[str, str]) -> None:
+        for e in ex.entities:
+            self.node(e.name, e.type, e.sentence, passage.id, short)
+        for r in ex.relations:
+            h = self.node(r.head, None, r.sentence, passage.id, short)
+            t = self.node(r.tail, None, r.sentence, passage.id, short)
+            if h is None or t is None or h == t:
+                continue
+            weight = COOCCURRENCE_WEIGHT if r.kind == "cooccurrence" else 1.0
+            self.graph.add_edge(h, t, r.relation, r.sentence[:_TEXT_CHARS], type=r.kind,
+                                weight=weight, provenance=(passage.id,),
+                                metadata={"extractor": self.name})
+            self.report.edges_added += 1

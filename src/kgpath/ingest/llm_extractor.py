@@ -1,7 +1,10 @@
 """Extraction with any LLM: open (entities, then triples) or schema-bounded, cached on disk.
 
-Each passage is one prompt. Calls run with bounded concurrency (threads for the sync
-path, a semaphore for the async path), are retried on errors and on unparseable replies,
+Each passage is one prompt (the hook pair :meth:`LLMExtractor.extract_passage` /
+:meth:`LLMExtractor.aextract_passage`, on the LLM's native ``complete`` / ``acomplete``).
+Passages run ``max_concurrency`` at a time (threads for the sync path, tasks for the async
+path: the :class:`~kgpath.ingest.extractor.Extractor` template), calls are retried on
+errors and on unparseable replies,
 and a reply that stays malformed is skipped with the reason recorded in the passage's
 :attr:`~kgpath.ingest.extraction.Extraction.notes`. Replies are cached by a content hash
 of (model, prompt) in ``cache_dir``, written atomically, so a re-run never pays twice.
@@ -9,20 +12,22 @@ of (model, prompt) in ``cache_dir``, written atomically, so a re-run never pays 
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
 import os
 import tempfile
-from collections.abc import Generator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from kgpath.errors import ConfigError, KgpathError, ParseError
-from kgpath.ingest.documents import TextPassage
-from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, Extraction
+from kgpath.ingest.extraction import (
+    ExtractedEntity,
+    ExtractedRelation,
+    Extraction,
+    OpenExtractor,
+)
 from kgpath.llm import parse_json_response
 from kgpath.prompts.ingest import OPEN_EXTRACT_PROMPT
 
@@ -31,7 +36,7 @@ __all__ = ["LLMExtractor"]
 logger = logging.getLogger(__name__)
 
 
-class LLMExtractor:
+class LLMExtractor(OpenExtractor):
     """Entities and triples from an LLM (see the module docstring).
 
     Parameters
@@ -57,7 +62,7 @@ class LLMExtractor:
     >>> from kgpath.llm import ScriptedLLM
     >>> reply = '{"entities": [{"name": "Curie", "type": "Person"}], "triples": []}'
     >>> ex = LLMExtractor(ScriptedLLM([reply]))
-    >>> [e.name for e in ex.extract([TextPassage("p", "Curie.", "p")])[0].entities]
+    >>> [e.name for e in ex.extract_passage("p", "Curie.").entities]
     ['Curie']
     """
 
@@ -111,13 +116,14 @@ class LLMExtractor:
         os.replace(tmp, self.cache_dir / f"{self._key(prompt)}.json")
 
     # ------------------------------------------------------------------ one passage
-    def _attempts(self, passage: TextPassage) -> Generator[str, str | KgpathError, Extraction]:
+    def _attempts(self, passage_id: str,
+                  text: str) -> Generator[str, str | KgpathError, Extraction]:
         """The retry loop for one passage, shared by the sync and async paths.
 
         Yields each prompt that needs a completion and receives the reply, or the
         :class:`KgpathError` the call raised; returns the extraction (or a recorded skip).
         """
-        prompt = self.render(passage.text)
+        prompt = self.render(text)
         notes: list[str] = []
         reply = self._cached(prompt)
         for attempt in range(self.retries + 1):
@@ -127,15 +133,17 @@ class LLMExtractor:
                     notes.append(f"attempt {attempt + 1}: {got}")
                     continue
                 reply = got
-            ex = self._parse(passage, reply, notes)
+            ex = self._parse(passage_id, text, reply, notes)
             if ex is not None:
                 self._store(prompt, reply)
                 return ex
             reply = None
-        return Extraction(passage.id, notes=(*notes, "skipped: no usable reply"))
+        return Extraction(passage_id, notes=(*notes, "skipped: no usable reply"))
 
-    def _one(self, passage: TextPassage) -> Extraction:
-        gen = self._attempts(passage)
+    # ------------------------------------------------------------------ the hook pair
+    def extract_passage(self, passage_id: str, text: str) -> Extraction:
+        """Extract one passage (``llm.complete``, retried; see the module docstring)."""
+        gen = self._attempts(passage_id, text)
         try:
             prompt = next(gen)
             while True:
@@ -147,27 +155,28 @@ class LLMExtractor:
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
 
-    async def _aone(self, passage: TextPassage, gate: asyncio.Semaphore) -> Extraction:
-        gen = self._attempts(passage)
+    async def aextract_passage(self, passage_id: str, text: str) -> Extraction:
+        """Async :meth:`extract_passage` on the LLM's native ``acomplete``."""
+        gen = self._attempts(passage_id, text)
         try:
             prompt = next(gen)
             while True:
                 try:
-                    async with gate:
-                        got: str | KgpathError = await self.llm.acomplete(prompt)
+                    got: str | KgpathError = await self.llm.acomplete(prompt)
                 except KgpathError as exc:
                     got = exc
                 prompt = gen.send(got)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
 
-    def _parse(self, passage: TextPassage, reply: str, notes: list[str]) -> Extraction | None:
+    def _parse(self, passage_id: str, text: str, reply: str,
+               notes: list[str]) -> Extraction | None:
         try:
             data = parse_json_response(reply, expect=dict)
         except ParseError as exc:
             notes.append(f"unparseable reply: {exc}")
             return None
-        sentence = passage.text[:400]
+        sentence = text[:400]
         ents = []
         for i, e in enumerate(data.get("entities") or []):
             if isinstance(e, dict) and isinstance(e.get("name"), str) and e["name"].strip():
@@ -184,17 +193,4 @@ class LLMExtractor:
                 rels.append(ExtractedRelation(h, r, tl, "llm", sentence))
             else:
                 notes.append(f"triple #{i} skipped: {t!r:.80}")
-        return Extraction(passage.id, tuple(ents), tuple(rels), tuple(notes))
-
-    # ------------------------------------------------------------------ protocol
-    def extract(self, passages: Sequence[TextPassage]) -> list[Extraction]:
-        """Extract from every passage, ``max_concurrency`` calls at a time (threads)."""
-        if self.max_concurrency == 1 or len(passages) <= 1:
-            return [self._one(p) for p in passages]
-        with ThreadPoolExecutor(self.max_concurrency) as pool:
-            return list(pool.map(self._one, passages))
-
-    async def aextract(self, passages: Sequence[TextPassage]) -> list[Extraction]:
-        """Async :meth:`extract` (native ``acomplete``, bounded by a semaphore)."""
-        gate = asyncio.Semaphore(self.max_concurrency)
-        return list(await asyncio.gather(*(self._aone(p, gate) for p in passages)))
+        return Extraction(passage_id, tuple(ents), tuple(rels), tuple(notes))

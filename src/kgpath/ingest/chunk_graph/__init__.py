@@ -5,7 +5,8 @@ Retrieval-Augmented Generation Systems" (shared/papers/kg-traversal-algorithms-a
 section "Knowledge Graph Architecture". The article has no numbered equations; the steps
 below are named after its three construction steps.
 
-Step 1, chunking with overlap (:func:`split_sentences`, :func:`sliding_windows`):
+Step 1, chunking with overlap (:func:`~kgpath.ingest.chunking.split_sentences`,
+:func:`~kgpath.ingest.chunking.sliding_windows`, in the one chunker of :mod:`kgpath.ingest`):
     every document is split into sentences and covered by windows of ``window = 3``
     consecutive sentences that advance by ``stride = 1``.
 Step 2, similarity edges (:func:`similarity_edges`):
@@ -52,14 +53,16 @@ length (:class:`TitleMatcher`), so building the layer costs ``O(tokens * L)`` ti
 Similarity edge weights are ``max(cos, 0)`` (graph weights are non-negative); the raw cosine
 is kept in the edge metadata under ``"similarity"``.
 
+Documents are read by the one coercer (:func:`kgpath.ingest.documents.coerce_documents`)
+and split by the one chunker (:mod:`kgpath.ingest.chunking`); this package holds steps 1-3
+from the windows on.
+
 Package layout:
 
 ================  =====================================================================
 module            contents
 ================  =====================================================================
 ``config``        :class:`ChunkGraphConfig`, the ``NODE_*``/``REL_*`` vocabulary
-``chunking``      step 1: :class:`SourceDocument`, :func:`split_sentences`,
-                  :func:`sliding_windows`
 ``similarity``    step 2: :func:`similarity_edges`
 ``themes``        step 3: :class:`ThemeExtractor`, :class:`KeywordThemes`, :class:`LLMThemes`
 ``embedding``     node vectors per ``ChunkGraphConfig.embedding`` (``"nodes"``, the
@@ -67,10 +70,11 @@ module            contents
                   re-exports :class:`kgpath.embed_cache.CachedEmbedder`
 ``mentions``      the mention layer (kgpath extension): :class:`TitleMatcher`,
                   :func:`add_mention_edges`
-``builder``       :class:`ChunkGraphBuilder`, :func:`build_chunk_graph`, save/load
+``builder``       :class:`ChunkGraphBuilder`, :func:`build_chunk_graph`,
+                  :func:`chunk_graph_from_documents` (what the adapters call), save/load
 ================  =====================================================================
 
-This package imports nothing from :mod:`kgpath.methods` (``build`` sits below ``methods``).
+This package imports nothing from :mod:`kgpath.index` or above (``ingest`` sits below them).
 """
 
 from __future__ import annotations
@@ -80,10 +84,10 @@ from kgpath.ingest.chunk_graph.builder import (
     ChunkGraphStats,
     abuild_chunk_graph,
     build_chunk_graph,
+    chunk_graph_from_documents,
     load_chunk_graph,
     save_chunk_graph,
 )
-from kgpath.ingest.chunk_graph.chunking import SourceDocument, sliding_windows, split_sentences
 from kgpath.ingest.chunk_graph.config import (
     EDGE_MENTIONS,
     NODE_CHUNK,
@@ -115,16 +119,14 @@ __all__ = [
     "ChunkGraphBuilder",
     "ChunkGraphStats",
     "CachedEmbedder",
-    "SourceDocument",
     "ThemeExtractor",
     "KeywordThemes",
     "LLMThemes",
     "build_chunk_graph",
     "abuild_chunk_graph",
+    "chunk_graph_from_documents",
     "load_chunk_graph",
     "save_chunk_graph",
-    "split_sentences",
-    "sliding_windows",
     "similarity_edges",
     "NODE_DOCUMENT",
     "NODE_CHUNK",

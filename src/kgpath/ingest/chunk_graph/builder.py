@@ -1,7 +1,7 @@
 """The chunk-graph builder: the article's three construction steps end to end.
 
 Article section "Knowledge Graph Architecture": documents are chunked (step 1,
-:mod:`.chunking`), themed (step 3, :mod:`.themes`), laid out as ``document``/``chunk``/
+:mod:`kgpath.ingest.chunking`), themed (step 3, :mod:`.themes`), laid out as ``document``/``chunk``/
 ``sentence``/``theme`` nodes with structural edges, embedded in one batched call, linked
 by similarity edges (step 2, :mod:`.similarity`) and, as a kgpath extension, by the
 mention layer (:mod:`.mentions`). Every document is also stored as a passage of the graph
@@ -26,7 +26,6 @@ from kgpath.embed_cache import CachedEmbedder
 from kgpath.embeddings import Embedder, default_embedder
 from kgpath.errors import EmbeddingError, GraphError, PersistenceError
 from kgpath.graph import KnowledgeGraph
-from kgpath.ingest.chunk_graph.chunking import SourceDocument, as_documents, sliding_windows
 from kgpath.ingest.chunk_graph.config import (
     NODE_CHUNK,
     NODE_DOCUMENT,
@@ -45,6 +44,8 @@ from kgpath.ingest.chunk_graph.late import LatePlan, late_vectors
 from kgpath.ingest.chunk_graph.mentions import add_mention_edges
 from kgpath.ingest.chunk_graph.similarity import similarity_edges
 from kgpath.ingest.chunk_graph.themes import KeywordThemes, LLMThemes, ThemeExtractor
+from kgpath.ingest.chunking import sliding_windows
+from kgpath.ingest.documents import SourceDocument, coerce_documents
 from kgpath.llm import LLM
 
 __all__ = [
@@ -159,7 +160,7 @@ class ChunkGraphBuilder:
     # ------------------------------------------------------------------ stages
     def _plan(self, documents: Any) -> _Plan:
         cfg = self.config
-        docs_all = as_documents(documents)
+        docs_all = coerce_documents(documents, id_prefix="doc-")
         docs = [d for d in docs_all if d.sentences]
         self.stats = ChunkGraphStats(documents=len(docs))
         self.stats.skipped_documents = [d.id for d in docs_all if not d.sentences]
@@ -356,9 +357,11 @@ class ChunkGraphBuilder:
         """Build the graph (sync).
 
         ``documents`` may be a mapping ``{title: text or [sentences]}`` (the title is the
-        document id), an iterable of ``(title, text or [sentences])`` pairs, of raw strings
-        (ids ``doc-0``, ``doc-1``, ... and no title), or of :class:`SourceDocument`.
-        Pre-split sentences are kept as given; text is split with :func:`split_sentences`.
+        document id), or an iterable of ``(title, text or [sentences])`` pairs, raw strings
+        (ids ``doc-0``, ``doc-1``, ... and no title), mappings with ``text``, LangChain or
+        LlamaIndex documents or :class:`~kgpath.ingest.documents.SourceDocument`
+        (:func:`~kgpath.ingest.documents.coerce_documents`). Pre-split sentences are kept as
+        given; text is split with :func:`~kgpath.ingest.chunking.split_sentences`.
         """
         t_all = time.perf_counter()
         t0 = time.perf_counter()
@@ -437,6 +440,29 @@ async def abuild_chunk_graph(
     """Async :func:`build_chunk_graph`."""
     builder = ChunkGraphBuilder(embedder, config=config, llm=llm, cache_dir=cache_dir)
     return await builder.abuild(documents)
+
+
+def chunk_graph_from_documents(
+    documents: Any,
+    *,
+    embedder: Embedder | None = None,
+    llm: LLM | None = None,
+    graph_config: ChunkGraphConfig | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> tuple[KnowledgeGraph, Embedder]:
+    """The semantic chunk graph over documents, and the embedder it was built with.
+
+    What the adapters' ``from_documents`` call. Documents are read by
+    :func:`kgpath.ingest.documents.coerce_documents` (ids ``doc-<i>`` when a document has
+    none; a LangChain document's ``id``, a LlamaIndex node's ``node_id``; the title is
+    ``metadata["title"]``); ``llm`` (if given) extracts themes; ``embedder`` defaults to
+    :func:`kgpath.embeddings.default_embedder`.
+    """
+    emb = embedder or default_embedder()
+    graph = ChunkGraphBuilder(emb, config=graph_config, llm=llm, cache_dir=cache_dir).build(
+        documents
+    )
+    return graph, emb
 
 
 def save_chunk_graph(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> None:

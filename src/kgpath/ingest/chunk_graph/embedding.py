@@ -62,7 +62,7 @@ import numpy as np
 from kgpath.embed_cache import CachedEmbedder
 from kgpath.embeddings import normalize_rows
 from kgpath.graph.model import Node
-from kgpath.ingest.chunk_graph.chunking import SourceDocument
+from kgpath.ingest.documents import SourceDocument
 
 __all__ = ["CachedEmbedder", "EMBEDDING_MODES", "SentencePlan", "sentence_text"]
 

@@ -66,7 +66,7 @@ import numpy as np
 from kgpath.embed_cache import CachedEmbedder
 from kgpath.errors import EmbeddingError, MissingDependencyError
 from kgpath.graph.model import Node
-from kgpath.ingest.chunk_graph.chunking import SourceDocument
+from kgpath.ingest.documents import SourceDocument
 
 __all__ = ["LatePlan", "late_vectors"]
 

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from kgpath.errors import ParseError
-from kgpath.ingest.chunk_graph.chunking import SourceDocument
+from kgpath.ingest.documents import SourceDocument
 from kgpath.llm import LLM, parse_json_response
 from kgpath.prompts.traversal import THEME_EXTRACTION_PROMPT
 

@@ -4,9 +4,14 @@ Reference: N. Balic, "Schema-Guided Graph Retrieval for Multi-Hop Reasoning", 20
 (shared/papers/schema-guided-graph-retrieval-pattern.txt), solution steps 1-2 and guidance
 items 2 and 6.
 
+:class:`BaseSchemaExtractor` is the schema family of the one extractor protocol
+(:class:`kgpath.ingest.extractor.Extractor`), so both extractors also work through
+:func:`kgpath.ingest.graph_from_documents` and give the same nodes and edges there.
+
 Pipeline (:meth:`BaseSchemaExtractor.extract`):
 
-1. **Extract** every passage with a policy behind one hook, :meth:`extract_passage`:
+1. **Extract** every passage with a policy behind one hook pair, :meth:`extract_passage` /
+   ``aextract_passage``:
    :class:`SchemaExtractor` asks an LLM (``kgpath.llm.LLM``) with the schema in the prompt;
    :class:`PatternExtractor` is the LLM-free path (known names + relation cue words, see its
    docstring for how much weaker it is).

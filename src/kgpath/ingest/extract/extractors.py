@@ -1,20 +1,24 @@
-"""Extractors: one pipeline (extract -> evolve -> bound) behind one hook per policy.
+"""Schema-bounded extractors: one pipeline (extract -> evolve -> bound) behind one hook pair.
 
+:class:`BaseSchemaExtractor` is the schema family of the one extractor protocol
+(:class:`~kgpath.ingest.extractor.Extractor`, records: :class:`PassageExtraction`);
 :class:`SchemaExtractor` asks an LLM with the schema in the prompt; :class:`PatternExtractor`
-is the LLM-free path (known names + relation cue words, much weaker).
+is the LLM-free path (known names + relation cue words, much weaker). Used directly
+(:meth:`BaseSchemaExtractor.extract`) or through :func:`kgpath.ingest.graph_from_documents`
+(:meth:`BaseSchemaExtractor.add_to_graph`), the same passages give the same nodes and edges.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 
 from kgpath._parallel import aparallel_map, parallel_map
 from kgpath.errors import ConfigError, ParseError
 from kgpath.graph import KnowledgeGraph
+from kgpath.ingest.chunking import TextPassage, split_at_punctuation
 from kgpath.ingest.extract.bound import assemble_graph, implicit_proposals
 from kgpath.ingest.extract.parse import parse_extraction
 from kgpath.ingest.extract.records import (
@@ -25,6 +29,7 @@ from kgpath.ingest.extract.records import (
     TypedTriple,
     normalize_passages,
 )
+from kgpath.ingest.extractor import Extractor, IngestReport
 from kgpath.ingest.schema import EvolutionResult, Schema, evolve_schema, type_key
 from kgpath.llm import LLM
 from kgpath.prompts.schema import SCHEMA_EVOLUTION_NOTE, SCHEMA_EXTRACT_PROMPT
@@ -34,8 +39,14 @@ __all__ = ["BaseSchemaExtractor", "PatternExtractor", "SchemaExtractor"]
 logger = logging.getLogger("kgpath.extract")
 
 
-class BaseSchemaExtractor(ABC):
-    """Shared pipeline (extract -> evolve -> bound); subclasses implement one hook.
+class BaseSchemaExtractor(Extractor[PassageExtraction]):
+    """Shared pipeline (extract -> evolve -> bound); subclasses implement one hook pair.
+
+    The hook pair is :meth:`extract_passage` / :meth:`aextract_passage` (raw typed records
+    of one passage); :meth:`extract` runs the pipeline on any passages and returns an
+    :class:`ExtractionResult`; :meth:`add_to_graph` runs its evolve and bound steps for
+    :func:`kgpath.ingest.graph_from_documents`. An unparsable reply is skipped or raised
+    per ``config.on_parse_error`` on both paths.
 
     Parameters
     ----------
@@ -50,14 +61,44 @@ class BaseSchemaExtractor(ABC):
             raise ConfigError(f"schema must be a kgpath Schema, got {type(schema).__name__}")
         self.schema = schema
         self.config = config or ExtractionConfig()
+        self.max_concurrency = self.config.max_concurrency
 
     @abstractmethod
     def extract_passage(self, passage_id: str, text: str) -> PassageExtraction:
         """Raw typed entities/triples/proposals of one passage (not yet bounded)."""
 
-    async def aextract_passage(self, passage_id: str, text: str) -> PassageExtraction:
-        """Async :meth:`extract_passage` (default: run the sync hook in a thread)."""
-        return await asyncio.to_thread(self.extract_passage, passage_id, text)
+    def extract_passages(self, passages: Sequence[TextPassage]) -> list[PassageExtraction]:
+        """The hook over every passage (bounded thread pool); parse errors per config."""
+        runs = parallel_map(
+            lambda p: self._safe(p.id, p.text), passages, max_workers=self.max_concurrency,
+            desc="extracting passages",
+        )
+        return [r for r, _, _ in runs]
+
+    async def aextract_passages(
+        self, passages: Sequence[TextPassage]
+    ) -> list[PassageExtraction]:
+        """Async :meth:`extract_passages` (gathered with a concurrency bound)."""
+
+        async def one(p: TextPassage) -> PassageExtraction:
+            return await self._asafe(p.id, p.text)
+
+        runs = await aparallel_map(one, passages, limit=self.max_concurrency)
+        return [r for r, _, _ in runs]
+
+    def add_to_graph(self, graph: KnowledgeGraph, passages: Sequence[TextPassage],
+                     records: Sequence[PassageExtraction], report: IngestReport) -> None:
+        """Evolve (if enabled) and bound the records into ``graph`` (as :meth:`extract`)."""
+        before = len(graph)
+        res = self._finish([(p.id, p.text) for p in passages], list(records), graph)
+        report.nodes_new += len(graph) - before
+        report.edges_added += len(res.triples)
+        for r in records:
+            report.notes.extend(f"{r.passage_id}: {n}" for n in r.notes)
+            if r.error:
+                report.notes.append(f"{r.passage_id}: skipped: {r.error}")
+        if res.rejected:
+            report.notes.append(f"{len(res.rejected)} item(s) rejected by the schema")
 
     def extract(
         self,
@@ -70,11 +111,8 @@ class BaseSchemaExtractor(ABC):
         ``graph``: extend this graph instead of creating a new one.
         """
         items = normalize_passages(passages)
-        runs = parallel_map(
-            lambda it: self._safe(it[0], it[1]), items, max_workers=self.config.max_concurrency,
-            desc="extracting passages",
-        )
-        return self._finish(items, [r for r, _, _ in runs], graph)
+        runs = self.extract_passages([TextPassage(pid, text, pid) for pid, text in items])
+        return self._finish(items, runs, graph)
 
     async def aextract(
         self,
@@ -84,12 +122,8 @@ class BaseSchemaExtractor(ABC):
     ) -> ExtractionResult:
         """Async :meth:`extract` (passages gathered with a concurrency bound)."""
         items = normalize_passages(passages)
-
-        async def one(it: tuple[str, str]) -> PassageExtraction:
-            return await self._asafe(it[0], it[1])
-
-        runs = await aparallel_map(one, items, limit=self.config.max_concurrency)
-        return self._finish(items, [r for r, _, _ in runs], graph)
+        runs = await self.aextract_passages([TextPassage(pid, text, pid) for pid, text in items])
+        return self._finish(items, runs, graph)
 
     def _safe(self, pid: str, text: str) -> PassageExtraction:
         try:
@@ -165,6 +199,8 @@ class SchemaExtractor(BaseSchemaExtractor):
     [('Curie', 'discovered', 'radium', 'discovered')]
     """
 
+    name = "schema"
+
     def __init__(
         self,
         schema: Schema,
@@ -202,9 +238,6 @@ class SchemaExtractor(BaseSchemaExtractor):
         return parse_extraction(reply, passage_id, max_triples=self.config.max_triples_per_passage)
 
 
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
-
-
 class PatternExtractor(BaseSchemaExtractor):
     """LLM-free extraction from known names and relation cue words. Much weaker than an LLM.
 
@@ -219,7 +252,12 @@ class PatternExtractor(BaseSchemaExtractor):
     misses relations not verbalised by a cue between the two names (passive voice, pronouns,
     nominalisations), may attach a cue to the wrong head in long sentences, and never proposes
     new types (so evolution has nothing to adopt from it).
+
+    Sentences are read with :func:`~kgpath.ingest.chunking.split_at_punctuation` (a split
+    after every ``. ! ? ;``), not the abbreviation-aware splitter passages are chunked with.
     """
+
+    name = "pattern"
 
     def __init__(
         self,
@@ -264,7 +302,7 @@ class PatternExtractor(BaseSchemaExtractor):
             return PassageExtraction(passage_id=passage_id, notes=("empty gazetteer or no cues",))
         ents: dict[str, TypedEntity] = {}
         trips: list[TypedTriple] = []
-        for sent in _SENTENCE.split(text):
+        for sent in split_at_punctuation(text):
             mentions = [(m.start(), m.end(), self._canon[m.group(1).lower()])
                         for m in self._names.finditer(sent)]
             for _, _, name in mentions:
