@@ -16,7 +16,7 @@ from kgpath import ConfigError, EmbeddingError, GraphError, HashingEmbedder, Kno
 from kgpath.graph import NodeVectors, from_networkx, to_networkx
 from kgpath.index import GraphIndex, find_by_name
 from kgpath.ingest import Extraction, ingest_documents
-from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation
+from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, OpenExtractor
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "kgpath"
 SAVED = Path(__file__).resolve().parent / "data" / "saved_before_redesign"
@@ -160,23 +160,16 @@ def test_find_by_name_follows_the_graphs_version() -> None:
 
 
 # ---------------------------------------------------------------------- documents
-class _Script:
-    """Extractor: every passage names its id's letters as entities, chained by ``next``."""
+class _Script(OpenExtractor):
+    """Extractor: every passage names its words as entities, chained by ``next``."""
 
     name = "script"
 
-    def extract(self, passages):  # type: ignore[no-untyped-def]
-        out = []
-        for p in passages:
-            names = p.text.rstrip(".").split()
-            out.append(Extraction(
-                p.id, tuple(ExtractedEntity(n, "Thing", p.text) for n in names),
-                tuple(ExtractedRelation(a, "next", b, "svo", p.text)
-                      for a, b in zip(names, names[1:]))))
-        return out
-
-    async def aextract(self, passages):  # type: ignore[no-untyped-def]
-        return self.extract(passages)
+    def extract_passage(self, passage_id: str, text: str) -> Extraction:
+        names = text.rstrip(".").split()
+        return Extraction(
+            passage_id, tuple(ExtractedEntity(n, "Thing", text) for n in names),
+            tuple(ExtractedRelation(a, "next", b, "svo", text) for a, b in zip(names, names[1:])))
 
 
 DOCS = [("d1", "Alpha Beta."), ("d2", "Beta Gamma.")]
