@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from kgpath.adapter_support import chunk_graph_from_documents
+from kgpath.ingest.chunk_graph import chunk_graph_from_documents
 from langchain_kgpath._base import KgpathRetriever, as_kgpath_embedder, as_kgpath_llm
 
 __all__ = ["C2RAGRetriever", "GraphAugmentedRetriever", "KGTraversalRetriever",

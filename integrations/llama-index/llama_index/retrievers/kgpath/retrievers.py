@@ -17,7 +17,7 @@ from llama_index.retrievers.kgpath._base import (
 )
 from llama_index.retrievers.kgpath.prompts import PROMPT_ATTRS
 
-from kgpath.adapter_support import chunk_graph_from_documents
+from kgpath.ingest.chunk_graph import chunk_graph_from_documents
 
 __all__ = ["C2RAGRetriever", "GraphAugmentedRetriever", "KGTraversalRetriever",
            "KgpathRetriever", "PathConstrainedRetriever", "PathRAGRetriever",
