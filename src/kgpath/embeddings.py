@@ -434,7 +434,8 @@ def _no_adapter(obj: Any, argument: str) -> ConfigError:
             )
     return ConfigError(
         f"{argument} must be a kgpath embedder (e.g. HashingEmbedder(), LocalEmbedder(), "
-        f"OpenAIEmbedder()) or a LlamaIndex/LangChain embedding model, got "
+        f"OpenAIEmbedder()) or a LlamaIndex/LangChain embedding model (wrapped when "
+        f"llama-index-retrievers-kgpath / langchain-kgpath is installed), got "
         f"{name}: {short(obj)}"
     )
 
