@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from kgpath import EmbeddingError, HashingEmbedder, ParseError, ScriptedLLM
+from kgpath import ConfigError, EmbeddingError, HashingEmbedder, ParseError, ScriptedLLM
 from kgpath.embeddings import BaseEmbedder
 from kgpath.llm import parse_json_response
 
@@ -96,3 +96,43 @@ def test_import_kgpath_without_frameworks():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "'b'" in out.stdout
+
+
+def test_embedder_adapters_come_from_entry_points_by_name(monkeypatch, caplog):
+    from importlib.metadata import EntryPoint
+
+    import kgpath.embeddings as emb
+
+    group = emb.EMBEDDER_ADAPTERS
+    found = [EntryPoint("zeta", "json:loads", group), EntryPoint("alpha", "json:dumps", group),
+             EntryPoint("broken", "kgpath_no_such_module:wrap", group)]
+    monkeypatch.setattr(emb, "entry_points", lambda group: found if group == emb.EMBEDDER_ADAPTERS
+                        else [])
+    import json
+
+    with caplog.at_level("WARNING", logger="kgpath.embeddings"):
+        adapters = emb._embedder_adapters.__wrapped__()
+    assert adapters == (json.dumps, json.loads)  # by name; the broken one skipped
+    assert "skipping embedder adapter 'broken'" in caplog.text
+
+
+def test_as_embedder_asks_the_adapters_in_order_and_names_the_missing_one(monkeypatch):
+    import kgpath.embeddings as emb
+
+    seen = []
+
+    def declines(obj):
+        seen.append("declines")
+
+    def wraps(obj):
+        seen.append("wraps")
+        return HashingEmbedder(dim=8)
+
+    monkeypatch.setattr(emb, "_embedder_adapters", lambda: (declines, wraps, declines))
+    assert isinstance(emb.as_embedder(object()), HashingEmbedder)
+    assert seen == ["declines", "wraps"]  # the first that wraps wins
+    monkeypatch.setattr(emb, "_embedder_adapters", lambda: (declines,))
+    with pytest.raises(ConfigError, match="my_model must be a kgpath embedder.*got int: 3"):
+        emb.as_embedder(3, "my_model")
+    e = HashingEmbedder()
+    assert emb.as_embedder(e) is e and seen.count("declines") == 2  # kgpath's: not asked

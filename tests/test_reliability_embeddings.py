@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph
-from kgpath.embeddings import LangChainEmbedder, LlamaIndexEmbedder, as_embedder
+from kgpath.embeddings import BaseEmbedder, as_embedder
 from kgpath.index import GraphIndex
 from kgpath.methods.pcr import PathConstrainedRetriever
 
@@ -204,7 +204,7 @@ def test_a_non_embedder_is_refused_at_construction():
         GraphIndex(small(), {"model": "x"})  # type: ignore[arg-type]
 
 
-def test_framework_embeddings_are_wrapped():
+def test_framework_embeddings_are_wrapped_by_an_installed_adapter(monkeypatch):
     class LC:  # the LangChain Embeddings interface
         def embed_documents(self, texts):
             return [[float(len(t)), 1.0] for t in texts]
@@ -219,9 +219,30 @@ def test_framework_embeddings_are_wrapped():
         def get_query_embedding(self, text):
             return [1.0, float(len(text))]
 
-    assert isinstance(as_embedder(LC()), LangChainEmbedder)
-    assert isinstance(as_embedder(LI()), LlamaIndexEmbedder)
+    class Wrapped(BaseEmbedder):  # what an adapter's wrapper does, without a framework
+        def __init__(self, model):
+            self.model = model
+
+        def _embed(self, texts, kind):
+            m = self.model
+            if kind == "query":
+                return np.array([m.embed_query(t) for t in texts], dtype=np.float32)
+            return np.array(m.embed_documents(texts), dtype=np.float32)
+
+    def adapt(obj):  # an entry point of group kgpath.embedder_adapters
+        return Wrapped(obj) if hasattr(obj, "embed_documents") else None
+
+    monkeypatch.setattr("kgpath.embeddings._embedder_adapters", lambda: (adapt,))
+    assert isinstance(as_embedder(LC()), Wrapped)
     assert GraphIndex(small(), LC()).build().vector_index.dim == 2
+    # none wraps it: the error names the class and the adapter to install
+    with pytest.raises(ConfigError, match=r"LlamaIndex embedding model \(LI\).*"
+                                          r"pip install llama-index-retrievers-kgpath"):
+        as_embedder(LI())
+    monkeypatch.setattr("kgpath.embeddings._embedder_adapters", lambda: ())
+    with pytest.raises(ConfigError, match=r"embedder is a LangChain embedding model \(LC\).*"
+                                          r"pip install langchain-kgpath"):
+        GraphIndex(small(), LC())
 
 
 def test_graph_index_refuses_a_non_graph():

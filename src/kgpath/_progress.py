@@ -1,7 +1,8 @@
 """One progress-bar policy for every long build step (tqdm, shown on stderr).
 
 A bar appears when a step has more than :data:`PROGRESS_THRESHOLD` items and progress is
-enabled; set ``KGPATH_PROGRESS=0`` to silence all bars (e.g. in CI logs).
+enabled; set ``KGPATH_PROGRESS=0`` to silence all bars (e.g. in CI logs). The adapters'
+``show_progress`` flags use :func:`progress_if` (a bar whenever the caller asks for one).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import os
 from collections.abc import Iterable, Iterator, Sized
 from typing import TypeVar
 
-__all__ = ["PROGRESS_THRESHOLD", "progress", "progress_enabled"]
+__all__ = ["PROGRESS_THRESHOLD", "progress", "progress_enabled", "progress_if"]
 
 T = TypeVar("T")
 
@@ -43,3 +44,12 @@ def progress(
 
     with tqdm(items, total=n, desc=desc, unit=unit) as bar:
         yield from bar
+
+
+def progress_if(items: Iterable[T], show: bool, desc: str) -> Iterable[T]:
+    """``items``, behind a tqdm bar when ``show`` (the adapters' ``show_progress``)."""
+    if not show:
+        return items
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=desc, leave=False)  # type: ignore[no-any-return]

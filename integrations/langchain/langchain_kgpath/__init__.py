@@ -7,6 +7,10 @@ a :class:`KgpathRetriever`: built with ``from_graph(graph, embedding=, llm=, k=,
 output=, **method_options)``, it returns one ``Document`` per evidence item of the core's
 evidence contract (:mod:`kgpath.evidence`), source passages with their text by default,
 with the same ``kgpath_*`` metadata as the LlamaIndex adapter.
+
+:class:`LangChainEmbedder` and :class:`LangChainLLM` wrap LangChain models for the core; an
+``Embeddings`` passed straight to the core is wrapped through this distribution's
+``kgpath.embedder_adapters`` entry point (:func:`langchain_kgpath.embeddings.wrap_embeddings`).
 """
 
 from langchain_kgpath._base import (
@@ -20,10 +24,12 @@ from langchain_kgpath.compressors import (
     SufficiencyCompressor,
     SufficiencyFallbackRetriever,
 )
+from langchain_kgpath.embeddings import LangChainEmbedder
 from langchain_kgpath.graphs import (
     knowledge_graph_from_entity_graph,
     knowledge_graph_from_graph_documents,
 )
+from langchain_kgpath.llms import LangChainLLM
 from langchain_kgpath.prompts import (
     C2RAG_CHAT_PROMPT,
     PATHRAG_CHAT_PROMPT,
@@ -51,6 +57,8 @@ __all__ = [
     "GraphAugmentedRetriever",
     "KGTraversalRetriever",
     "KgpathRetriever",
+    "LangChainEmbedder",
+    "LangChainLLM",
     "PATHRAG_CHAT_PROMPT",
     "PathConstrainedRetriever",
     "PathOrderCompressor",

@@ -24,13 +24,15 @@ from langchain_core.language_models import BaseLanguageModel
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field, PrivateAttr
 
-from kgpath.adapter_support import FromTextsMixin
-from kgpath.embeddings import Embedder, LangChainEmbedder, default_embedder
+from kgpath.embeddings import Embedder, default_embedder
 from kgpath.errors import ConfigError
 from kgpath.evidence import Evidence
 from kgpath.facade import EvidenceRetriever
 from kgpath.index import GraphIndex
-from kgpath.llm import LLM, LangChainLLM
+from kgpath.llm import LLM
+from langchain_kgpath._mixins import FromTextsMixin
+from langchain_kgpath.embeddings import LangChainEmbedder
+from langchain_kgpath.llms import LangChainLLM
 
 __all__ = ["KgpathRetriever", "as_kgpath_embedder", "as_kgpath_llm", "evidence_to_document"]
 

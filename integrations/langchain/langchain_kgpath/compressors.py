@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+import numpy as np
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
     CallbackManagerForRetrieverRun,
@@ -27,17 +28,16 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, PrivateAttr
 
-from kgpath.adapter_support import (
+from kgpath.errors import ConfigError
+from kgpath.facade import check_k
+from kgpath.policies.path_order import ascending_order, checked_score
+from kgpath.policies.sufficiency import (
     GATE_FIELDS,
-    ascending_order,
-    checked_score,
-    first_score,
+    GateDecision,
+    SufficiencyGate,
     gate_metadata,
     make_gate,
 )
-from kgpath.errors import ConfigError
-from kgpath.facade import check_k
-from kgpath.policies.sufficiency import GateDecision, SufficiencyGate
 from langchain_kgpath._base import as_kgpath_embedder
 
 __all__ = ["PathOrderCompressor", "SufficiencyCompressor", "SufficiencyFallbackRetriever"]
@@ -45,6 +45,15 @@ __all__ = ["PathOrderCompressor", "SufficiencyCompressor", "SufficiencyFallbackR
 #: Metadata keys read as a document's score, in order.
 SCORE_KEYS = ("kgpath_score", "score", "relevance_score", "_similarity_score",
               "similarity_score")
+
+
+def first_score(metadata: Mapping[str, Any], keys: Sequence[str]) -> float | None:
+    """The first numeric value among ``keys`` of ``metadata`` (non-numbers skipped)."""
+    for key in keys:
+        v = metadata.get(key)
+        if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+            return float(v)
+    return None
 
 
 def _doc_key(d: Document) -> str:

@@ -18,12 +18,13 @@ from langchain_core.documents import Document
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import Runnable, RunnableLambda
 
-from kgpath.adapter_support import first_score, merge_sub_question_runs
 from kgpath.errors import ConfigError
+from kgpath.methods.schema.merge import merge_sub_question_runs
 from kgpath.prompts.c2rag import EVIDENCE_HUMAN_PROMPT, EVIDENCE_SYSTEM_PROMPT
 from kgpath.prompts.pathrag import PATHRAG_PATH_BLOCK, PATHRAG_QA_PROMPT
 from kgpath.prompts.schema import SCHEMA_ANSWER_PROMPT, SCHEMA_DECOMPOSE_PROMPT
 from langchain_kgpath._base import as_kgpath_llm
+from langchain_kgpath.compressors import first_score
 
 __all__ = [
     "C2RAG_CHAT_PROMPT",

@@ -35,7 +35,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
-from langchain_kgpath import PathConstrainedRetriever
+from langchain_kgpath import LangChainEmbedder, LangChainLLM, PathConstrainedRetriever
 
 from kgpath import (
     ConfigError,
@@ -45,8 +45,7 @@ from kgpath import (
     NodeNotFoundError,
     QueryError,
 )
-from kgpath.embeddings import BaseEmbedder, LangChainEmbedder
-from kgpath.llm import LangChainLLM
+from kgpath.embeddings import BaseEmbedder
 
 VOCAB = ("alpha", "beta", "gamma", "delta")
 R2 = 1 / math.sqrt(2)

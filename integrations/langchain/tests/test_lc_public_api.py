@@ -14,6 +14,7 @@ PUBLIC = {
     "merge_sub_question_documents",
     "knowledge_graph_from_entity_graph", "knowledge_graph_from_graph_documents",
     "as_kgpath_embedder", "as_kgpath_llm", "evidence_to_document", "__version__",
+    "LangChainEmbedder", "LangChainLLM",
 }
 
 
@@ -32,3 +33,14 @@ def test_every_retriever_has_the_shared_constructors() -> None:
         assert issubclass(cls, langchain_kgpath.KgpathRetriever)
         for ctor in ("from_graph", "from_documents", "from_texts"):
             assert callable(getattr(cls, ctor)), (name, ctor)
+
+
+def test_from_texts_calls_from_documents_with_a_list() -> None:
+    from langchain_kgpath._mixins import FromTextsMixin
+
+    class R(FromTextsMixin):
+        @classmethod
+        def from_documents(cls, documents: object, **kw: object) -> tuple[object, object]:
+            return documents, kw
+
+    assert R.from_texts(iter(["a", "b"]), k=1) == (["a", "b"], {"k": 1})

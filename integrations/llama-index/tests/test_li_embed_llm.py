@@ -1,5 +1,6 @@
-"""LlamaIndex models inside kgpath: ``BaseEmbedding`` via ``kgpath.LlamaIndexEmbedder`` and
-``LLM`` via ``kgpath.LlamaIndexLLM`` (both offline: MockEmbedding, MockLLM, a keyword model).
+"""LlamaIndex models inside kgpath: ``BaseEmbedding`` via the adapter's ``LlamaIndexEmbedder``
+and ``LLM`` via its ``LlamaIndexLLM`` (both offline: MockEmbedding, MockLLM, a keyword model);
+a ``BaseEmbedding`` passed to the core is wrapped through the adapter's entry point.
 """
 
 from __future__ import annotations
@@ -11,13 +12,17 @@ import pytest
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.llms import MockLLM
-from llama_index.retrievers.kgpath import PathConstrainedRetriever
+from llama_index.retrievers.kgpath import (
+    LlamaIndexEmbedder,
+    LlamaIndexLLM,
+    PathConstrainedRetriever,
+)
 from llama_index.retrievers.kgpath._base import to_kgpath_embedder
+from llama_index.retrievers.kgpath.embeddings import wrap_embed_model
 from pydantic import PrivateAttr
 
-from kgpath import KnowledgeGraph
-from kgpath.embeddings import LlamaIndexEmbedder
-from kgpath.llm import LlamaIndexLLM
+from kgpath import GraphIndex, KnowledgeGraph
+from kgpath.embeddings import EMBEDDER_ADAPTERS, as_embedder
 
 VOCAB = ("radium", "ore", "prize", "atom")
 
@@ -124,3 +129,17 @@ def test_llamaindex_llm_satisfies_the_kgpath_protocol() -> None:
 
     wrapped: Any = LlamaIndexLLM(MockLLM())
     assert isinstance(wrapped, LLM)
+
+
+def test_the_core_wraps_a_base_embedding_through_the_entry_point() -> None:
+    from importlib.metadata import entry_points
+
+    (ep,) = [e for e in entry_points(group=EMBEDDER_ADAPTERS) if e.name == "llama_index"]
+    assert ep.load() is wrap_embed_model
+    model = KeywordEmbedding()
+    emb = as_embedder(model)
+    assert isinstance(emb, LlamaIndexEmbedder) and emb.embed_model is model
+    assert wrap_embed_model(object()) is None and wrap_embed_model("text") is None
+    # what PCR above scores by hand: the node vectors come from the wrapped model
+    index = GraphIndex(_graph(), model).build()
+    assert index.vector_index.dim == 4

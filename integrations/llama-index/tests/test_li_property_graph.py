@@ -19,6 +19,12 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import TextNode, TransformComponent
 from llama_index.retrievers.kgpath import KgpathQueryBundle
+from llama_index.retrievers.kgpath.pg_conventions import (
+    PropertyGraphReader,
+    entity_names,
+    entity_properties,
+    relation_properties,
+)
 from llama_index.retrievers.kgpath.property_graph import (
     PathRAGSubRetriever,
     PCRSubRetriever,
@@ -360,3 +366,48 @@ def test_ladybug_store_converts_and_pushes_down(ladybug_store):
             for key in ("kgpath_hops", "kgpath_node_ids", "kgpath_relations",
                         "kgpath_anchor_id", "kgpath_path"):
                 assert x.node.metadata[key] == y.node.metadata[key], key
+
+
+# ---------------------------------------------------------------------- conventions, by hand
+def test_property_graph_reader_builds_in_order_with_provenance():
+    r = PropertyGraphReader()
+    r.chunks["c1"] = ("Curie lived in Paris.", {"file": "x"})
+    r.entity("Marie Curie", "Marie Curie", "PERSON", {"triplet_source_id": "c0",
+                                                      "age": 66, "description": "chemist"})
+    r.entity("Paris", "Paris", "entity", {"kgpath_id": "paris", "kgpath_provenance": ["c1"]})
+    r.relation("Marie Curie", "Paris", "LIVED_IN", {"weight": 2, "triplet_source_id": "c1",
+                                                    "since": 1891})
+    r.relation("c1", "Marie Curie", "MENTIONS", {})  # a chunk end: a mention
+    r.relation("Marie Curie", "Nowhere", "X", {})  # dangling: skipped
+    g = r.build(include_chunks=True, embeddings=False)
+    curie, paris = g.node("Marie Curie"), g.node("paris")
+    assert (curie.type, curie.text, dict(curie.metadata)) == ("PERSON", "chemist", {"age": 66})
+    # its own source, then the chunks that mention it, then its relations' sources
+    assert list(curie.provenance) == ["c0", "c1"]
+    assert paris.type is None and list(paris.provenance) == ["c1"]  # exact: kgpath wrote it
+    (edge,) = g.edges
+    assert (edge.source, edge.target, edge.relation, edge.weight) == (
+        "Marie Curie", "paris", "LIVED_IN", 2.0)
+    assert dict(edge.metadata) == {"since": 1891} and list(edge.provenance) == ["c1"]
+    assert list(g.passages) == ["c1"]
+    bare = r.build(include_chunks=False, embeddings=False)
+    assert not bare.passages and not bare.node("Marie Curie").provenance
+
+
+def test_entity_names_and_properties_round_trip():
+    g = KnowledgeGraph()
+    g.add_passage("p", "text")
+    g.add_node("1", name="Paris", text="capital", provenance=["p"], metadata={"k": 1})
+    g.add_node("2", name="Paris")
+    g.add_node("3", name="Lyon")
+    g.add_edge("1", "3", relation="near", text="close", weight=0.5, provenance=["p"])
+    names = entity_names(g)
+    assert names == {"1": "1", "2": "2", "3": "Lyon"}  # "Paris" is not unique
+    props = entity_properties(g.node("1"), names["1"])
+    assert props == {"k": 1, "kgpath_id": "1", "kgpath_name": "Paris",
+                     "description": "capital", "kgpath_provenance": ["p"],
+                     TRIPLET_SOURCE_KEY: "p"}
+    assert entity_properties(g.node("3"), "Lyon") == {"kgpath_id": "3"}
+    (edge,) = g.edges
+    assert relation_properties(edge) == {"weight": 0.5, "description": "close",
+                                         "kgpath_provenance": ["p"], TRIPLET_SOURCE_KEY: "p"}

@@ -16,6 +16,7 @@ PUBLIC = {
     "graph_from_schema_llm_output", "schema_to_llamaindex_kwargs",
     "knowledge_graph_from_property_graph_store", "knowledge_graph_to_property_graph_store",
     "evidence_to_node",
+    "LlamaIndexEmbedder", "LlamaIndexLLM",
 }
 
 
@@ -34,3 +35,14 @@ def test_every_retriever_has_the_shared_constructors() -> None:
         assert issubclass(cls, li_kgpath.KgpathRetriever)
         for ctor in ("from_graph", "from_documents", "from_texts"):
             assert callable(getattr(cls, ctor)), (name, ctor)
+
+
+def test_from_texts_calls_from_documents_with_a_list() -> None:
+    from llama_index.retrievers.kgpath._mixins import FromTextsMixin
+
+    class R(FromTextsMixin):
+        @classmethod
+        def from_documents(cls, documents: object, **kw: object) -> tuple[object, object]:
+            return documents, kw
+
+    assert R.from_texts(iter(["a", "b"]), k=1) == (["a", "b"], {"k": 1})

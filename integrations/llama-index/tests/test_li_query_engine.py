@@ -18,6 +18,7 @@ from llama_index.retrievers.kgpath import (
     C2RAGRetriever,
     KgpathQueryBundle,
     KGTraversalRetriever,
+    LlamaIndexEmbedder,
     PathConstrainedRetriever,
     PathRAGRetriever,
     SchemaGuidedRetriever,
@@ -25,7 +26,6 @@ from llama_index.retrievers.kgpath import (
 
 from kgpath import ConfigError
 from kgpath.data import load_demo_graph
-from kgpath.embeddings import LlamaIndexEmbedder
 
 RETRIEVERS = [PathConstrainedRetriever, PathRAGRetriever, C2RAGRetriever,
               SchemaGuidedRetriever, KGTraversalRetriever]

@@ -32,6 +32,7 @@ from llama_index.retrievers.kgpath import (
     graph_from_schema_llm_output,
     schema_to_llamaindex_kwargs,
 )
+from llama_index.retrievers.kgpath.schema import llm_label, permissive_schema, schema_triples
 from pydantic import PrivateAttr
 
 from kgpath import KnowledgeGraph, ScriptedLLM
@@ -361,3 +362,25 @@ def test_bridged_graph_feeds_the_schema_retriever():
                                                 embed_model=HashingEmbedder()).retrieve(q)
     assert [(n.node.node_id, n.node.text) for n in passages] == [
         ("c1", "Marie Curie discovered radium.")]
+
+
+def test_llm_labels_and_schema_triples() -> None:
+    schema = Schema(name="s", entities=(EntityType(name="person"), EntityType(name="city")),
+                    relations=(RelationType(name="born in", head=("person",), tail=("city",)),
+                               RelationType(name="knows")))
+    assert llm_label("born in") == "BORN_IN"
+    assert schema_triples(schema) == [
+        ("PERSON", "BORN_IN", "CITY"),
+        ("PERSON", "KNOWS", "PERSON"), ("PERSON", "KNOWS", "CITY"),
+        ("CITY", "KNOWS", "PERSON"), ("CITY", "KNOWS", "CITY"),
+    ]
+
+
+def test_permissive_schema() -> None:
+    s = permissive_schema(["PERSON", "Person", "", "CITY"], ["BORN_IN", "born in"],
+                          name="seen", where="x")
+    assert s.name == "seen"
+    assert [e.name for e in s.entities] == ["PERSON", "CITY"]  # first spelling of each key
+    assert [r.name for r in s.relations] == ["BORN_IN"] and s.relations[0].head == ()
+    with pytest.raises(ConfigError, match="no typed entities found in the nodes"):
+        permissive_schema([""], [], name="n", where="the nodes")

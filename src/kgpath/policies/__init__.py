@@ -1,5 +1,26 @@
-"""Small policies used by several methods and both adapters (one hook each)."""
+"""Small policies usable on any retriever and by both adapters (one hook each).
 
-from kgpath.policies.sufficiency import GateDecision, SufficiencyGate, SufficiencyGateConfig
+* :mod:`~kgpath.policies.sufficiency`: C2RAG's sufficiency gate (Eq. 7-9) and a fallback.
+* :mod:`~kgpath.policies.path_order`: PathRAG's prompt order (Eq. 6) over any scored list.
+"""
 
-__all__ = ["GateDecision", "SufficiencyGate", "SufficiencyGateConfig"]
+from kgpath.policies.path_order import ascending_order, checked_score
+from kgpath.policies.sufficiency import (
+    GATE_FIELDS,
+    GateDecision,
+    SufficiencyGate,
+    SufficiencyGateConfig,
+    gate_metadata,
+    make_gate,
+)
+
+__all__ = [
+    "GATE_FIELDS",
+    "GateDecision",
+    "SufficiencyGate",
+    "SufficiencyGateConfig",
+    "ascending_order",
+    "checked_score",
+    "gate_metadata",
+    "make_gate",
+]

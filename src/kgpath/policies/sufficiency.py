@@ -15,21 +15,36 @@ cosine between the query and the item text under its embedder (the bundled offli
 embedder when none is given) and records ``score_source="embedder"`` in each item's
 marks, so the check is never silently "always fall back". ``score_missing="insufficient"``
 keeps the paper's literal behaviour (no usable score: unresolved, fall back).
+
+Adapters
+--------
+The adapters expose the :data:`GATE_FIELDS` of :class:`SufficiencyGateConfig` as their own
+fields, build the gate with :func:`make_gate` and write an item's marks into its metadata
+with :func:`gate_metadata`, so the gamma warning and the ``kgpath_*`` keys are written once.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 import numpy as np
 
 from kgpath.errors import ConfigError, short
+from kgpath.evidence import METADATA_PREFIX, jsonable
 from kgpath.methods.c2rag import SufficiencyCheck, check_sufficiency
 
-__all__ = ["GateDecision", "SufficiencyGate", "SufficiencyGateConfig"]
+__all__ = [
+    "GATE_FIELDS",
+    "GateDecision",
+    "SufficiencyGate",
+    "SufficiencyGateConfig",
+    "gate_metadata",
+    "make_gate",
+]
 
 T = TypeVar("T")
 ScoreSource = Literal["given", "embedder", "none"]
@@ -226,6 +241,30 @@ class SufficiencyGate:
             return fb_marked
         seen = {key(item) for item, _ in out}
         return out + [(item, m) for item, m in fb_marked if key(item) not in seen]
+
+
+#: :class:`SufficiencyGateConfig` fields an adapter exposes.
+GATE_FIELDS = ("gamma", "epsilon", "top_k", "mode", "fallback_k", "score_missing")
+
+
+def make_gate(values: Mapping[str, Any], embedder: Any = None, *,
+              stacklevel: int = 3) -> SufficiencyGate:
+    """The gate from the :data:`GATE_FIELDS` among ``values`` (others use defaults).
+
+    Warns when ``gamma < 1``: ``N_eff >= 1`` always (Lemma A.1), so every list is
+    insufficient and the fallback always runs.
+    """
+    cfg = SufficiencyGateConfig(**{n: values[n] for n in GATE_FIELDS if n in values})
+    if cfg.gamma < 1:
+        warnings.warn(f"gamma={cfg.gamma} < 1: N_eff >= 1 always, so every list is "
+                      "insufficient and the fallback always runs", UserWarning,
+                      stacklevel=stacklevel)
+    return SufficiencyGate(cfg, embedder=embedder)
+
+
+def gate_metadata(marks: Mapping[str, Any]) -> dict[str, Any]:
+    """The gate's marks of one item as ``kgpath_*`` metadata (JSON-safe values)."""
+    return {METADATA_PREFIX + k: jsonable(v) for k, v in marks.items()}
 
 
 def _usable(s: Any) -> float | None:

@@ -4,16 +4,21 @@
 target)``, passage id); a merged item keeps its best score and the indices of every
 sub-question that retrieved it. :func:`format_evidence` renders the merged evidence as text
 lines tagged with their sub-questions (*reason_over(merge(evidence))*).
+:func:`merge_sub_question_runs` is the same merge over any items (the adapters' documents
+and nodes, one list per sub-question).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from kgpath.methods.schema.result import EvidenceItem, SchemaResult, SubQuestionResult
 
-__all__ = ["format_evidence", "merge_evidence"]
+__all__ = ["format_evidence", "merge_evidence", "merge_sub_question_runs"]
+
+T = TypeVar("T")
 
 
 def merge_evidence(
@@ -52,3 +57,28 @@ def format_evidence(result: SchemaResult, *, max_chars: int | None = None) -> st
         lines.append(f"[{label}{typ}] {it.text} {{sub-question {tag}}}")
     text = "\n".join(lines)
     return text[:max_chars] if max_chars is not None else text
+
+
+def merge_sub_question_runs(runs: Iterable[Iterable[T]], key: Callable[[T], str],
+                            score: Callable[[T], float]) -> list[tuple[T, list[int]]]:
+    """Merge per-sub-question results: one item per key, its best score, its sub-questions.
+
+    Returns ``(item, indices)`` pairs: the best-scored item of each key (the first on a
+    tie) with the 0-based indices of the runs that returned it, ordered by score, then
+    first appearance.
+
+    >>> merge_sub_question_runs([["a", "b"], ["b"]], key=str, score=lambda x: 0.0)
+    [('a', [0]), ('b', [0, 1])]
+    """
+    best: dict[str, T] = {}
+    tags: dict[str, list[int]] = {}
+    for i, items in enumerate(runs):
+        for item in items:
+            k = key(item)
+            if i not in tags.setdefault(k, []):
+                tags[k].append(i)
+            if k not in best or score(item) > score(best[k]):
+                best[k] = item
+    order = {k: n for n, k in enumerate(tags)}
+    ranked = sorted(best.items(), key=lambda kv: (-score(kv[1]), order[kv[0]]))
+    return [(item, tags[k]) for k, item in ranked]

@@ -4,9 +4,16 @@ Every retriever is a :class:`KgpathRetriever` over the framework-free core
 (:class:`kgpath.facade.EvidenceRetriever`) and returns ``NodeWithScore`` objects whose text
 is the evidence (source passages by default) and whose metadata is
 :meth:`kgpath.evidence.Evidence.metadata`, the same keys as the LangChain adapter.
+
+:class:`LlamaIndexEmbedder` and :class:`LlamaIndexLLM` wrap LlamaIndex models for the core;
+a ``BaseEmbedding`` passed straight to the core is wrapped through this distribution's
+``kgpath.embedder_adapters`` entry point
+(:func:`llama_index.retrievers.kgpath.embeddings.wrap_embed_model`).
 """
 
 from llama_index.retrievers.kgpath._base import KgpathQueryBundle, evidence_to_node
+from llama_index.retrievers.kgpath.embeddings import LlamaIndexEmbedder
+from llama_index.retrievers.kgpath.llms import LlamaIndexLLM
 from llama_index.retrievers.kgpath.postprocessors import (
     PathOrderPostprocessor,
     SufficiencyPostprocessor,
@@ -48,6 +55,8 @@ __all__ = [
     "KGTraversalRetriever",
     "KgpathQueryBundle",
     "KgpathRetriever",
+    "LlamaIndexEmbedder",
+    "LlamaIndexLLM",
     "PATHRAG_KEYWORD_TEMPLATE",
     "PATHRAG_QA_TEMPLATE",
     "PCRSubRetriever",

@@ -31,14 +31,17 @@ from llama_index.core.prompts.mixin import PromptDictType
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.utils import print_text
+from llama_index.retrievers.kgpath._mixins import FromTextsMixin
+from llama_index.retrievers.kgpath.embeddings import LlamaIndexEmbedder
+from llama_index.retrievers.kgpath.llms import LlamaIndexLLM
+from llama_index.retrievers.kgpath.prompts import attr_owner, to_core_template
 
-from kgpath.adapter_support import FromTextsMixin, attr_owner, to_core_template
-from kgpath.embeddings import Embedder, LlamaIndexEmbedder, default_embedder
+from kgpath.embeddings import Embedder, default_embedder
 from kgpath.errors import ConfigError
 from kgpath.evidence import METADATA_PREFIX, Evidence
 from kgpath.facade import EvidenceRetriever, merge_call_defaults
 from kgpath.index import GraphIndex
-from kgpath.llm import LLM, LlamaIndexLLM
+from kgpath.llm import LLM
 
 __all__ = [
     "KgpathQueryBundle",

@@ -21,13 +21,14 @@ import math
 from typing import Any
 
 from llama_index.core.graph_stores.types import ChunkNode, EntityNode, LabelledNode
+from llama_index.retrievers.kgpath.pg_conventions import PropertyGraphReader, entity_names
 from llama_index.retrievers.kgpath.pg_store import (
     _read_nodes,
     _relation,
     knowledge_graph_to_property_graph_store,
 )
 
-from kgpath.adapter_support import PropertyGraphReader, entity_names, progress_if
+from kgpath._progress import progress_if
 from kgpath.graph import KnowledgeGraph
 
 __all__ = ["knowledge_graph_from_falkordb_store", "knowledge_graph_to_falkordb_store"]

@@ -32,14 +32,14 @@ from llama_index.core.graph_stores.types import (
     PropertyGraphStore,
     Relation,
 )
-
-from kgpath.adapter_support import (
+from llama_index.retrievers.kgpath.pg_conventions import (
     PropertyGraphReader,
     entity_names,
     entity_properties,
-    progress_if,
     relation_properties,
 )
+
+from kgpath._progress import progress_if
 from kgpath.graph import KnowledgeGraph
 
 __all__ = ["knowledge_graph_from_property_graph_store", "knowledge_graph_to_property_graph_store"]

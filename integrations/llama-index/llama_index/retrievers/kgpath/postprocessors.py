@@ -19,9 +19,9 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.retrievers.kgpath._base import to_kgpath_embedder
 
-from kgpath.adapter_support import ascending_order, checked_score, gate_metadata, make_gate
 from kgpath.errors import ConfigError
-from kgpath.policies.sufficiency import GateDecision, SufficiencyGate
+from kgpath.policies.path_order import ascending_order, checked_score
+from kgpath.policies.sufficiency import GateDecision, SufficiencyGate, gate_metadata, make_gate
 
 __all__ = ["PathOrderPostprocessor", "SufficiencyPostprocessor", "pathrag_query_engine"]
 

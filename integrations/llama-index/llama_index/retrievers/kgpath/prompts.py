@@ -3,16 +3,20 @@
 The texts are the core's string constants (:mod:`kgpath.prompts`); this module only wraps
 them, with LlamaIndex's variable names (``{query_str}``, ``{context_str}``) where a
 response synthesizer uses them. Each retriever exposes its prompts through
-``get_prompts``/``update_prompts`` (see :data:`PROMPT_ATTRS`).
+``get_prompts``/``update_prompts`` (see :data:`PROMPT_ATTRS`): :func:`attr_owner` finds
+where a prompt lives on the core retriever, :func:`to_core_template` turns an updated
+LlamaIndex template back into the core's variable names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.prompts.prompt_type import PromptType
 
+from kgpath.errors import ConfigError
 from kgpath.prompts.c2rag import EVIDENCE_QA_PROMPT, PLANNER_PROMPT
 from kgpath.prompts.pathrag import PATHRAG_KEYWORD_PROMPT, PATHRAG_QA_PROMPT
 
@@ -22,6 +26,8 @@ __all__ = [
     "PATHRAG_KEYWORD_TEMPLATE",
     "PATHRAG_QA_TEMPLATE",
     "PROMPT_ATTRS",
+    "attr_owner",
+    "to_core_template",
 ]
 
 #: Path-based QA prompt (Eq. 6): the question first, then the paths in the node order
@@ -60,3 +66,25 @@ PROMPT_ATTRS: Mapping[str, Mapping[str, tuple[str, Mapping[str, str]]]] = {
     "schema": {"decompose_prompt": ("decomposer.prompt", {"question": "question"})},
     "traversal": {"llm_traversal_prompt": ("llm_prompt", {"query": "query"})},
 }
+
+
+def attr_owner(root: Any, path: str) -> tuple[Any, str]:
+    """The object holding the dotted attribute ``path`` of ``root``, and its last name."""
+    owner, *rest, attr = [root, *path.split(".")]
+    for name in rest:
+        owner = getattr(owner, name)
+    return owner, attr
+
+
+def to_core_template(text: str, names: Mapping[str, str], what: str) -> str:
+    """A framework template with its variables renamed to the core's (``names``: fw -> core).
+
+    Raises :class:`ConfigError` naming ``what`` when a core variable is missing.
+    """
+    for fw_var, core_var in names.items():
+        text = text.replace("{" + fw_var + "}", "{" + core_var + "}")
+    missing = [v for v in names.values() if "{" + v + "}" not in text]
+    if missing:
+        raise ConfigError(f"{what} must use the variables {sorted(names)} "
+                          f"(or {sorted(names.values())}); missing {missing}")
+    return text

@@ -21,7 +21,7 @@ other ways in, all delegating every decision to the framework-free core:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -38,22 +38,17 @@ from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle
 from llama_index.retrievers.kgpath._base import to_kgpath_llm as _to_llm
 
-from kgpath.adapter_support import (
-    llm_label,
-    merge_sub_question_runs,
-    permissive_schema,
-    schema_triples,
-)
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.ingest.extract import ExtractionResult, TypedEntity, TypedTriple, assemble_graph
-from kgpath.ingest.schema import Schema
+from kgpath.ingest.schema import EntityType, RelationType, Schema, type_key
 from kgpath.methods.schema import (
     DecompositionPlan,
     SchemaDecomposer,
     aparallel_map,
     parallel_map,
 )
+from kgpath.methods.schema.merge import merge_sub_question_runs
 from kgpath.prompts.schema import SCHEMA_DECOMPOSE_PROMPT
 
 __all__ = [
@@ -230,6 +225,41 @@ def _score(n: NodeWithScore) -> float:
 
 
 # ---------------------------------------------------------------------- extraction bridge
+
+def llm_label(name: str) -> str:
+    """A type name as LlamaIndex's ``SchemaLLMPathExtractor`` writes it (``BORN_IN``)."""
+    return name.replace(" ", "_").upper()
+
+
+def schema_triples(schema: Schema) -> list[tuple[str, str, str]]:
+    """Every allowed ``(head, relation, tail)`` of ``schema`` in :func:`llm_label` form.
+
+    A relation without a head or tail restriction expands to every entity type.
+    """
+    ents = [e.name for e in schema.entities]
+    return [(llm_label(h), llm_label(r.name), llm_label(t))
+            for r in schema.relations for h in r.head or ents for t in r.tail or ents]
+
+
+def permissive_schema(entity_types: Iterable[str], relations: Iterable[str], *,
+                      name: str, where: str) -> Schema:
+    """A schema of every label seen with unrestricted relations (conversion, no bounding).
+
+    Raises :class:`ConfigError` (mentioning ``where``) when no entity type was seen.
+    """
+    labels: dict[str, str] = {}
+    for lab in entity_types:
+        if lab:
+            labels.setdefault(type_key(lab), lab)
+    rels: dict[str, str] = {}
+    for rel in relations:
+        rels.setdefault(type_key(rel), rel)
+    if not labels:
+        raise ConfigError(f"no typed entities found in {where}; pass schema= or run the "
+                          "extractor first")
+    return Schema(name=name, entities=tuple(EntityType(name=x) for x in labels.values()),
+                  relations=tuple(RelationType(name=x) for x in rels.values()))
+
 
 def schema_to_llamaindex_kwargs(schema: Schema) -> dict[str, Any]:
     """``SchemaLLMPathExtractor`` keyword arguments that enforce this kgpath schema.

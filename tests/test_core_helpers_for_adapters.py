@@ -1,34 +1,18 @@
-"""The framework-free pieces both adapters share: facade construction rules, adapter helpers.
+"""Core helpers both adapters call: the facade's option handling, the sufficiency gate, path order, progress."""
+adapter helpers, PathRAG's prompt order, the sub-question merge, documents and progress.
 
-Truths are hand-computed on tiny inputs; no framework is imported.
+Truths are hand-computed on tiny inputs; no framework is imported. The helpers only one
+adapter uses are tested with it (``integrations/*/tests``).
 """
 
 from __future__ import annotations
 
 import warnings
-from types import SimpleNamespace
 
 import pytest
 
 from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph, NodeNotFoundError
-from kgpath.adapter_support import (
-    FromTextsMixin,
-    PropertyGraphReader,
-    ascending_order,
-    attr_owner,
-    checked_score,
-    entity_names,
-    entity_properties,
-    first_score,
-    gate_metadata,
-    llm_label,
-    make_gate,
-    merge_sub_question_runs,
-    permissive_schema,
-    relation_properties,
-    schema_triples,
-    to_core_template,
-)
+from kgpath._progress import progress_if
 from kgpath.facade import (
     EvidenceRetriever,
     check_k,
@@ -38,8 +22,9 @@ from kgpath.facade import (
     with_config,
 )
 from kgpath.index import GraphIndex
-from kgpath.ingest.schema import EntityType, RelationType, Schema
 from kgpath.methods.pcr import PathConstrainedRetriever
+from kgpath.methods.schema.merge import merge_sub_question_runs
+from kgpath.policies import ascending_order, checked_score, gate_metadata, make_gate
 
 
 def chain() -> KnowledgeGraph:
@@ -170,10 +155,7 @@ def test_gate_metadata_prefixes_and_makes_json_safe() -> None:
 
 
 # ====================================================================== scores, order, merge
-def test_first_score_and_checked_score() -> None:
-    meta = {"score": "high", "relevance_score": True, "x": 2, "y": 0.5}
-    assert first_score(meta, ("score", "relevance_score", "x", "y")) == 2.0
-    assert first_score(meta, ("missing",)) is None
+def test_checked_score() -> None:
     assert checked_score(None, "s") == float("-inf") and checked_score(3, "s") == 3.0
     for bad in ("1", True, float("nan")):
         with pytest.raises(ConfigError, match="what = .* is not a number"):
@@ -200,90 +182,9 @@ def test_merge_sub_question_runs() -> None:
     assert [t for t, _ in tie] == [("a", 1.0), ("b", 1.0)]
 
 
-# ====================================================================== schema labels
-def test_llm_labels_and_schema_triples() -> None:
-    schema = Schema(name="s", entities=(EntityType(name="person"), EntityType(name="city")),
-                    relations=(RelationType(name="born in", head=("person",), tail=("city",)),
-                               RelationType(name="knows")))
-    assert llm_label("born in") == "BORN_IN"
-    assert schema_triples(schema) == [
-        ("PERSON", "BORN_IN", "CITY"),
-        ("PERSON", "KNOWS", "PERSON"), ("PERSON", "KNOWS", "CITY"),
-        ("CITY", "KNOWS", "PERSON"), ("CITY", "KNOWS", "CITY"),
-    ]
-
-
-def test_permissive_schema() -> None:
-    s = permissive_schema(["PERSON", "Person", "", "CITY"], ["BORN_IN", "born in"],
-                          name="seen", where="x")
-    assert s.name == "seen"
-    assert [e.name for e in s.entities] == ["PERSON", "CITY"]  # first spelling of each key
-    assert [r.name for r in s.relations] == ["BORN_IN"] and s.relations[0].head == ()
-    with pytest.raises(ConfigError, match="no typed entities found in the nodes"):
-        permissive_schema([""], [], name="n", where="the nodes")
-
-
-# ====================================================================== prompts, documents
-def test_attr_owner_and_to_core_template() -> None:
-    root = SimpleNamespace(decomposer=SimpleNamespace(prompt="P"))
-    owner, attr = attr_owner(root, "decomposer.prompt")
-    assert owner is root.decomposer and attr == "prompt"
-    assert attr_owner(root, "decomposer") == (root, "decomposer")
-    names = {"query_str": "query", "context_str": "paths"}
-    assert to_core_template("Q {query_str} P {paths}", names, "qa") == "Q {query} P {paths}"
-    with pytest.raises(ConfigError, match=r"qa must use.*missing \['paths'\]"):
-        to_core_template("Q {query_str}", names, "qa")
-
-
-def test_from_texts_mixin_calls_from_documents_with_a_list() -> None:
-    class R(FromTextsMixin):
-        @classmethod
-        def from_documents(cls, documents: object, **kw: object) -> tuple[object, object]:
-            return documents, kw
-
-    assert R.from_texts(iter(["a", "b"]), k=1) == (["a", "b"], {"k": 1})
-
-
-# ====================================================================== property graphs
-def test_property_graph_reader_builds_in_order_with_provenance() -> None:
-    r = PropertyGraphReader()
-    r.chunks["c1"] = ("Curie lived in Paris.", {"file": "x"})
-    r.entity("Marie Curie", "Marie Curie", "PERSON", {"triplet_source_id": "c0",
-                                                      "age": 66, "description": "chemist"})
-    r.entity("Paris", "Paris", "entity", {"kgpath_id": "paris", "kgpath_provenance": ["c1"]})
-    r.relation("Marie Curie", "Paris", "LIVED_IN", {"weight": 2, "triplet_source_id": "c1",
-                                                    "since": 1891})
-    r.relation("c1", "Marie Curie", "MENTIONS", {})  # a chunk end: a mention
-    r.relation("Marie Curie", "Nowhere", "X", {})  # dangling: skipped
-    g = r.build(include_chunks=True, embeddings=False)
-    curie, paris = g.node("Marie Curie"), g.node("paris")
-    assert (curie.type, curie.text, dict(curie.metadata)) == ("PERSON", "chemist", {"age": 66})
-    # its own source, then the chunks that mention it, then its relations' sources
-    assert list(curie.provenance) == ["c0", "c1"]
-    assert paris.type is None and list(paris.provenance) == ["c1"]  # exact: kgpath wrote it
-    (edge,) = g.edges
-    assert (edge.source, edge.target, edge.relation, edge.weight) == (
-        "Marie Curie", "paris", "LIVED_IN", 2.0)
-    assert dict(edge.metadata) == {"since": 1891} and list(edge.provenance) == ["c1"]
-    assert list(g.passages) == ["c1"]
-    bare = r.build(include_chunks=False, embeddings=False)
-    assert not bare.passages and not bare.node("Marie Curie").provenance
-
-
-def test_entity_names_and_properties_round_trip() -> None:
-    g = KnowledgeGraph()
-    g.add_passage("p", "text")
-    g.add_node("1", name="Paris", text="capital", provenance=["p"], metadata={"k": 1})
-    g.add_node("2", name="Paris")
-    g.add_node("3", name="Lyon")
-    g.add_edge("1", "3", relation="near", text="close", weight=0.5, provenance=["p"])
-    names = entity_names(g)
-    assert names == {"1": "1", "2": "2", "3": "Lyon"}  # "Paris" is not unique
-    props = entity_properties(g.node("1"), names["1"])
-    assert props == {"k": 1, "kgpath_id": "1", "kgpath_name": "Paris",
-                     "description": "capital", "kgpath_provenance": ["p"],
-                     "triplet_source_id": "p"}
-    assert entity_properties(g.node("3"), "Lyon") == {"kgpath_id": "3"}
-    (edge,) = g.edges
-    assert relation_properties(edge) == {"weight": 0.5, "description": "close",
-                                         "kgpath_provenance": ["p"], "triplet_source_id": "p"}
+# ====================================================================== progress
+def test_progress_if_shows_a_bar_only_when_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    items = [1, 2, 3]
+    assert progress_if(items, False, "x") is items
+    assert list(progress_if(items, True, "counting things")) == items
+    assert "counting things" in capsys.readouterr().err
