@@ -1,5 +1,5 @@
-"""Core helpers both adapters call: the facade's option handling, the sufficiency gate, path order, progress."""
-adapter helpers, PathRAG's prompt order, the sub-question merge, documents and progress.
+"""The framework-free pieces both adapters share: the facade's construction rules, the
+sufficiency gate's helpers, PathRAG's prompt order, the sub-question merge, progress.
 
 Truths are hand-computed on tiny inputs; no framework is imported. The helpers only one
 adapter uses are tested with it (``integrations/*/tests``).
