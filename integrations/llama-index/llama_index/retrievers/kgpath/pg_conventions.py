@@ -136,7 +136,7 @@ class PropertyGraphReader:
                 raise GraphError(
                     f"only {len(self.embeddings)} of {len(g)} entities carry an embedding; "
                     "pass embeddings=False to let kgpath embed the nodes")
-            g.set_embeddings(self.embeddings)
+            g.vectors.set(self.embeddings)
         return g
 
 
