@@ -31,7 +31,7 @@ from kgpath.facade import EvidenceRetriever
 from kgpath.index import GraphIndex
 from kgpath.llm import LLM
 from langchain_kgpath._mixins import FromTextsMixin
-from langchain_kgpath.embeddings import LangChainEmbedder
+from langchain_kgpath.embeddings import LangChainEmbedder, kgpath_embedder_of
 from langchain_kgpath.llms import LangChainLLM
 
 __all__ = ["KgpathRetriever", "as_kgpath_embedder", "as_kgpath_llm", "evidence_to_document"]
@@ -53,6 +53,9 @@ def as_kgpath_embedder(embedding: Any) -> Embedder | None:
     ConfigError
         If ``embedding`` is neither.
     """
+    inner = kgpath_embedder_of(embedding)  # a KgpathEmbeddings: its kgpath embedder
+    if inner is not None:
+        return inner  # type: ignore[no-any-return]
     if embedding is None or isinstance(embedding, Embedder):
         return embedding
     if isinstance(embedding, Embeddings):

@@ -32,7 +32,7 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.utils import print_text
 from llama_index.retrievers.kgpath._mixins import FromTextsMixin
-from llama_index.retrievers.kgpath.embeddings import LlamaIndexEmbedder
+from llama_index.retrievers.kgpath.embeddings import LlamaIndexEmbedder, kgpath_embedder_of
 from llama_index.retrievers.kgpath.llms import LlamaIndexLLM
 from llama_index.retrievers.kgpath.prompts import attr_owner, to_core_template
 
@@ -72,6 +72,9 @@ def to_kgpath_embedder(embed_model: Any) -> Embedder | None:
     Returns ``None`` when neither is set (the core then loads its offline default).
     """
     embed_model = _or_settings(embed_model, "_embed_model")
+    inner = kgpath_embedder_of(embed_model)  # a KgpathEmbedding: its kgpath embedder
+    if inner is not None:
+        return inner  # type: ignore[no-any-return]
     if isinstance(embed_model, BaseEmbedding):
         return LlamaIndexEmbedder(embed_model)
     if embed_model is None or isinstance(embed_model, Embedder):
