@@ -34,9 +34,11 @@ import contextlib
 import copy
 import dataclasses
 import difflib
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from kgpath.embeddings import default_embedder
 from kgpath.errors import ConfigError, EmptyGraphError, NodeNotFoundError
 from kgpath.evidence import Evidence, check_output
 from kgpath.graph import KnowledgeGraph
@@ -121,12 +123,15 @@ def check_names(names: Any, accepted: frozenset[str], where: str,
 
     Each unknown name gets its hint from ``hints`` (an adapter's map from the other
     framework's names to its own, e.g. ``{"similarity_top_k": "LangChain's name is
-    'k'"}``), else the closest accepted names.
+    'k'"}``), else the closest of the accepted names and of the names ``hints`` maps to
+    ``""`` (the adapter's own arguments, e.g. ``similarity_top_k``).
     """
     bad = sorted(set(names) - accepted)
     if bad:
-        why = "".join(f"; {b!r}: {hints[b]}" if hints and b in hints
-                      else did_you_mean(b, sorted(accepted)).replace("; ", f"; {b!r}: ", 1)
+        hints = hints or {}
+        pool = sorted(accepted | {n for n, h in hints.items() if not h})
+        why = "".join(f"; {b!r}: {hints[b]}" if hints.get(b)
+                      else did_you_mean(b, pool).replace("; ", f"; {b!r}: ", 1)
                       for b in bad)
         raise ConfigError(f"unknown {where} argument(s) {bad}{why}; accepted: {sorted(accepted)}")
 
@@ -146,16 +151,28 @@ def _with_anchor_hint(exc: NodeNotFoundError, graph: Any) -> NodeNotFoundError:
     return NodeNotFoundError(f"{exc}{hint}", key=exc.key) if hint else exc
 
 
-def check_not_empty(graph: Any, method: str) -> None:
-    """:class:`EmptyGraphError` naming the cause when the graph a method searches has no node."""
+def check_not_empty(graph: Any, spec: MethodSpec) -> None:
+    """Fail (or warn) at construction, naming the cause, when the graph has no node.
+
+    No node and no passage: :class:`EmptyGraphError`. Passages but no entity (the
+    extractor found none): :class:`EmptyGraphError` for a method whose native items are
+    graph items (nodes, paths, triples), else a ``UserWarning`` (it ranks the passages
+    without graph links, e.g. graph-augmented retrieval falls back to dense search).
+    """
     if not isinstance(graph, KnowledgeGraph) or graph.num_nodes:
         return
-    n = sum(1 for _ in graph.passages) if hasattr(graph, "passages") else 0
-    cause = ("it has no passages either: were any documents given?" if not n else
-             f"its {n} passage(s) gave no entity: the extractor found none (an LLM that "
+    n = len(graph.passages)
+    if not n:
+        raise EmptyGraphError(f"cannot build {spec.name} over an empty graph (no nodes, no "
+                              "passages): were any documents given?")
+    cause = (f"its {n} passage(s) gave no entity: the extractor found none (an LLM that "
              "replies no JSON, e.g. MockLLM, gives none; try the offline spaCy extractor "
-             "(no llm=) or a real LLM), or use the traversal method, which needs no entities")
-    raise EmptyGraphError(f"cannot build {method} over a graph with no nodes: {cause}")
+             "(no llm=) or a real LLM)")
+    if spec.native_kinds & {"node", "path", "triple"}:
+        raise EmptyGraphError(f"cannot build {spec.name} over a graph with no nodes: {cause}"
+                              "; the traversal method needs no entities")
+    warnings.warn(f"{spec.name}: the graph has no nodes, {cause}; passages are ranked "
+                  "without graph links", UserWarning, stacklevel=4)
 
 
 def is_built(graph: Any) -> bool:
@@ -250,7 +267,8 @@ class EvidenceRetriever:
         already built core retriever of that method (then ``embedder``/``llm``/options must
         not be given).
     embedder, llm
-        kgpath protocols (adapters convert framework models first).
+        kgpath protocols (adapters convert framework models first). Without an embedder a
+        graph is searched with the bundled offline one (:func:`kgpath.default_embedder`).
     k
         Default number of evidence items: :data:`DEFAULT_K` (5); ``None``: all the method
         returns.
@@ -260,7 +278,8 @@ class EvidenceRetriever:
         The method's config object, e.g. a preset (``PathRAGConfig.for_passages()``);
         ``options`` override its fields.
     hints
-        Argument name -> hint, for names of another framework (adapters set it).
+        Argument name -> hint, for names of another framework; ``""`` marks the adapter's
+        own arguments, offered as "did you mean" (adapters set it).
     **options
         The method's config fields and constructor extras; anything else raises.
 
@@ -293,7 +312,7 @@ class EvidenceRetriever:
         config = check_config(self.spec, config)
         if isinstance(graph, (KnowledgeGraph,)) or type(graph).__name__ == "GraphIndex":
             self.core = self._build(graph, embedder, llm, config, options)
-            check_not_empty(self.core.graph, method)
+            check_not_empty(self.core.graph, self.spec)
         elif hasattr(graph, "retrieve") and hasattr(graph, "aretrieve"):
             check_names(options, frozenset(), f"{method} (prebuilt retriever)", self.hints)
             self.core = graph if config is None else with_config(
@@ -382,6 +401,8 @@ class EvidenceRetriever:
             cfg_opts[spec.k_field] = self.k
         config = _fields(spec, config, cfg_opts)
         init = {n: v for n, v in options.items() if n in spec.init_args}
+        if embedder is None and isinstance(graph, KnowledgeGraph):
+            embedder = default_embedder()  # the bundled model, for every method alike
         return spec.build(graph, embedder=embedder, llm=llm, config=config, **init)
 
     @property
