@@ -34,6 +34,7 @@ import contextlib
 import copy
 import dataclasses
 import difflib
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -73,6 +74,9 @@ class _DefaultK(int):
 
     def __repr__(self) -> str:
         return "DEFAULT_K"
+
+    def __reduce__(self) -> str:
+        return "DEFAULT_K"  # pickled and copied as the one module constant
 
 
 DEFAULT_K: int = _DefaultK(5)
@@ -151,13 +155,15 @@ def _with_anchor_hint(exc: NodeNotFoundError, graph: Any) -> NodeNotFoundError:
     return NodeNotFoundError(f"{exc}{hint}", key=exc.key) if hint else exc
 
 
-def check_not_empty(graph: Any, spec: MethodSpec) -> None:
+def check_not_empty(graph: Any, spec: MethodSpec, *, built: bool = True) -> None:
     """Fail (or warn) at construction, naming the cause, when the graph has no node.
 
     No node and no passage: :class:`EmptyGraphError`. Passages but no entity (the
-    extractor found none): :class:`EmptyGraphError` for a method whose native items are
-    graph items (nodes, paths, triples), else a ``UserWarning`` (it ranks the passages
-    without graph links, e.g. graph-augmented retrieval falls back to dense search).
+    extractor found none) in the graph the ``built`` core searches (the traversal method
+    searches a chunk graph it makes from the passages): :class:`EmptyGraphError` for a
+    method whose native items are graph items (nodes, paths, triples), else a
+    ``UserWarning`` (it ranks the passages without graph links, e.g. graph-augmented
+    retrieval falls back to dense search).
     """
     if not isinstance(graph, KnowledgeGraph) or graph.num_nodes:
         return
@@ -165,6 +171,8 @@ def check_not_empty(graph: Any, spec: MethodSpec) -> None:
     if not n:
         raise EmptyGraphError(f"cannot build {spec.name} over an empty graph (no nodes, no "
                               "passages): were any documents given?")
+    if not built:
+        return
     cause = (f"its {n} passage(s) gave no entity: the extractor found none (an LLM that "
              "replies no JSON, e.g. MockLLM, gives none; try the offline spaCy extractor "
              "(no llm=) or a real LLM)")
@@ -172,7 +180,19 @@ def check_not_empty(graph: Any, spec: MethodSpec) -> None:
         raise EmptyGraphError(f"cannot build {spec.name} over a graph with no nodes: {cause}"
                               "; the traversal method needs no entities")
     warnings.warn(f"{spec.name}: the graph has no nodes, {cause}; passages are ranked "
-                  "without graph links", UserWarning, stacklevel=4)
+                  "without graph links", UserWarning, stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside kgpath and its adapters (the user's)."""
+    def ours(name: str) -> bool:
+        return name.split(".")[0] in ("kgpath", "langchain_kgpath", "pydantic") \
+            or name.startswith("llama_index.retrievers.kgpath")
+
+    frame, level = sys._getframe(1), 1
+    while frame is not None and ours(frame.f_globals.get("__name__") or ""):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def is_built(graph: Any) -> bool:
@@ -311,6 +331,7 @@ class EvidenceRetriever:
         self.output = check_output(output)
         config = check_config(self.spec, config)
         if isinstance(graph, (KnowledgeGraph,)) or type(graph).__name__ == "GraphIndex":
+            check_not_empty(getattr(graph, "graph", graph), self.spec, built=False)
             self.core = self._build(graph, embedder, llm, config, options)
             check_not_empty(self.core.graph, self.spec)
         elif hasattr(graph, "retrieve") and hasattr(graph, "aretrieve"):
@@ -381,6 +402,8 @@ class EvidenceRetriever:
         elif built:
             er = cls(method, graph, k=k, output=output, hints=hints, **opts)
         else:
+            if "k" in opts and "k" not in spec.config_fields:  # not a config field here
+                check_names({"k"}, spec.config_fields | spec.init_args, spec.name, hints)
             cfg_k = {"k": opts.pop("k")} if "k" in opts else {}
             er = cls(method, graph, embedder=convert[0](embedder), llm=convert[1](llm), k=k,
                      output=output, hints=hints, **opts)
