@@ -41,12 +41,17 @@ logger = logging.getLogger(__name__)
 
 
 class LangChainEmbedder(BaseEmbedder):
-    """Adapts any LangChain ``Embeddings`` (``embed_query``/``embed_documents`` + async)."""
+    """Adapts any LangChain ``Embeddings`` (``embed_query``/``embed_documents`` + async).
 
-    def __init__(self, embeddings: Any, *, batch_size: int = 64) -> None:
+    Texts go to the model ``batch_size`` at a time, behind kgpath's progress bar for long
+    runs (``show_progress``, :mod:`kgpath._progress`).
+    """
+
+    def __init__(self, embeddings: Any, *, batch_size: int = 64,
+                 show_progress: bool = True) -> None:
         self.embeddings = embeddings
         self.batch_size = batch_size
-        self.show_progress = False
+        self.show_progress = show_progress
 
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
         e = self.embeddings

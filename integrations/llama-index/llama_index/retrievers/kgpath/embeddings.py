@@ -38,12 +38,17 @@ logger = logging.getLogger(__name__)
 
 
 class LlamaIndexEmbedder(BaseEmbedder):
-    """Adapts any LlamaIndex ``BaseEmbedding`` (query vs text embeddings, native async)."""
+    """Adapts any LlamaIndex ``BaseEmbedding`` (query vs text embeddings, native async).
 
-    def __init__(self, embed_model: Any, *, batch_size: int = 64) -> None:
+    Texts go to the model ``batch_size`` at a time (``get_text_embedding_batch``), behind
+    kgpath's progress bar for long runs (``show_progress``, :mod:`kgpath._progress`).
+    """
+
+    def __init__(self, embed_model: Any, *, batch_size: int = 64,
+                 show_progress: bool = True) -> None:
         self.embed_model = embed_model
         self.batch_size = batch_size
-        self.show_progress = False
+        self.show_progress = show_progress
 
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
         m = self.embed_model
