@@ -144,8 +144,11 @@ class SharedEmbedder:
 
 
 def portable_embedder(embedder: Any) -> Any:
-    """``embedder``, or for the bundled :class:`LocalEmbedder` (which holds its loaded
-    engine) a :class:`_Bundled` recipe that pickles by value and rebuilds it."""
+    """``embedder``, or a pickle recipe for the bundled :class:`LocalEmbedder`.
+
+    The bundled embedder holds its loaded engine, not data: a :class:`_Bundled` recipe
+    pickles its options and rebuilds it on load.
+    """
     if type(embedder) is LocalEmbedder:
         return _Bundled(embedder.batch_size, embedder.show_progress)
     return embedder
@@ -229,8 +232,11 @@ class KgpathEmbeddings(Embeddings):
 
 
 def kgpath_embedder_of(obj: Any) -> Any:
-    """The kgpath embedder a framework wrapper of kgpath stands for (its
-    ``kgpath_embedder``, this adapter's or the LlamaIndex one's), else ``None``."""
+    """The kgpath embedder a framework wrapper of kgpath stands for, else ``None``.
+
+    Its ``kgpath_embedder``: this adapter's :class:`KgpathEmbeddings` or the LlamaIndex
+    adapter's ``KgpathEmbedding``.
+    """
     inner = getattr(obj, "kgpath_embedder", None)
     return inner if inner is not None and hasattr(inner, "embed_passages") else None
 
