@@ -19,6 +19,7 @@ from langchain_kgpath._base import as_kgpath_embedder
 from langchain_kgpath.embeddings import SharedEmbedder
 
 from kgpath import HashingEmbedder, KnowledgeGraph
+from kgpath.embed_cache import embedder_fingerprint
 from kgpath.embeddings import as_embedder
 
 TEXTS = {
@@ -71,8 +72,12 @@ def test_vector_store_and_kgpath_embed_each_passage_once(store_first: bool) -> N
 
 
 def test_kgpath_is_given_the_wrappers_embedder_not_a_second_wrapper() -> None:
-    emb = KgpathEmbeddings(HashingEmbedder(16))
+    inner = HashingEmbedder(16)
+    emb = KgpathEmbeddings(inner)
     assert isinstance(emb.kgpath_embedder, SharedEmbedder)
+    # the core's convention for "my vectors are the wrapped model's" (fingerprint keying)
+    assert emb.kgpath_embedder.vectors_of is inner
+    assert emb.kgpath_embedder.fingerprint == embedder_fingerprint(inner)
     assert as_kgpath_embedder(emb) is emb.kgpath_embedder
     assert as_embedder(emb) is emb.kgpath_embedder  # through the entry point
     r = PathConstrainedRetriever.from_graph(_graph(), embedding=emb)

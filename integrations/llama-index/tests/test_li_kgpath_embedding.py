@@ -23,6 +23,7 @@ from llama_index.retrievers.kgpath._base import to_kgpath_embedder
 from llama_index.retrievers.kgpath.embeddings import SharedEmbedder
 
 from kgpath import HashingEmbedder, KnowledgeGraph
+from kgpath.embed_cache import embedder_fingerprint
 from kgpath.embeddings import as_embedder
 
 TEXTS = {
@@ -80,8 +81,12 @@ def test_vector_index_and_kgpath_embed_each_passage_once(vector_first: bool) -> 
 
 
 def test_kgpath_is_given_the_wrappers_embedder_not_a_second_wrapper() -> None:
-    emb = KgpathEmbedding(HashingEmbedder(16))
+    inner = HashingEmbedder(16)
+    emb = KgpathEmbedding(inner)
     assert isinstance(emb.kgpath_embedder, SharedEmbedder)
+    # the core's convention for "my vectors are the wrapped model's" (fingerprint keying)
+    assert emb.kgpath_embedder.vectors_of is inner
+    assert emb.kgpath_embedder.fingerprint == embedder_fingerprint(inner)
     assert to_kgpath_embedder(emb) is emb.kgpath_embedder
     assert as_embedder(emb) is emb.kgpath_embedder  # through the entry point
     r = PathConstrainedRetriever.from_graph(_graph(), embed_model=emb)

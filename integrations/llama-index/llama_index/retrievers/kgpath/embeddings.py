@@ -72,7 +72,9 @@ class SharedEmbedder:
     a ``VectorStoreIndex`` is not embedded again for a kgpath index, and the other way
     round. Queries are not remembered. At most ``max_texts`` passages are kept (least
     recently used dropped first); ``embedded`` counts the passages actually embedded.
-    ``fingerprint`` and ``repr`` are the wrapped embedder's: the vectors are its vectors.
+    ``fingerprint``, ``repr`` and ``vectors_of`` (the core's convention for a wrapper that
+    returns its inner embedder's vectors unchanged) say that the vectors are the wrapped
+    embedder's.
     """
 
     def __init__(self, embedder: Embedder, *, max_texts: int = 100_000) -> None:
@@ -86,6 +88,11 @@ class SharedEmbedder:
     def dim(self) -> int:
         """The wrapped embedder's dimension."""
         return int(self.embedder.dim)
+
+    @property
+    def vectors_of(self) -> Embedder:
+        """The embedder whose vectors these are (the wrapped one)."""
+        return self.embedder
 
     @property
     def fingerprint(self) -> str:
