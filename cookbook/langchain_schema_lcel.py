@@ -53,9 +53,10 @@ def build_chain(embeddings: Any = None) -> Any:
     graph = load_demo_graph()
     planner_model = FakeListChatModel(responses=[SCRIPTED_PLAN])   # scripted stand-in
     answer_model = FakeListChatModel(responses=[SCRIPTED_ANSWER])  # scripted stand-in
-    # output="native": the typed nodes and triples themselves, not their source passages
+    # output="native": the typed nodes and triples themselves, not their source passages;
+    # k=10 of them per sub-question (the default, 5, would cut the triples)
     retriever = SchemaGuidedRetriever.from_graph(graph, schema=schema, embedding=embeddings,
-                                                 k_triples=4, output="native")
+                                                 k_triples=4, output="native", k=10)
 
     decompose = decompose_runnable(schema, planner_model, graph=graph)
     # one sub-question -> its typed documents (types from the plan, no re-decomposition)

@@ -51,7 +51,7 @@ print(f"store: {len(store.graph.nodes)} nodes (entities + chunks), "
 pcr = PCRSubRetriever.from_index(index, embed_model=embedder, k=4, direction="both",
                                  max_depth=2, output="native")
 pathrag = PathRAGSubRetriever.from_index(index, graph=pcr.index, top_k=3,  # shared vectors
-                                         output="native")
+                                         num_nodes=20, output="native")  # of 37 nodes
 retriever = index.as_retriever(sub_retrievers=[pcr, pathrag], use_async=False)
 
 question = "Which award did the discoverers of radium receive for it?"

@@ -48,8 +48,8 @@ def main(argv: list[str]) -> int:
     for h in pcr.hits:
         print(f"  {h.score:.3f}  hops={h.hops}  {h.path_text(graph)}")
 
-    # PathRAG with offline keywords
-    res = PathRAGRetriever(index).retrieve(question, top_k=4)
+    # PathRAG with offline keywords (N=20 of the 37 nodes: the paper's N=40 would take all)
+    res = PathRAGRetriever(index).retrieve(question, num_nodes=20, top_k=4)
     print(f"\nPathRAG, keywords from the offline extractor ({res.keyword_source}, weaker than an "
           f"LLM's): {', '.join(res.keywords)}")
     for p in res.paths:

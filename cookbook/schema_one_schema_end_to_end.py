@@ -22,13 +22,14 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 from kgpath import GraphIndex, HashingEmbedder, ScriptedLLM
 from kgpath.data import demo_corpus
 from kgpath.demo.schema import demo_schema
 from kgpath.ingest.extract import ExtractionConfig, SchemaExtractor
-from kgpath.ingest.schema import EvolutionPolicy, Schema
+from kgpath.ingest.schema import EvolutionPolicy, Schema, SchemaWarning
 from kgpath.methods.schema import SchemaGuidedRetriever, format_evidence
 from kgpath.prompts.schema import SCHEMA_ANSWER_PROMPT
 
@@ -124,13 +125,17 @@ def main(argv: list[str]) -> None:
 
     # 2. + 3. decomposition with the same schema, typed parallel retrieval
     retriever = SchemaGuidedRetriever(GraphIndex(g, embedder), schema=schema, llm=llm)
-    result = retriever.retrieve(QUESTION, k=3, k_triples=3, k_passages=2)
+    with warnings.catch_warnings(record=True) as caught:  # the scripted plan names "Mine"
+        warnings.simplefilter("always", SchemaWarning)     # on purpose: shown below
+        result = retriever.retrieve(QUESTION, k=3, k_triples=3, k_passages=2)
     plan = result.plan
     print(f"\n2. Decomposition (SCRIPTED LLM, validated against the schema): {QUESTION!r}")
     for i, sq in enumerate(plan.sub_questions, 1):
         print(f"   {i}. {sq.text}")
     print(f"   involved types: {plan.involved_types.to_dict()}")
     print(f"   dropped (not in the schema): {list(plan.dropped)}")
+    for w in caught:
+        print(f"   {w.category.__name__}: {w.message}")
     print("\n3. Typed retrieval (filter mode), sub-questions run concurrently "
           f"on {result.trace['concurrency']}; merged evidence "
           f"({result.trace['evidence_before_merge']} items -> "

@@ -1,7 +1,9 @@
 """Command line: ``kgpath demo``, ``kgpath eval <name> --data DIR``, ``kgpath info [GRAPH]``.
 
 ``kgpath eval <name>`` dispatches to ``kgpath.eval.<name>_eval.main(argv)``, so each
-evaluation lives beside its metrics and can be added without editing this file.
+evaluation lives beside its metrics and parses its own options: ``kgpath eval kg --help``
+prints the evaluation's options. Unknown evaluations and demo sections exit with status 2,
+naming the valid ones.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from kgpath.embeddings import embedder_by_name
 from kgpath.errors import KgpathError
+from kgpath.facade import did_you_mean
 
 __all__ = ["main"]
 
@@ -24,11 +27,28 @@ EVALS = {
 }
 
 
+def _demo_sections(value: str | None) -> list[str] | None:
+    """The ``--sections`` list, checked against :data:`kgpath.demo.SECTIONS` (exit 2)."""
+    from kgpath.demo import SECTIONS
+
+    if value is None:
+        return None
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    bad = [n for n in names if n not in SECTIONS]
+    if bad or not names:
+        near = "".join(did_you_mean(b, SECTIONS) for b in bad)
+        print(f"kgpath demo: unknown section(s) {bad or [value]}{near}; valid sections: "
+              f"{', '.join(SECTIONS)}", file=sys.stderr)
+        raise SystemExit(2)
+    return names
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from kgpath.data import load_demo_graph
     from kgpath.demo import DemoContext, run_demo
     from kgpath.index.graph_index import GraphIndex
 
+    sections = _demo_sections(args.sections)  # before any model is loaded
     emb = embedder_by_name(args.embedder)
     graph = load_demo_graph()
     index = GraphIndex(graph, emb).build()
@@ -37,7 +57,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         plot_dir.mkdir(parents=True, exist_ok=True)
     ctx = DemoContext(embedder=emb, graph=graph, index=index, plot_dir=plot_dir)
     ctx.print(f"kgpath demo: {graph!r}, embedder {emb!r}")
-    sections = args.sections.split(",") if args.sections else None
     run_demo(ctx, sections)
     return 0
 
@@ -75,15 +94,31 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+_EVAL_USAGE = "usage: kgpath eval NAME [options]; 'kgpath eval NAME --help' for its options"
+
+
 def _cmd_eval(args: argparse.Namespace, rest: list[str]) -> int:
+    """Run ``kgpath.eval.<name>_eval.main(rest)``; without a name, list the evaluations."""
+    if args.name is None or args.name in ("-h", "--help"):
+        listing = "\n".join(f"  {k:<10} {v}" for k, v in EVALS.items())
+        out = sys.stdout if args.name or "-h" in rest or "--help" in rest else sys.stderr
+        print(f"{_EVAL_USAGE}\nevaluations:\n{listing}", file=out)
+        return 0 if out is sys.stdout else 2
     try:
         mod = importlib.import_module(f"kgpath.eval.{args.name}_eval")
     except ModuleNotFoundError as exc:
         if exc.name != f"kgpath.eval.{args.name}_eval":
             raise
-        print(f"unknown evaluation {args.name!r}; available: {', '.join(EVALS)}", file=sys.stderr)
+        print(f"kgpath eval: unknown evaluation {args.name!r}{did_you_mean(args.name, EVALS)}; "
+              f"available: {', '.join(EVALS)}", file=sys.stderr)
         return 2
     return int(mod.main(rest))
+
+
+def _section_names() -> list[str]:
+    from kgpath.demo import SECTIONS
+
+    return list(SECTIONS)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,11 +128,15 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("demo", help="offline walkthrough of every method on a demo corpus")
     d.add_argument("--embedder", default="local", help="local (default), hashing or openai")
-    d.add_argument("--sections", default=None, help="comma list, e.g. pcr,pathrag")
+    d.add_argument("--sections", default=None,
+                   help="comma list of: " + ",".join(_section_names()))
     d.add_argument("--plot", action="store_true", help="also write PNG/HTML pictures")
     d.add_argument("--out", default="kgpath-demo-out", help="folder for --plot output")
-    e = sub.add_parser("eval", help="run an evaluation; see 'kgpath eval NAME --help'")
-    e.add_argument("name", help=" | ".join(f"{k}: {v}" for k, v in EVALS.items()))
+    # no help of its own: "kgpath eval kg --help" reaches the evaluation's parser
+    e = sub.add_parser("eval", add_help=False,
+                       help="run an evaluation; see 'kgpath eval NAME --help'")
+    e.add_argument("name", nargs="?", default=None,
+                   help=" | ".join(f"{k}: {v}" for k, v in EVALS.items()))
     i = sub.add_parser("info", help="versions, optional dependencies, and a saved graph")
     i.add_argument("graph", nargs="?", default=None, help="a directory written by save()")
     args, rest = parser.parse_known_args(argv)

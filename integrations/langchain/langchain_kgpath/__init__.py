@@ -8,6 +8,8 @@ output=, **method_options)``, it returns one ``Document`` per evidence item of t
 evidence contract (:mod:`kgpath.evidence`), source passages with their text by default,
 with the same ``kgpath_*`` metadata as the LlamaIndex adapter.
 
+:class:`KgpathEmbeddings` is kgpath's embedder (default the bundled offline model) as a
+LangChain ``Embeddings``, sharing passage vectors with the kgpath retrievers.
 :class:`LangChainEmbedder` and :class:`LangChainLLM` wrap LangChain models for the core; an
 ``Embeddings`` passed straight to the core is wrapped through this distribution's
 ``kgpath.embedder_adapters`` entry point (:func:`langchain_kgpath.embeddings.wrap_embeddings`).
@@ -24,7 +26,7 @@ from langchain_kgpath.compressors import (
     SufficiencyCompressor,
     SufficiencyFallbackRetriever,
 )
-from langchain_kgpath.embeddings import LangChainEmbedder
+from langchain_kgpath.embeddings import KgpathEmbeddings, LangChainEmbedder
 from langchain_kgpath.graphs import (
     knowledge_graph_from_entity_graph,
     knowledge_graph_from_graph_documents,
@@ -56,6 +58,7 @@ __all__ = [
     "C2RAGRetriever",
     "GraphAugmentedRetriever",
     "KGTraversalRetriever",
+    "KgpathEmbeddings",
     "KgpathRetriever",
     "LangChainEmbedder",
     "LangChainLLM",

@@ -27,17 +27,38 @@ from pydantic import Field, PrivateAttr
 from kgpath.embeddings import Embedder, default_embedder
 from kgpath.errors import ConfigError
 from kgpath.evidence import Evidence
-from kgpath.facade import EvidenceRetriever
+from kgpath.facade import DEFAULT_K, EvidenceRetriever
 from kgpath.index import GraphIndex
 from kgpath.llm import LLM
-from langchain_kgpath._mixins import FromTextsMixin
-from langchain_kgpath.embeddings import LangChainEmbedder
+from langchain_kgpath._mixins import (
+    FromTextsMixin,
+    check_documents,
+    picklable,
+    rebuild,
+    recipe,
+)
+from langchain_kgpath.embeddings import LangChainEmbedder, kgpath_embedder_of
 from langchain_kgpath.llms import LangChainLLM
 
-__all__ = ["KgpathRetriever", "as_kgpath_embedder", "as_kgpath_llm", "evidence_to_document"]
+__all__ = ["FRAMEWORK_HINTS", "KgpathRetriever", "as_kgpath_embedder", "as_kgpath_llm",
+           "evidence_to_document"]
 
 #: Keyword arguments LangChain itself may forward to ``_get_relevant_documents``.
 _LANGCHAIN_CALL_KWARGS = frozenset({"verbose"})
+
+#: Argument names of LlamaIndex or of the kgpath core, answered with LangChain's own name
+#: (``""``: this adapter's own arguments, offered as "did you mean").
+FRAMEWORK_HINTS = {
+    **dict.fromkeys(("embedding", "llm", "k", "output", "graph", "options", "tags",
+                     "metadata"), ""),
+    "similarity_top_k": "that is LlamaIndex's name; LangChain's is 'k'",
+    "top_k": "LangChain's name is 'k'",
+    "embed_model": "that is LlamaIndex's name; LangChain's is 'embedding'",
+    "embeddings": "LangChain's name here is 'embedding'",
+    "embedder": "that is the kgpath core's name; LangChain's is 'embedding'",
+    "search_kwargs": "that is VectorStoreRetriever's argument; pass k= and the method's "
+                     "options directly",
+}
 
 
 def evidence_to_document(e: Evidence) -> Document:
@@ -53,6 +74,9 @@ def as_kgpath_embedder(embedding: Any) -> Embedder | None:
     ConfigError
         If ``embedding`` is neither.
     """
+    inner = kgpath_embedder_of(embedding)  # a KgpathEmbeddings: its kgpath embedder
+    if inner is not None:
+        return inner  # type: ignore[no-any-return]
     if embedding is None or isinstance(embedding, Embedder):
         return embedding
     if isinstance(embedding, Embeddings):
@@ -94,17 +118,29 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
     llm
         LangChain chat model/LLM/runnable or a kgpath LLM (the methods that use one).
     k
-        Number of documents (``None``: every evidence item the method returns).
+        Number of documents: :data:`kgpath.facade.DEFAULT_K` (5), the same default as the
+        core facade and the LlamaIndex adapter's ``similarity_top_k``; ``None``: every
+        evidence item the method returns.
     output
         ``"passages"`` (source passages with their text) or ``"native"`` (the method's own
         unit: nodes, paths, evidence, sentences); see :mod:`kgpath.evidence`.
     **options
-        The method's config fields and constructor options (e.g. PCR ``anchor``,
-        ``max_depth``), as its registered spec declares them (``config_cls``,
-        ``init_args``, ``call_args``; :mod:`kgpath.methods.registry`); anything else raises
-        :class:`~kgpath.ConfigError` naming it and the accepted ones. Per-call keyword
-        arguments of ``invoke``/``ainvoke``/``batch`` (``k``, ``output``, config fields,
-        per-call options) are checked the same way.
+        ``config=`` (the method's config object or a preset, e.g.
+        ``PathRAGConfig.for_passages()``), the method's config fields (overriding the
+        config's) and constructor options (e.g. PCR ``anchor``, ``max_depth``), as its
+        registered spec declares them (``config_cls``, ``init_args``, ``call_args``;
+        :mod:`kgpath.methods.registry`); anything else raises :class:`~kgpath.ConfigError`
+        naming it, the closest and the accepted ones (a LlamaIndex name such as
+        ``similarity_top_k=`` is answered with LangChain's). Per-call keyword arguments of
+        ``invoke``/``ainvoke``/``batch`` (``k``, ``output``, config fields, per-call
+        options) are checked the same way.
+
+    Pickling copies the retriever by value, like ``VectorStoreRetriever`` over an
+    ``InMemoryVectorStore``: its graph (with its stored vectors), models, ``config`` and
+    options, rebuilt on load (the bundled embedder is reloaded, not copied); a retriever
+    over a prebuilt core retriever cannot be pickled. Like ``VectorStoreRetriever`` it is
+    not LangChain-serialisable (``dumpd`` gives a ``not_implemented`` stub): a graph is
+    data, not constructor arguments.
 
     A new method needs one line here: ``class MyRetriever(KgpathRetriever): method =
     "mine"`` (its spec registered in :mod:`kgpath.methods.registry`).
@@ -115,12 +151,13 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
     graph: Any = None
     embedding: Any = None
     llm: Any = None
-    k: int | None = None
+    k: int | None = DEFAULT_K
     output: str = "passages"
     options: dict[str, Any] = Field(default_factory=dict)
     """The method options given at construction (config fields, per-call defaults)."""
 
     _retriever: EvidenceRetriever = PrivateAttr()
+    _recipe: Any = PrivateAttr()
 
     def __init__(self, **data: Any) -> None:
         fields = set(type(self).model_fields)
@@ -130,16 +167,27 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
         # no config options; defaults are checked against the graph now (PCR's anchor)
         retriever = EvidenceRetriever.from_options(
             self.method, data.get("graph"), embedder=data.get("embedding"),
-            llm=data.get("llm"), k=data.get("k"), output=data.get("output", "passages"),
-            options=options, names=("embedding", "llm"),
-            convert=(as_kgpath_embedder, as_kgpath_llm), check_anchor=True,
-            configure_built=False)
+            llm=data.get("llm"), k=data.get("k", DEFAULT_K),
+            output=data.get("output", "passages"), options=options,
+            names=("embedding", "llm"), convert=(as_kgpath_embedder, as_kgpath_llm),
+            check_anchor=True, configure_built=False, hints=FRAMEWORK_HINTS)
         super().__init__(**{**data, "options": options})
         self._retriever = retriever
+        self._recipe = recipe(
+            retriever, data.get("graph"), {"embedding": self.embedding, "llm": self.llm},
+            options, {"k": data.get("k", DEFAULT_K), "output": self.output,
+                      "tags": self.tags, "metadata": self.metadata})
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by value as its construction recipe (see the class docstring)."""
+        return (rebuild, (type(self), picklable(self._recipe, type(self).__name__)))
 
     @classmethod
     def from_graph(cls, graph: Any, **kwargs: Any) -> KgpathRetriever:
-        """Build the retriever over ``graph`` (see the class docstring for ``kwargs``)."""
+        """Build the retriever over ``graph`` (see the class docstring for ``kwargs``).
+
+        Without ``embedding`` the bundled offline embedder is used.
+        """
         return cls(graph=graph, **kwargs)
 
     @classmethod
@@ -153,6 +201,7 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
         extraction by default, ``llm`` extracts entities and triples when given (and is
         the method's LLM too), ``extractor`` overrides both. ``kwargs`` as the class.
         """
+        documents = check_documents(documents)
         emb = as_kgpath_embedder(embedding) or default_embedder()  # embeds the corpus once
         graph = GraphIndex.from_documents(documents, extractor=extractor,
                                           llm=as_kgpath_llm(llm), chunking=chunking,

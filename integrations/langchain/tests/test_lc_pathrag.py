@@ -50,7 +50,8 @@ def chain_graph() -> KnowledgeGraph:
 
 @pytest.fixture
 def retriever() -> PathRAGRetriever:
-    return PathRAGRetriever.from_graph(chain_graph(), embedding=HashingEmbedder(), **LITERAL)
+    return PathRAGRetriever.from_graph(chain_graph(), embedding=HashingEmbedder(), k=None,
+                                       **LITERAL)  # all six paths
 
 
 def test_documents_carry_path_structure_and_reliability(retriever):

@@ -88,6 +88,7 @@ PLAN = json.dumps({"sub_questions": ["q award", "q curie"],
 
 def retriever(**kw: Any) -> SchemaGuidedRetriever:
     llm = kw.pop("llm", None) or FakeListChatModel(responses=[PLAN])
+    kw.setdefault("k", None)  # every merged item
     return SchemaGuidedRetriever.from_graph(graph(), schema=schema(), llm=llm,
                                             embedding=kw.pop("embedding", Table()), **kw)
 

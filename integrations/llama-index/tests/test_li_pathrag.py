@@ -63,7 +63,7 @@ def chain() -> KnowledgeGraph:
 @pytest.fixture
 def retriever() -> PathRAGRetriever:
     return PathRAGRetriever.from_graph(chain(), embed_model=HashingEmbedder(), output="native",
-                                       **LIT)
+                                       similarity_top_k=None, **LIT)  # all six paths
 
 
 def snapshot(nodes: list[NodeWithScore]) -> list[tuple[str, float | None, dict[str, Any]]]:
@@ -102,7 +102,8 @@ def test_path_passage_rule_cites_every_path():
                                     **LIT)
     (p1,) = r.retrieve(QUERY)
     paths = PathRAGRetriever.from_graph(chain(), embed_model=HashingEmbedder(),
-                                        output="native", **LIT).retrieve(QUERY)
+                                        output="native", similarity_top_k=None,
+                                        **LIT).retrieve(QUERY)
     assert (p1.node.node_id, p1.node.text) == ("p1", "a to b to c to d")
     assert p1.score == pytest.approx(1.8)  # the most reliable path citing it (literal Eq. 4)
     assert p1.node.metadata["kgpath_supporting"] == [n.node.node_id for n in paths]

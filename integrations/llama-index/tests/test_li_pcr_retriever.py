@@ -22,8 +22,8 @@ from kgpath.methods.pcr import PathConstrainedRetriever as CorePCR
 
 
 def native(core: Any, **options: Any) -> PathConstrainedRetriever:
-    """The retriever with one node per PCR hit (``output="native"``)."""
-    return PathConstrainedRetriever(core, output="native", **options)
+    """The retriever with one node per PCR hit (``output="native"``), all of them."""
+    return PathConstrainedRetriever(core, output="native", similarity_top_k=None, **options)
 
 
 def _ids(nodes: list[NodeWithScore]) -> list[str]:
@@ -237,7 +237,7 @@ async def test_local_embedder_on_the_demo_graph() -> None:
 
     g = load_demo_graph()
     r = PathConstrainedRetriever.from_graph(g, embed_model=LocalEmbedder(), k=10,
-                                            output="native")
+                                            similarity_top_k=10, output="native")
     query = "Where was the ore for radium mined?"
     nodes = r.retrieve_with(query, anchor_name="Marie Curie")
     assert len(nodes) == 10

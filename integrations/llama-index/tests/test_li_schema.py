@@ -87,6 +87,7 @@ PLAN = json.dumps({"sub_questions": ["q award", "q curie"],
 
 def retriever(**kw: Any) -> SchemaGuidedRetriever:
     llm = kw.pop("llm", None) or ScriptedLLM(lambda p: PLAN)
+    kw.setdefault("similarity_top_k", None)  # every merged item
     return SchemaGuidedRetriever.from_graph(graph(), schema=schema(), llm=llm,
                                             embed_model=Table(), **kw)
 

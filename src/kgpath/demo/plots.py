@@ -55,9 +55,10 @@ def run(ctx: DemoContext) -> None:
                     f"top {len(res.hits)} with their shortest paths"))
 
     if _have("kgpath.methods.pathrag"):
+        from kgpath.demo.pathrag import DEMO_CONFIG
         from kgpath.methods.pathrag import PathRAGRetriever
 
-        pr = PathRAGRetriever(ctx.index).retrieve(spec["query"])
+        pr = PathRAGRetriever(ctx.index, config=DEMO_CONFIG).retrieve(spec["query"])
         written.append(("pathrag", render(pr, out_dir, "pathrag", ctx.graph, png=png),
                         f"{len(pr.paths)} paths with Eq. 4 reliability"))
 

@@ -179,7 +179,7 @@ def _facade(
 ) -> Callable[[str], list[str]]:
     from kgpath.facade import EvidenceRetriever
 
-    r = EvidenceRetriever(method, graph, embedder=emb, **opts)
+    r = EvidenceRetriever(method, graph, embedder=emb, k=None, **opts)  # the whole ranking
 
     def run(q: str) -> list[str]:
         return [e.id for e in r.retrieve(q, output="passages") if e.kind == "passage"]

@@ -146,7 +146,7 @@ def _pcr(g: KnowledgeGraph, index: Any, **opts: Any) -> Callable[[MetaQAQuestion
 def _native(method: str, index: Any) -> Callable[[MetaQAQuestion], list[str]]:
     from kgpath.facade import EvidenceRetriever
 
-    r = EvidenceRetriever(method, index, output="native")
+    r = EvidenceRetriever(method, index, k=None, output="native")  # Hits@10 needs them all
 
     def run(q: MetaQAQuestion) -> list[str]:
         out: list[str] = []

@@ -377,6 +377,20 @@ class KnowledgeGraph(GraphBuilders):
         """
         return NodeVectors(self)
 
+    # ------------------------------------------------------------------ copies between processes
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle support for multiprocessing (not storage: use :meth:`save`).
+
+        Everything but the per-thread BFS scratch, which each process makes anew.
+        """
+        state = self.__dict__.copy()
+        state.pop("_tls", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._tls = threading.local()
+
     # ------------------------------------------------------------------ persistence
     def save(self, directory: str | os.PathLike[str]) -> None:
         """Write the graph to ``directory`` as JSON + ``.npy``, crash-safe.

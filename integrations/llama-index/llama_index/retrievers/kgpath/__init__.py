@@ -5,6 +5,8 @@ Every retriever is a :class:`KgpathRetriever` over the framework-free core
 is the evidence (source passages by default) and whose metadata is
 :meth:`kgpath.evidence.Evidence.metadata`, the same keys as the LangChain adapter.
 
+:class:`KgpathEmbedding` is kgpath's embedder (default the bundled offline model) as a
+LlamaIndex ``BaseEmbedding``, sharing passage vectors with the kgpath retrievers.
 :class:`LlamaIndexEmbedder` and :class:`LlamaIndexLLM` wrap LlamaIndex models for the core;
 a ``BaseEmbedding`` passed straight to the core is wrapped through this distribution's
 ``kgpath.embedder_adapters`` entry point
@@ -12,7 +14,7 @@ a ``BaseEmbedding`` passed straight to the core is wrapped through this distribu
 """
 
 from llama_index.retrievers.kgpath._base import KgpathQueryBundle, evidence_to_node
-from llama_index.retrievers.kgpath.embeddings import LlamaIndexEmbedder
+from llama_index.retrievers.kgpath.embeddings import KgpathEmbedding, LlamaIndexEmbedder
 from llama_index.retrievers.kgpath.llms import LlamaIndexLLM
 from llama_index.retrievers.kgpath.postprocessors import (
     PathOrderPostprocessor,
@@ -53,6 +55,7 @@ __all__ = [
     "C2RAGRetriever",
     "GraphAugmentedRetriever",
     "KGTraversalRetriever",
+    "KgpathEmbedding",
     "KgpathQueryBundle",
     "KgpathRetriever",
     "LlamaIndexEmbedder",

@@ -31,19 +31,27 @@ from llama_index.core.prompts.mixin import PromptDictType
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.utils import print_text
-from llama_index.retrievers.kgpath._mixins import FromTextsMixin
-from llama_index.retrievers.kgpath.embeddings import LlamaIndexEmbedder
+from llama_index.retrievers.kgpath._mixins import (
+    FromTextsMixin,
+    check_documents,
+    picklable,
+    rebuild,
+    recipe,
+)
+from llama_index.retrievers.kgpath.embeddings import LlamaIndexEmbedder, kgpath_embedder_of
 from llama_index.retrievers.kgpath.llms import LlamaIndexLLM
 from llama_index.retrievers.kgpath.prompts import attr_owner, to_core_template
 
 from kgpath.embeddings import Embedder, default_embedder
 from kgpath.errors import ConfigError
 from kgpath.evidence import METADATA_PREFIX, Evidence
-from kgpath.facade import EvidenceRetriever, merge_call_defaults
+from kgpath.facade import DEFAULT_K, EvidenceRetriever, merge_call_defaults
 from kgpath.index import GraphIndex
 from kgpath.llm import LLM
 
 __all__ = [
+    "FRAMEWORK_HINTS",
+    "INTERNAL_METADATA_KEYS",
     "KgpathQueryBundle",
     "KgpathRetriever",
     "evidence_to_node",
@@ -51,6 +59,26 @@ __all__ = [
     "to_kgpath_embedder",
     "to_kgpath_llm",
 ]
+
+
+#: Argument names of LangChain or of the kgpath core, answered with LlamaIndex's own name
+#: (``""``: this adapter's own arguments, offered as "did you mean").
+FRAMEWORK_HINTS = {
+    **dict.fromkeys(("embed_model", "llm", "similarity_top_k", "output", "llm_metadata_keys",
+                     "callback_manager", "verbose"), ""),
+    "embedding": "that is LangChain's name; LlamaIndex's is 'embed_model'",
+    "embeddings": "LlamaIndex's name is 'embed_model'",
+    "embedder": "that is the kgpath core's name; LlamaIndex's is 'embed_model'",
+    "k": "that is LangChain's name; LlamaIndex's is 'similarity_top_k'",
+    "top_k": "LlamaIndex's name is 'similarity_top_k'",
+    "search_kwargs": "that is LangChain's VectorStoreRetriever argument; pass "
+                     "similarity_top_k= and the method's options directly",
+}
+
+#: Metadata kgpath's chunker adds to every passage (the document id, the chunk's number):
+#: kept in the node's metadata, hidden from the LLM and the embedding text like the
+#: ``kgpath_`` keys.
+INTERNAL_METADATA_KEYS = ("doc_id", "chunk_index")
 
 
 def _or_settings(value: Any, slot: str) -> Any:
@@ -72,6 +100,9 @@ def to_kgpath_embedder(embed_model: Any) -> Embedder | None:
     Returns ``None`` when neither is set (the core then loads its offline default).
     """
     embed_model = _or_settings(embed_model, "_embed_model")
+    inner = kgpath_embedder_of(embed_model)  # a KgpathEmbedding: its kgpath embedder
+    if inner is not None:
+        return inner  # type: ignore[no-any-return]
     if isinstance(embed_model, BaseEmbedding):
         return LlamaIndexEmbedder(embed_model)
     if embed_model is None or isinstance(embed_model, Embedder):
@@ -97,12 +128,14 @@ def to_kgpath_llm(llm: Any) -> LLM | None:
 def evidence_to_node(e: Evidence, llm_metadata_keys: Sequence[str] = ()) -> NodeWithScore:
     """One evidence item as a ``NodeWithScore`` (id, text, ``e.metadata()``, float score).
 
-    The ``kgpath_`` keys are hidden from the embedding text and, except those named in
-    ``llm_metadata_keys`` (e.g. ``("kgpath_path",)``), from the LLM prompt; the source
-    passage's own metadata stays visible, as LlamaIndex does by default.
+    The ``kgpath_`` keys and kgpath's own passage keys (:data:`INTERNAL_METADATA_KEYS`)
+    are hidden from the embedding text and, except those named in ``llm_metadata_keys``
+    (e.g. ``("kgpath_path",)``), from the LLM prompt; the source document's own metadata
+    stays visible, as LlamaIndex does by default.
     """
     meta = e.metadata()
-    trace = [k for k in meta if k.startswith(METADATA_PREFIX)]
+    trace = [k for k in meta
+             if k.startswith(METADATA_PREFIX) or k in INTERNAL_METADATA_KEYS]
     shown = set(llm_metadata_keys)
     node = TextNode(
         id_=e.id, text=e.text, metadata=meta,
@@ -152,7 +185,8 @@ def build_evidence_retriever(method: str, graph: Any, *, embed_model: Any, llm: 
     """:meth:`EvidenceRetriever.from_options` with LlamaIndex's model names and fallbacks."""
     return EvidenceRetriever.from_options(
         method, graph, embedder=embed_model, llm=llm, k=k, output=output, options=options,
-        names=("embed_model", "llm"), convert=(to_kgpath_embedder, to_kgpath_llm))
+        names=("embed_model", "llm"), convert=(to_kgpath_embedder, to_kgpath_llm),
+        hints=FRAMEWORK_HINTS)
 
 
 class KgpathRetriever(FromTextsMixin, BaseRetriever):
@@ -167,7 +201,9 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
     embed_model, llm
         See the module docstring (``Settings`` fallbacks).
     similarity_top_k
-        Number of nodes returned (``None``: all the method returns).
+        Number of nodes returned: :data:`kgpath.facade.DEFAULT_K` (5), the same default as
+        the core facade and the LangChain adapter's ``k``; ``None``: all the method
+        returns.
     output
         ``"passages"`` (default: source passages with their text) or ``"native"`` (the
         method's own unit: PCR nodes, PathRAG paths, ...); see :mod:`kgpath.evidence`.
@@ -176,11 +212,18 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
     callback_manager, verbose
         As for any LlamaIndex retriever.
     **options
-        The method's config fields, constructor extras and per-call defaults (e.g. PCR's
-        ``anchor``), as its registered spec declares them (``config_cls``, ``init_args``,
-        ``call_args``; :mod:`kgpath.methods.registry`); anything else raises
-        :class:`kgpath.ConfigError` naming the accepted ones. Per call, pass a
+        ``config=`` (the method's config object or a preset, e.g.
+        ``PathRAGConfig.for_passages()``), the method's config fields (overriding the
+        config's), constructor extras and per-call defaults (e.g. PCR's ``anchor``), as its
+        registered spec declares them (``config_cls``, ``init_args``, ``call_args``;
+        :mod:`kgpath.methods.registry`); anything else raises :class:`kgpath.ConfigError`
+        naming the closest and the accepted ones (a LangChain name such as
+        ``embedding=`` is answered with LlamaIndex's). Per call, pass a
         :class:`KgpathQueryBundle`.
+
+    Pickling copies the retriever by value: its graph (with its stored vectors), models,
+    ``config`` and options, rebuilt on load (the bundled embedder is reloaded, not
+    copied); a retriever over a prebuilt core retriever cannot be pickled.
 
     A new method needs one line here: ``class MyRetriever(KgpathRetriever): method =
     "mine"`` (its spec registered in :mod:`kgpath.methods.registry`).
@@ -191,7 +234,7 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
     prompt_attrs: ClassVar[Mapping[str, tuple[str, Mapping[str, str]]]] = {}
 
     def __init__(self, graph: Any, *, embed_model: Any = None, llm: Any = None,
-                 similarity_top_k: int | None = None, output: str = "passages",
+                 similarity_top_k: int | None = DEFAULT_K, output: str = "passages",
                  llm_metadata_keys: Sequence[str] = (),
                  callback_manager: CallbackManager | None = None, verbose: bool = False,
                  **options: Any) -> None:
@@ -199,11 +242,23 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
                                             llm=llm, k=similarity_top_k, output=output,
                                             options=options)
         self._llm_metadata_keys = tuple(llm_metadata_keys)
+        self._recipe = recipe(self._er, graph, {"embed_model": embed_model, "llm": llm},
+                              options, {"similarity_top_k": similarity_top_k,
+                                        "output": output, "verbose": verbose,
+                                        "llm_metadata_keys": self._llm_metadata_keys})
         super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by value as its construction recipe (see the class docstring)."""
+        return (rebuild, (type(self), picklable(self._recipe, type(self).__name__)))
 
     @classmethod
     def from_graph(cls, graph: Any, **kwargs: Any) -> KgpathRetriever:
-        """Build from a kgpath graph (or ``GraphIndex``); keyword arguments as the class."""
+        """Build from a kgpath graph (or ``GraphIndex``); keyword arguments as the class.
+
+        Without ``embed_model`` (and no ``Settings.embed_model``) the bundled offline
+        embedder is used, as everywhere in kgpath.
+        """
         return cls(graph, **kwargs)
 
     @classmethod
@@ -218,6 +273,7 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
         given (and is the method's LLM too), ``extractor`` overrides both. ``kwargs`` as
         the class.
         """
+        documents = check_documents(documents)
         emb = to_kgpath_embedder(embed_model) or default_embedder()  # embeds the corpus once
         graph = GraphIndex.from_documents(documents, extractor=extractor,
                                           llm=to_kgpath_llm(llm) if llm else None,

@@ -19,11 +19,17 @@ from kgpath.errors import GraphError
 from kgpath.graph import KnowledgeGraph
 
 __all__ = [
+    "PASSAGE_PREFIX",
     "PropertyGraphReader",
+    "chunk_ids",
     "entity_names",
     "entity_properties",
     "relation_properties",
 ]
+
+#: Prefix of a chunk's store id when its passage id is also an entity id (HotpotQA passages
+#: are named after the page's entity): the store keeps both; ``kgpath_id`` names the passage.
+PASSAGE_PREFIX = "passage:"
 
 logger = logging.getLogger(__name__)
 
@@ -61,9 +67,22 @@ class PropertyGraphReader:
         self.embeddings: dict[str, Sequence[float]] = {}
         self.alias: dict[str, str] = {}  # store entity id -> kgpath id
         self.chunks: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.passage_of: dict[str, str] = {}  # store chunk id -> kgpath passage id
         self.edges: list[tuple[str, str, str, str, str | None, float, list[str],
                                dict[str, Any]]] = []
         self.mentions: list[tuple[str, str]] = []  # (chunk id, entity alias)
+
+    def chunk(self, store_id: str, text: str, properties: Mapping[str, Any]) -> None:
+        """Add one chunk (its passage id is its ``kgpath_id`` property, else its id)."""
+        meta = {k: v for k, v in properties.items()
+                if not str(k).startswith("_") and v is not None}
+        pid = str(meta.pop("kgpath_id", None) or store_id)
+        self.chunks[store_id] = (text, meta)
+        if pid != store_id:
+            self.passage_of[store_id] = pid
+
+    def _pid(self, ref: str) -> str:
+        return self.passage_of.get(ref, ref)
 
     def entity(self, alias: str, name: str | None, label: str | None,
                properties: Mapping[str, Any], embedding: Sequence[float] | None = None) -> None:
@@ -100,14 +119,14 @@ class PropertyGraphReader:
     def _extra_provenance(self) -> dict[str, list[str]]:
         extra: dict[str, list[str]] = {}
         for cid, alias in self.mentions:
-            extra.setdefault(self.alias.get(alias, alias), []).append(cid)
+            extra.setdefault(self.alias.get(alias, alias), []).append(self._pid(cid))
         # LlamaIndex keeps one source chunk per entity (the last one seen); the chunks of its
         # relations are sources too, as in KnowledgeGraph.from_triples
         for s, t, *_rest, prov, _meta in self.edges:
             for end in (s, t):
                 kid = self.alias.get(end)
                 if kid is not None and kid not in self.exact_prov:
-                    extra.setdefault(kid, []).extend(prov)
+                    extra.setdefault(kid, []).extend(self._pid(x) for x in prov)
         return extra
 
     def build(self, *, include_chunks: bool, embeddings: bool) -> KnowledgeGraph:
@@ -115,9 +134,10 @@ class PropertyGraphReader:
         g = KnowledgeGraph()
         if include_chunks:
             for cid, (text, meta) in self.chunks.items():
-                g.add_passage(cid, text, meta)
+                g.add_passage(self._pid(cid), text, meta)
         extra = self._extra_provenance()
         for kid, name, text, typ, meta, prov in self.entities:
+            prov = [self._pid(x) for x in prov]
             merged = list(dict.fromkeys(prov + extra.get(kid, []))) if include_chunks else []
             g.add_node(kid, name=name, text=text, type=typ, metadata=meta, provenance=merged)
         dangling = 0
@@ -127,7 +147,8 @@ class PropertyGraphReader:
                 dangling += 1
                 continue
             g.add_edge(src, dst, relation=rel, text=text, type=typ, weight=w,
-                       provenance=prov if include_chunks else (), metadata=meta)
+                       provenance=[self._pid(x) for x in prov] if include_chunks else (),
+                       metadata=meta)
         if dangling:
             logger.warning("skipped %d relation(s) whose end is not an entity of the store",
                            dangling)
@@ -164,28 +185,50 @@ def entity_names(graph: KnowledgeGraph) -> dict[str, str]:
     return names
 
 
-def _with_provenance(props: dict[str, Any], text: str, provenance: Sequence[str]
-                     ) -> dict[str, Any]:
+def chunk_ids(graph: KnowledgeGraph, names: Mapping[str, str]) -> dict[str, str]:
+    """Map passage id -> store chunk id, so that no entity overwrites a chunk.
+
+    The passage id, or :data:`PASSAGE_PREFIX` + it (repeated until free) when an entity
+    has that id in the store (``names``: from :func:`entity_names`).
+    """
+    taken = {v.replace('"', " ") for v in names.values()}
+    out: dict[str, str] = {}
+    for pid in graph.passages:
+        sid = pid
+        while sid in taken:
+            sid = PASSAGE_PREFIX + sid
+        out[pid] = sid
+    return out
+
+
+def _with_provenance(props: dict[str, Any], text: str, provenance: Sequence[str],
+                     chunks: Mapping[str, str] | None = None) -> dict[str, Any]:
     if text:
         props["description"] = text
     if provenance:
         props["kgpath_provenance"] = list(provenance)
-        props[TRIPLET_SOURCE_KEY] = provenance[0]
+        first = provenance[0]
+        props[TRIPLET_SOURCE_KEY] = (chunks or {}).get(first, first)  # the store's chunk id
     return props
 
 
-def entity_properties(node: Any, name: str) -> dict[str, Any]:
-    """A kgpath node's property-graph properties (``name``: its entity name there)."""
+def entity_properties(node: Any, name: str, chunks: Mapping[str, str] | None = None
+                      ) -> dict[str, Any]:
+    """A kgpath node's property-graph properties.
+
+    ``name``: its entity name there; ``chunks``: passage id -> store chunk id
+    (:func:`chunk_ids`).
+    """
     props: dict[str, Any] = {**node.metadata, "kgpath_id": node.id}
     if name != node.name:
         props["kgpath_name"] = node.name
-    return _with_provenance(props, node.text, node.provenance)
+    return _with_provenance(props, node.text, node.provenance, chunks)
 
 
-def relation_properties(edge: Any) -> dict[str, Any]:
-    """A kgpath edge's property-graph properties."""
+def relation_properties(edge: Any, chunks: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A kgpath edge's property-graph properties (``chunks`` as :func:`entity_properties`)."""
     props: dict[str, Any] = {**edge.metadata, "weight": edge.weight}
     props = _with_provenance(props, edge.text, ())
     if edge.type is not None:
         props["kgpath_type"] = edge.type
-    return _with_provenance(props, "", edge.provenance)
+    return _with_provenance(props, "", edge.provenance, chunks)

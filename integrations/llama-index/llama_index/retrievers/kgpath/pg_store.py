@@ -12,7 +12,10 @@ Property conventions: an entity's ``name`` is the kgpath name when unique (else 
 ``description`` (node text), ``kgpath_provenance`` and LlamaIndex's ``triplet_source_id``
 (first passage), plus the node metadata. Relations: ``label`` = relation, properties
 ``description``, ``weight``, ``kgpath_type``, ``kgpath_provenance``, ``triplet_source_id``.
-Passages are ``ChunkNode``s. Foreign stores are read with the same rules (``text`` also
+Passages are ``ChunkNode``s, under their own id unless an entity has it (HotpotQA passages
+are named after their page's entity): then ``passage:<id>`` with a ``kgpath_id`` property,
+so the store keeps both and reading gives the passage its id back. Foreign stores are read
+with the same rules (``text`` also
 counts as node text; an entity's provenance is its source, its ``MENTIONS`` chunks and its
 relations' sources).
 """
@@ -34,6 +37,7 @@ from llama_index.core.graph_stores.types import (
 )
 from llama_index.retrievers.kgpath.pg_conventions import (
     PropertyGraphReader,
+    chunk_ids,
     entity_names,
     entity_properties,
     relation_properties,
@@ -112,9 +116,7 @@ def knowledge_graph_from_property_graph_store(
 def _read_nodes(reader: PropertyGraphReader, nodes: Sequence[LabelledNode], show: bool) -> None:
     for n in nodes:
         if isinstance(n, ChunkNode):
-            meta = {k: v for k, v in n.properties.items()
-                    if not str(k).startswith("_") and v is not None}
-            reader.chunks[str(n.id)] = (n.text, meta)
+            reader.chunk(str(n.id), n.text, n.properties)
     for n in progress_if(nodes, show, "entities"):
         if not isinstance(n, ChunkNode):
             _entity(reader, n)
@@ -165,16 +167,18 @@ def knowledge_graph_to_property_graph_store(
 
         store = SimplePropertyGraphStore()
     emb = graph.vectors.matrix if embeddings else None
-    chunks = [ChunkNode(text=p.text, id_=p.id, properties=dict(p.metadata))
-              for p in graph.passages.values()]
     names = entity_names(graph)
+    sids = chunk_ids(graph, names)
+    chunks = [ChunkNode(text=p.text, id_=sids[p.id], properties=dict(p.metadata) if
+                        sids[p.id] == p.id else {**p.metadata, "kgpath_id": p.id})
+              for p in graph.passages.values()]
     entities = [EntityNode(name=names[n.id], label=n.type or "entity",
-                           properties=entity_properties(n, names[n.id]),
+                           properties=entity_properties(n, names[n.id], sids),
                            embedding=None if emb is None else emb[i].tolist())
                 for i, n in enumerate(progress_if(graph.nodes, show_progress, "entities"))]
     relations = [Relation(label=e.relation, source_id=names[e.source].replace('"', " "),
                           target_id=names[e.target].replace('"', " "),
-                          properties=relation_properties(e))
+                          properties=relation_properties(e, sids))
                  for e in progress_if(graph.edges, show_progress, "relations")]
     if chunks:
         store.upsert_nodes(chunks)
