@@ -428,7 +428,7 @@ def _failure(llm: Any, step: str, errors: list[BaseException]) -> BackendError:
     last = errors[-1]
     return BackendError(
         f"LLM {llm_fingerprint(llm)} failed in {step} after {len(errors)} attempt(s): "
-        f"{type(last).__name__}: {short(str(last), 200)}")
+        f"{type(last).__name__}: {str(last)[:200]}")
 
 
 def call_llm(llm: Any, prompt: str, *, step: str, policy: CallPolicy | None = None) -> str:

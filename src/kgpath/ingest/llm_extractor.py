@@ -36,8 +36,7 @@ from kgpath.ingest.extraction import (
     Extraction,
     OpenExtractor,
 )
-from kgpath.llm import CallPolicy, acall_llm, as_llm, call_llm, llm_fingerprint, \
-    parse_json_response
+from kgpath.llm import CallPolicy, acall_llm, as_llm, call_llm, llm_fingerprint, parse_json_response
 from kgpath.prompts.ingest import OPEN_EXTRACT_PROMPT
 
 __all__ = ["LLMExtractor"]

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.base.llms.base import BaseLLM
 from llama_index.core.callbacks.base import CallbackManager
 from llama_index.core.prompts import BasePromptTemplate, PromptTemplate
 from llama_index.core.prompts.mixin import PromptDictType
@@ -33,7 +32,6 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.utils import print_text
 from llama_index.retrievers.kgpath._mixins import FromTextsMixin
 from llama_index.retrievers.kgpath.embeddings import LlamaIndexEmbedder
-from llama_index.retrievers.kgpath.llms import LlamaIndexLLM
 from llama_index.retrievers.kgpath.prompts import attr_owner, to_core_template
 
 from kgpath.embeddings import Embedder, default_embedder
@@ -41,7 +39,7 @@ from kgpath.errors import ConfigError
 from kgpath.evidence import METADATA_PREFIX, Evidence
 from kgpath.facade import EvidenceRetriever, merge_call_defaults
 from kgpath.index import GraphIndex
-from kgpath.llm import LLM
+from kgpath.llm import LLM, as_llm
 
 __all__ = [
     "KgpathQueryBundle",
@@ -83,15 +81,12 @@ def to_kgpath_embedder(embed_model: Any) -> Embedder | None:
 def to_kgpath_llm(llm: Any) -> LLM | None:
     """A kgpath LLM for ``llm`` (``None``: a user-set ``Settings.llm``, else ``None``).
 
-    A LlamaIndex LLM is checked first (it has ``complete`` too, returning response objects).
+    Adapted by :func:`kgpath.llm.as_llm`, the one place framework models are wrapped (a
+    LlamaIndex LLM in :class:`LlamaIndexLLM`, through this distribution's entry point);
+    anything else raises :class:`~kgpath.errors.ConfigError` naming the value.
     """
     llm = _or_settings(llm, "_llm")
-    if isinstance(llm, BaseLLM):
-        return LlamaIndexLLM(llm)
-    if llm is None or isinstance(llm, LLM):
-        return llm
-    raise ConfigError(
-        f"llm must be None, a kgpath LLM or a LlamaIndex LLM, got {type(llm).__name__}")
+    return None if llm is None else as_llm(llm)
 
 
 def evidence_to_node(e: Evidence, llm_metadata_keys: Sequence[str] = ()) -> NodeWithScore:
