@@ -158,7 +158,7 @@ class LLMExtractor(OpenExtractor):
 
     @staticmethod
     def _skip(passage_id: str, notes: list[str], why: str) -> Extraction:
-        logger.warning("LLM extraction of passage %r skipped: %s", passage_id,
+        logger.warning("LLM extraction of passage %r: %s", passage_id,
                        "; ".join([*notes, why])[-500:])
         return Extraction(passage_id, notes=(*notes, why))
 
