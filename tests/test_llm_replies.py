@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 
 from kgpath import ScriptedLLM
 from kgpath.errors import ParseError
+from kgpath.graph import KnowledgeGraph
 from kgpath.ingest import LLMExtractor, graph_from_documents, ingest_documents
 from kgpath.ingest.chunking import TextPassage
 from kgpath.ingest.extract import parse_extraction
 from kgpath.ingest.extract.parse import ReplyTriple, read_reply, read_triple
-from kgpath.graph import KnowledgeGraph
 
 REPLIES = Path(__file__).parent / "data" / "llm_replies"
 FILES = sorted(REPLIES.glob("*.txt"))
