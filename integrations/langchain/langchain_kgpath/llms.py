@@ -3,7 +3,7 @@
 :func:`wrap_llm` is this distribution's ``kgpath.llm_adapters`` entry point:
 :func:`kgpath.llm.as_llm` calls it for an object that is no kgpath LLM, so a LangChain
 ``BaseChatModel`` or ``BaseLLM`` passed straight to the core
-(``KnowledgeGraph.from_documents(docs, llm=ChatOpenAI())``) is wrapped without the core
+(``kgpath.ingest.graph_from_documents(docs, llm=ChatOpenAI())``) is wrapped without the core
 importing LangChain.
 """
 

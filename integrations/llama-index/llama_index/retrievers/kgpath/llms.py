@@ -2,7 +2,7 @@
 
 :func:`wrap_llm` is this distribution's ``kgpath.llm_adapters`` entry point:
 :func:`kgpath.llm.as_llm` calls it for an object that is no kgpath LLM, so a LlamaIndex
-model passed straight to the core (``KnowledgeGraph.from_documents(docs, llm=OpenAI())``,
+model passed straight to the core (``GraphIndex.from_documents(docs, llm=OpenAI())``,
 ``PathRAGRetriever(g, llm=...)``) is wrapped without the core importing LlamaIndex.
 """
 
