@@ -544,29 +544,25 @@ def parse_json_response(text: str, *, expect: type | tuple[type, ...] = (dict, l
     raise ParseError(f"could not parse JSON of type {expect} from LLM reply: {snippet!r}")
 
 
+#: A double-quoted string, also one cut off by the end of the text; it always matches from a
+#: quote without backtracking (linear).
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
 def json_depth(text: str) -> int:
     """Deepest ``[``/``{`` nesting in ``text``; linear, no recursion.
 
     Brackets inside double-quoted JSON strings are ignored; inside single-quoted ones they
-    count (an over-estimate).
+    count (an over-estimate). Strings and every other character are removed by two regex
+    passes first, so the Python loop runs over the brackets only.
     """
     depth = best = 0
-    quote = ""
-    escaped = False
-    for ch in text:
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch == '"':
-            quote = ch
-        elif ch in "[{":
+    for ch in _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)):
+        if ch in "[{":
             depth += 1
             best = max(best, depth)
-        elif ch in "]}":
+        else:
             depth = max(depth - 1, 0)
     return best
 

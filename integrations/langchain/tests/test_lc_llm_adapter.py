@@ -27,7 +27,7 @@ from kgpath.ingest.chunking import TextPassage
 from kgpath.llm import LLM_ADAPTERS, CallPolicy, ReliableLLM, as_llm, llm_fingerprint
 
 REPLY = json.dumps({"entities": [{"name": "Curie", "type": "Person"}],
-                    "triples": [["Curie", "isolated", "radium"]]})
+                    "triples": [{"head": "Curie", "relation": "isolated", "tail": "radium"}]})
 DOCS = [("d1", "Curie isolated radium.")]
 WANT = [("Curie", "isolated", "radium")]
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from kgpath.errors import ConfigError, ParseError, short
@@ -44,17 +45,20 @@ _TRIPLE_KEYS = ("triples", "relations", "relationships", "edges", "facts")
 _ENTITY_KEYS = ("entities", "nodes")
 
 
-@dataclass(frozen=True)
+_NO_ATTRIBUTES: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
 class ReplyEntity:
     """An entity as the reply gave it (name, type, description, attributes)."""
 
     name: str
     type: str = ""
     description: str = ""
-    attributes: Mapping[str, Any] = field(default_factory=dict)
+    attributes: Mapping[str, Any] = field(default_factory=lambda: _NO_ATTRIBUTES)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReplyTriple:
     """A triple as the reply gave it; end types may be empty."""
 
@@ -141,10 +145,9 @@ def read_entity(e: Any) -> ReplyEntity | str:
     name = _first(e, _NAME)
     if not name:
         return f"has no name: {short(e)}"
-    attrs = e.get("attributes") or e.get("properties") or {}
-    if not isinstance(attrs, Mapping):
-        attrs = {}
-    return ReplyEntity(name, _first(e, _TYPE), _first(e, ("description",)), dict(attrs))
+    attrs = e.get("attributes") or e.get("properties")
+    attrs = dict(attrs) if isinstance(attrs, Mapping) and attrs else _NO_ATTRIBUTES
+    return ReplyEntity(name, _first(e, _TYPE), _first(e, ("description",)), attrs)
 
 
 def _container(data: Mapping[str, Any], keys: Sequence[str], what: str,
