@@ -33,6 +33,7 @@ import contextvars
 import functools
 import json
 import logging
+import math
 import random
 import re
 import threading
@@ -118,8 +119,9 @@ class CallPolicy:
                                      ("max_backoff", self.max_backoff, False)):
             if v is None and allow_none:
                 continue
-            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
-            if not ok or v < 0 or (label == "timeout" and v == 0) or v == float("inf"):
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
+                and (v > 0 if label == "timeout" else v >= 0)
+            if not ok:
                 raise ConfigError(
                     f"CallPolicy.{label} must be a finite number "
                     f"{'> 0 or None' if allow_none else '>= 0'}, got {short(v)}")
