@@ -96,8 +96,9 @@ class CallPolicy:
     max_retries
         Extra attempts after a failed call (``0``: one attempt).
     timeout
-        Seconds one call may take (``None``: unbounded). A sync call that overruns is left
-        to finish in its daemon worker thread; its reply is discarded.
+        Seconds one call may take (``None``: unbounded; default 300, room for a local CPU
+        model writing a long extraction). A sync call that overruns is left to finish in
+        its daemon worker thread; its reply is discarded.
     backoff
         Base delay in seconds: before retry ``i`` (0-based) kgpath waits a random time in
         ``[d/2, d]`` with ``d = min(max_backoff, backoff * 2**i)`` (exponential, "equal jitter").
@@ -106,7 +107,7 @@ class CallPolicy:
     """
 
     max_retries: int = 2
-    timeout: float | None = 120.0
+    timeout: float | None = 300.0
     backoff: float = 0.5
     max_backoff: float = 8.0
 
