@@ -344,3 +344,81 @@ def test_extraction_timeout_skips_instead_of_hanging(hanging: Hanging) -> None:
     ex = LLMExtractor(HangsOnCurie(), policy=CallPolicy(max_retries=0, timeout=0.05))
     p, q = ex.extract(ps)
     assert "no reply within" in p.notes[-1] and len(q.relations) == 1
+
+
+# ---------------------------------------------------------------- the other LLM steps
+def _chunk_star() -> KnowledgeGraph:
+    """Chunks A, Q, K (one sentence each), A linked to Q and K; cos with (1, 0, 0):
+    A 0.6, Q 0.5, K 0.0 -- the walk starts at A and the most similar candidate is Q."""
+    import numpy as np
+
+    vecs = {"A": [0.6, 0.8, 0.0], "Q": [0.5, 0.0, 0.75 ** 0.5], "K": [0.0, 1.0, 0.0]}
+    g = KnowledgeGraph()
+    for n in vecs:
+        g.add_node(f"chunk:{n}", name=n, text=f"chunk {n}", type="chunk",
+                   metadata={"doc_id": n, "position": 0}, provenance=(n,))
+    for n in vecs:
+        g.add_node(f"sent:{n}", name=n, text=f"sentence {n}.", type="sentence",
+                   metadata={"doc_id": n}, provenance=(n,))
+        g.add_edge(f"chunk:{n}", f"sent:{n}", "has_sentence")
+    for b in ("Q", "K"):
+        g.add_edge("chunk:A", f"chunk:{b}", "similar_inter", type="similarity")
+    g.vectors.set(np.asarray([*vecs.values(), *vecs.values()], dtype=np.float32))
+    return g
+
+
+def test_llm_guided_traversal_falls_back_to_the_most_similar_when_the_model_fails() -> None:
+    import numpy as np
+
+    from kgpath.methods.traversal import (
+        TraversalConfig,
+        TraversalRetriever,
+        allm_guided_traversal,
+        llm_guided_traversal,
+    )
+
+    q = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    cfg = TraversalConfig(max_sentences=20, min_sentences=20)
+    for exc in (*SYNC_ERRORS, asyncio.TimeoutError()):
+        llm = ReliableLLM(Failing(exc), policy=FAST)
+        for r in (llm_guided_traversal(_chunk_star(), q, llm=llm, config=cfg),
+                  asyncio.run(allm_guided_traversal(_chunk_star(), q, llm=llm, config=cfg))):
+            assert r.path_ids == ["chunk:A", "chunk:Q"]  # the most similar candidate
+            assert r.path[1].reason.startswith("llm_fallback: LLM ")
+            assert type(exc).__name__ in r.path[1].reason and r.trace["llm_fallbacks"] == 1
+    with pytest.raises(ConfigError, match="'gpt'"):
+        TraversalRetriever(_chunk_star(), embedder=HashingEmbedder(8), llm="gpt")
+
+
+def test_chunk_graph_themes_fall_back_to_keywords_when_the_model_fails() -> None:
+    from kgpath.ingest.chunk_graph import ChunkGraphBuilder
+
+    def reply(prompt: str) -> str:
+        if "Gamma" in prompt:
+            raise ConnectionError("refused")
+        return '["bee biology"]'
+
+    b = ChunkGraphBuilder(HashingEmbedder(32), llm=ReliableLLM(ScriptedLLM(reply), policy=FAST))
+    docs = {"Beta": ["Beta studies honey bees."], "Gamma": ["Gamma sells red cars."]}
+    g = b.build(docs)
+    assert g.node("doc:Beta").metadata["theme_source"] == "llm"
+    assert g.node("doc:Gamma").metadata["theme_source"] == "keywords (llm reply unusable)"
+    ga = asyncio.run(b.abuild(docs))
+    assert ga.node("doc:Gamma").metadata["theme_source"] == "keywords (llm reply unusable)"
+
+
+def test_community_summaries_fall_back_to_keywords_when_the_model_fails() -> None:
+    from kgpath.ingest.hierarchy import build_hierarchy
+
+    g = KnowledgeGraph()
+    for grp, words in (("a", "radium salts"), ("b", "electron orbit")):
+        for i in range(1, 4):
+            g.add_node(f"{grp}{i}", name=f"{grp.upper()}{i}", text=words, type="T")
+        for i in range(1, 4):
+            for j in range(1, 4):
+                if i != j:
+                    g.add_edge(f"{grp}{i}", f"{grp}{j}", relation="related")
+    inner = Failing(RuntimeError("x"))
+    h = build_hierarchy(g, llm=ReliableLLM(inner, policy=FAST))
+    assert inner.calls == 3 * len(h.communities)  # asked (and retried) per community
+    assert h.communities and all(c.summary_source == "keywords" for c in h.communities)

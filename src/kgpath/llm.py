@@ -332,6 +332,8 @@ def as_llm(obj: Any, argument: str = "llm") -> LLM:
     as ``"gpt"``, a class, ``None``) raises :class:`~kgpath.errors.ConfigError` naming
     ``argument`` and the value.
     """
+    if obj is None:
+        raise ConfigError(f"{argument} must be an LLM, got None")
     if isinstance(obj, (str, bytes)):
         raise ConfigError(
             f"{argument} must be an LLM object, got the string {short(obj)}: pass a model, "
