@@ -31,6 +31,7 @@ from kgpath.index import GraphIndex
 from kgpath.llm import LLM, as_llm
 from langchain_kgpath._mixins import FromTextsMixin
 from langchain_kgpath.embeddings import LangChainEmbedder
+from langchain_kgpath.llms import wrap_llm
 
 __all__ = ["KgpathRetriever", "as_kgpath_embedder", "as_kgpath_llm", "evidence_to_document"]
 
@@ -69,7 +70,7 @@ def as_kgpath_llm(llm: Any) -> LLM | None:
     ConfigError
         If ``llm`` is none of these.
     """
-    return None if llm is None else as_llm(llm)  # the one adapter path (entry point)
+    return None if llm is None else (wrap_llm(llm) or as_llm(llm))  # the entry point's own
 
 
 class KgpathRetriever(FromTextsMixin, BaseRetriever):

@@ -32,6 +32,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.utils import print_text
 from llama_index.retrievers.kgpath._mixins import FromTextsMixin
 from llama_index.retrievers.kgpath.embeddings import LlamaIndexEmbedder
+from llama_index.retrievers.kgpath.llms import wrap_llm
 from llama_index.retrievers.kgpath.prompts import attr_owner, to_core_template
 
 from kgpath.embeddings import Embedder, default_embedder
@@ -81,12 +82,13 @@ def to_kgpath_embedder(embed_model: Any) -> Embedder | None:
 def to_kgpath_llm(llm: Any) -> LLM | None:
     """A kgpath LLM for ``llm`` (``None``: a user-set ``Settings.llm``, else ``None``).
 
-    Adapted by :func:`kgpath.llm.as_llm`, the one place framework models are wrapped (a
-    LlamaIndex LLM in :class:`LlamaIndexLLM`, through this distribution's entry point);
-    anything else raises :class:`~kgpath.errors.ConfigError` naming the value.
+    A LlamaIndex LLM is wrapped by :func:`~.llms.wrap_llm` (the function this distribution
+    registers as its ``kgpath.llm_adapters`` entry point, so the core wraps it the same
+    way); anything else goes to :func:`kgpath.llm.as_llm`, which raises
+    :class:`~kgpath.errors.ConfigError` naming a value that is no LLM.
     """
     llm = _or_settings(llm, "_llm")
-    return None if llm is None else as_llm(llm)
+    return None if llm is None else (wrap_llm(llm) or as_llm(llm))
 
 
 def evidence_to_node(e: Evidence, llm_metadata_keys: Sequence[str] = ()) -> NodeWithScore:
