@@ -422,3 +422,31 @@ def test_community_summaries_fall_back_to_keywords_when_the_model_fails() -> Non
     h = build_hierarchy(g, llm=ReliableLLM(inner, policy=FAST))
     assert inner.calls == 3 * len(h.communities)  # asked (and retried) per community
     assert h.communities and all(c.summary_source == "keywords" for c in h.communities)
+
+
+def test_reliable_llm_takes_policy_fields_as_keywords() -> None:
+    llm = ReliableLLM(ScriptedLLM([GOOD]), timeout=7.5, max_retries=0)
+    assert llm.policy == CallPolicy(timeout=7.5, max_retries=0)
+    base = CallPolicy(backoff=0.0)
+    assert ReliableLLM(ScriptedLLM([]), policy=base, max_retries=5).policy == CallPolicy(
+        backoff=0.0, max_retries=5)
+    with pytest.raises(ConfigError, match=r"unknown option\(s\) \['retries'\]"):
+        ReliableLLM(ScriptedLLM([]), retries=3)
+    with pytest.raises(ConfigError, match="CallPolicy.timeout"):
+        ReliableLLM(ScriptedLLM([]), timeout=-1)
+
+
+def test_a_model_with_complete_only_gets_a_threaded_async_twin() -> None:
+    class SyncOnly:
+        model = "sync-1"
+
+        def complete(self, prompt: str) -> str:
+            return GOOD
+
+    llm = as_llm(SyncOnly())
+    assert asyncio.run(llm.acomplete("p")) == GOOD and llm.complete("p") == GOOD
+    assert "SyncOnly:model=sync-1" in llm_fingerprint(llm)
+    ps = [TextPassage("p", "Curie.", "p")]
+    ex = LLMExtractor(SyncOnly())
+    assert asyncio.run(ex.aextract(ps)) == ex.extract(ps)
+    assert len(ex.extract(ps)[0].relations) == 1

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import functools
 import json
 import logging
@@ -53,21 +54,9 @@ from kgpath.errors import (
 )
 
 __all__ = [
-    "LLM",
-    "LLM_ADAPTERS",
-    "CallPolicy",
-    "ReliableLLM",
-    "OpenAILLM",
-    "ScriptedLLM",
-    "acall_llm",
-    "as_llm",
-    "backoff_delay",
-    "call_llm",
-    "llm_fingerprint",
-    "parse_json_response",
-    "json_depth",
-    "MAX_REPLY_CHARS",
-    "MAX_JSON_DEPTH",
+    "LLM", "LLM_ADAPTERS", "CallPolicy", "ReliableLLM", "OpenAILLM", "ScriptedLLM",
+    "acall_llm", "as_llm", "backoff_delay", "call_llm", "llm_fingerprint",
+    "parse_json_response", "json_depth", "MAX_REPLY_CHARS", "MAX_JSON_DEPTH",
 ]
 
 logger = logging.getLogger(__name__)
@@ -145,16 +134,21 @@ def backoff_delay(retry: int, policy: CallPolicy = DEFAULT_POLICY,
 class ReliableLLM:
     """A model with its own :class:`CallPolicy` (still a kgpath :class:`LLM`).
 
-    ``ReliableLLM(llm, policy=CallPolicy(timeout=30, max_retries=4))`` can be passed
-    anywhere an ``llm`` is taken; every step then calls ``llm`` with that policy. Its own
+    ``ReliableLLM(llm, policy=CallPolicy(timeout=30, max_retries=4))`` (or the fields as
+    keywords: ``ReliableLLM(llm, timeout=30, max_retries=4)``) can be passed anywhere an
+    ``llm`` is taken; every step then calls ``llm`` with that policy. Its own
     :meth:`complete` goes through :func:`call_llm` too (step ``"completion"``).
     """
 
-    def __init__(self, llm: Any, *, policy: CallPolicy | None = None) -> None:
+    def __init__(self, llm: Any, *, policy: CallPolicy | None = None, **fields: Any) -> None:
         if policy is not None and not isinstance(policy, CallPolicy):
             raise ConfigError(f"policy must be a kgpath CallPolicy, got {short(policy)}")
+        known = {f.name for f in dataclasses.fields(CallPolicy)}
+        if unknown := sorted(set(fields) - known):
+            raise ConfigError(f"ReliableLLM got unknown option(s) {unknown}; CallPolicy has "
+                              f"{sorted(known)}")
         self.llm = as_llm(llm)
-        self.policy = policy or DEFAULT_POLICY
+        self.policy = dataclasses.replace(policy or DEFAULT_POLICY, **fields)
 
     @property
     def fingerprint(self) -> str:
@@ -321,11 +315,29 @@ def _has_llm_methods(obj: Any) -> bool:
     return callable(getattr(cls, "complete", None)) and callable(getattr(cls, "acomplete", None))
 
 
+class _SyncOnlyLLM:
+    """A model with ``complete`` only: its async twin runs it in a worker thread."""
+
+    def __init__(self, llm: Any) -> None:
+        self.llm = llm
+
+    @property
+    def fingerprint(self) -> str:
+        return llm_fingerprint(self.llm)
+
+    def complete(self, prompt: str) -> str:
+        return self.llm.complete(prompt)  # type: ignore[no-any-return]
+
+    async def acomplete(self, prompt: str) -> str:
+        return await asyncio.to_thread(self.llm.complete, prompt)
+
+
 def as_llm(obj: Any, argument: str = "llm") -> LLM:
     """The kgpath :class:`LLM` ``obj`` stands for, checked where it is passed in.
 
     A kgpath LLM (``complete`` and ``acomplete`` returning strings; :class:`ReliableLLM`)
-    is returned as is. A framework model is offered to the installed adapters (entry-point
+    is returned as is; one with ``complete`` only gets an ``acomplete`` that runs it in a
+    worker thread. A framework model is offered to the installed adapters (entry-point
     group :data:`LLM_ADAPTERS`): with ``llama-index-retrievers-kgpath`` a LlamaIndex
     ``LLM`` is wrapped in its ``LlamaIndexLLM``, with ``langchain-kgpath`` a LangChain
     ``BaseChatModel`` / ``BaseLLM`` in its ``LangChainLLM``. Anything else (a string such
@@ -345,6 +357,9 @@ def as_llm(obj: Any, argument: str = "llm") -> LLM:
     row = _framework(obj)
     if row is None and _has_llm_methods(obj):
         return obj  # type: ignore[no-any-return]
+    if row is None and callable(getattr(type(obj), "complete", None)) \
+            and not hasattr(obj, "acomplete"):
+        return _SyncOnlyLLM(obj)
     for adapt in _llm_adapters():
         wrapped = adapt(obj)
         if wrapped is not None:
