@@ -5,8 +5,9 @@ Every LLM-using step in kgpath also has an LLM-free path, so no backend is requi
 
 One call path
 -------------
-Extraction, PathRAG keywords, C2RAG plans and schema decomposition call the model through
-:func:`call_llm` / :func:`acall_llm` only. Any ``Exception`` the model raises (provider
+Every LLM step (extraction, PathRAG keywords, C2RAG plans, schema decomposition, LLM-guided
+traversal, chunk-graph themes, community summaries) calls the model through :func:`call_llm`
+/ :func:`acall_llm` only. Any ``Exception`` the model raises (provider
 errors, ``RuntimeError``, ``TimeoutError``, ``ConnectionError``, ``asyncio.TimeoutError``)
 is retried with exponential backoff and jitter up to :attr:`CallPolicy.max_retries`, each
 call bounded by :attr:`CallPolicy.timeout` (sync: a worker thread waited on for at most
