@@ -190,3 +190,31 @@ def test_any_json_reply_is_parsed_or_a_parse_error(value: Any) -> None:
         return
     assert all(t.head and t.relation and t.tail and 0 <= t.confidence <= 1
                for t in pe.triples)
+
+
+def test_reading_a_reply_counts_linear_operations(monkeypatch: Any) -> None:
+    """Operations, not wall time: per-field reads grow exactly 10x for a 10x reply (the
+    timing ratio is printed by ``benchmarks/bench_llm_parsing.py``)."""
+    from kgpath.ingest.extract import parse as parse_mod
+
+    calls = [0]
+    real = parse_mod._scalar
+
+    def counting(v: Any) -> str:
+        calls[0] += 1
+        return real(v)
+
+    monkeypatch.setattr(parse_mod, "_scalar", counting)
+
+    def reads(n: int) -> int:
+        calls[0] = 0
+        reply = json.dumps({
+            "entities": [{"name": f"E{i}", "type": "T"} for i in range(n)],
+            "triples": [[f"E{i}", "r", f"E{i + 1}"] for i in range(n)]
+            + [{"subject": f"E{i}", "predicate": "p", "object": "X"} for i in range(n)]})
+        ex = LLMExtractor(ScriptedLLM([reply])).extract_passage("p", "x")
+        assert len(ex.relations) == 2 * n
+        parse_extraction(reply, "p")
+        return calls[0]
+
+    assert reads(2000) == 10 * reads(200)
