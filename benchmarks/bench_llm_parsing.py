@@ -20,6 +20,7 @@ Usage: ``python benchmarks/bench_llm_parsing.py [n]`` (default 1500; the issue's
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 import time
@@ -43,12 +44,18 @@ def reply(n: int) -> str:
 
 def best(fn: Callable[[], object], runs: int = 5) -> float:
     """Least CPU time of ``runs`` calls (CPU, not wall: the machine's CPU quota throttles
-    long runs, which would read as super-linear work)."""
+    long runs, which would read as super-linear work). As ``timeit`` does, the garbage
+    collector is off while a run is timed (and collected before it)."""
     out = []
     for _ in range(runs):
-        t = time.process_time()
-        fn()
-        out.append(time.process_time() - t)
+        gc.collect()
+        gc.disable()
+        try:
+            t = time.process_time()
+            fn()
+            out.append(time.process_time() - t)
+        finally:
+            gc.enable()
     return min(out)
 
 
