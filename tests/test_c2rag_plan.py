@@ -257,7 +257,9 @@ def test_llm_failure_falls_back_or_raises_backend_error() -> None:
 
     res = _retriever(ScriptedLLM(boom)).retrieve("Who wrote No Cross, No Crown?")
     assert res.plan.source == "fallback"
-    assert "LLM call failed: TimeoutError('server down')" in res.plan.note
+    # one call path: retried, then a BackendError naming the model, the step and the error
+    assert "LLM call failed: LLM kgpath.llm.ScriptedLLM failed in C2RAG planning" in res.plan.note
+    assert "after 3 attempt(s): TimeoutError: server down" in res.plan.note
     with pytest.raises(BackendError, match="server down"):
         _retriever(ScriptedLLM(boom), on_invalid_plan="error").retrieve(
             "Who wrote No Cross, No Crown?"

@@ -20,7 +20,6 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseLanguageModel
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field, PrivateAttr
 
@@ -29,7 +28,7 @@ from kgpath.errors import ConfigError
 from kgpath.evidence import Evidence
 from kgpath.facade import DEFAULT_K, EvidenceRetriever
 from kgpath.index import GraphIndex
-from kgpath.llm import LLM
+from kgpath.llm import LLM, as_llm
 from langchain_kgpath._mixins import (
     FromTextsMixin,
     check_documents,
@@ -38,7 +37,7 @@ from langchain_kgpath._mixins import (
     recipe,
 )
 from langchain_kgpath.embeddings import LangChainEmbedder, kgpath_embedder_of
-from langchain_kgpath.llms import LangChainLLM
+from langchain_kgpath.llms import wrap_llm
 
 __all__ = ["FRAMEWORK_HINTS", "KgpathRetriever", "as_kgpath_embedder", "as_kgpath_llm",
            "evidence_to_document"]
@@ -95,14 +94,7 @@ def as_kgpath_llm(llm: Any) -> LLM | None:
     ConfigError
         If ``llm`` is none of these.
     """
-    if llm is None or (isinstance(llm, LLM) and not isinstance(llm, BaseLanguageModel)):
-        return llm
-    if isinstance(llm, BaseLanguageModel) or (hasattr(llm, "invoke") and hasattr(llm, "ainvoke")):
-        return LangChainLLM(llm)
-    raise ConfigError(
-        f"llm must be None, a kgpath LLM or a LangChain chat model/runnable, "
-        f"got {type(llm).__name__}"
-    )
+    return None if llm is None else (wrap_llm(llm) or as_llm(llm))  # the entry point's own
 
 
 class KgpathRetriever(FromTextsMixin, BaseRetriever):

@@ -39,9 +39,15 @@ import numpy as np
 
 from kgpath._progress import progress
 from kgpath.embeddings import Embedder
-from kgpath.errors import ConfigError, EmptyGraphError, KgpathError, PersistenceError
+from kgpath.errors import (
+    BackendError,
+    ConfigError,
+    EmptyGraphError,
+    KgpathError,
+    PersistenceError,
+)
 from kgpath.graph import KnowledgeGraph
-from kgpath.llm import LLM
+from kgpath.llm import LLM, call_llm
 from kgpath.prompts.schema import SCHEMA_COMMUNITY_SUMMARY_PROMPT
 from kgpath.search.bm25 import tokenize
 from kgpath.search.vector import VectorIndex
@@ -276,8 +282,12 @@ def summarize_community(
             f"- {graph.node(e.source).name} -[{e.relation}]-> {graph.node(e.target).name}"
             for e in graph.edges if e.source in inside and e.target in inside
         ][:30]
-        reply = llm.complete(prompt.format(members="\n".join(lines),
-                                           relations="\n".join(rels) or "(none)")).strip()
+        try:  # the one call path; a model that keeps failing: the keyword summary
+            reply = call_llm(llm, prompt.format(members="\n".join(lines),
+                                                relations="\n".join(rels) or "(none)"),
+                             step="community summary").strip()
+        except BackendError:
+            reply = ""
         if reply:
             return reply, "llm"
     names = ", ".join(graph.node(m).name for m in ranked)

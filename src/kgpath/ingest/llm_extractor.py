@@ -3,11 +3,17 @@
 Each passage is one prompt (the hook pair :meth:`LLMExtractor.extract_passage` /
 :meth:`LLMExtractor.aextract_passage`, on the LLM's native ``complete`` / ``acomplete``).
 Passages run ``max_concurrency`` at a time (threads for the sync path, tasks for the async
-path: the :class:`~kgpath.ingest.extractor.Extractor` template), calls are retried on
-errors and on unparseable replies,
-and a reply that stays malformed is skipped with the reason recorded in the passage's
-:attr:`~kgpath.ingest.extraction.Extraction.notes`. Replies are cached by a content hash
-of (model, prompt) in ``cache_dir``, written atomically, so a re-run never pays twice.
+path: the :class:`~kgpath.ingest.extractor.Extractor` template). The model is called through
+the one call path (:func:`kgpath.llm.call_llm`: provider errors retried with backoff, each
+call bounded by a timeout, then a :class:`~kgpath.errors.BackendError`); an unusable reply
+is asked again up to ``retries`` times. A passage whose calls failed or whose replies stay
+unusable is skipped with the reason recorded in its
+:attr:`~kgpath.ingest.extraction.Extraction.notes` (they reach the ingest report) and a
+warning naming the passage; when *every* passage of a batch failed on the model, the
+:class:`~kgpath.errors.BackendError` is raised instead (a dead backend is an error, a flaky
+one a note). Replies are read in every common shape (:mod:`kgpath.ingest.extract.parse`)
+and cached by a content hash of (model fingerprint, prompt) in ``cache_dir``, written
+atomically, so a re-run never pays twice and two models never share replies.
 """
 
 from __future__ import annotations
@@ -17,18 +23,20 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import Any
 
-from kgpath.errors import ConfigError, KgpathError, ParseError
+from kgpath.errors import BackendError, ConfigError, ParseError, short
+from kgpath.ingest.chunking import TextPassage
+from kgpath.ingest.extract.parse import read_reply
 from kgpath.ingest.extraction import (
     ExtractedEntity,
     ExtractedRelation,
     Extraction,
     OpenExtractor,
 )
-from kgpath.llm import parse_json_response
+from kgpath.llm import CallPolicy, acall_llm, as_llm, call_llm, llm_fingerprint, parse_json_response
 from kgpath.prompts.ingest import OPEN_EXTRACT_PROMPT
 
 __all__ = ["LLMExtractor"]
@@ -42,7 +50,8 @@ class LLMExtractor(OpenExtractor):
     Parameters
     ----------
     llm
-        Any kgpath :class:`~kgpath.llm.LLM` (``complete`` / ``acomplete``).
+        Any kgpath :class:`~kgpath.llm.LLM`, or a framework model an installed adapter
+        wraps (:func:`kgpath.llm.as_llm`); anything else is a ``ConfigError``.
     schema
         A :class:`~kgpath.ingest.schema.Schema`: use the schema-bounded prompt
         (:data:`~kgpath.prompts.schema.SCHEMA_EXTRACT_PROMPT`) instead of the open one.
@@ -53,9 +62,13 @@ class LLMExtractor(OpenExtractor):
     max_concurrency
         Calls in flight at once.
     retries
-        Extra attempts after an error or an unparseable reply.
+        Extra attempts after an unusable reply (errors of the model itself are retried by
+        the call path, per ``policy``).
     cache_dir
         Directory of cached replies (``None``: no cache).
+    policy
+        :class:`~kgpath.llm.CallPolicy` of the model calls (retries, timeout, backoff);
+        ``None``: the model's own (:class:`~kgpath.llm.ReliableLLM`) or the default.
 
     Examples
     --------
@@ -70,9 +83,11 @@ class LLMExtractor(OpenExtractor):
 
     def __init__(self, llm: Any, *, schema: Any = None, prompt: str = OPEN_EXTRACT_PROMPT,
                  max_triples: int = 20, max_concurrency: int = 4, retries: int = 2,
-                 cache_dir: str | os.PathLike[str] | None = None) -> None:
-        if not (hasattr(llm, "complete") and hasattr(llm, "acomplete")):
-            raise ConfigError(f"llm must have complete/acomplete, got {type(llm).__name__}")
+                 cache_dir: str | os.PathLike[str] | None = None,
+                 policy: CallPolicy | None = None) -> None:
+        llm = as_llm(llm)
+        if policy is not None and not isinstance(policy, CallPolicy):
+            raise ConfigError(f"policy must be a kgpath CallPolicy, got {short(policy)}")
         for label, v, low in (("max_triples", max_triples, 1),
                               ("max_concurrency", max_concurrency, 1), ("retries", retries, 0)):
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
@@ -80,6 +95,7 @@ class LLMExtractor(OpenExtractor):
         self.llm, self.schema, self.prompt = llm, schema, prompt
         self.max_triples, self.max_concurrency, self.retries = max_triples, max_concurrency, retries
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.policy = policy
 
     # ------------------------------------------------------------------ prompt + cache
     def render(self, text: str) -> str:
@@ -92,8 +108,8 @@ class LLMExtractor(OpenExtractor):
                                             max_triples=self.max_triples, text=text)
 
     def _key(self, prompt: str) -> str:
-        model = f"{type(self.llm).__module__}.{type(self.llm).__name__}:" \
-                f"{getattr(self.llm, 'model', '')}"
+        """Cache key: the model's fingerprint (class + model + temperature) and the prompt."""
+        model = llm_fingerprint(self.llm)
         return hashlib.sha256(f"{model}\x1f{prompt}".encode()).hexdigest()
 
     def _cached(self, prompt: str) -> str | None:
@@ -117,11 +133,12 @@ class LLMExtractor(OpenExtractor):
 
     # ------------------------------------------------------------------ one passage
     def _attempts(self, passage_id: str,
-                  text: str) -> Generator[str, str | KgpathError, Extraction]:
-        """The retry loop for one passage, shared by the sync and async paths.
+                  text: str) -> Generator[str, str | BackendError, Extraction]:
+        """The attempt loop for one passage, shared by the sync and async paths.
 
         Yields each prompt that needs a completion and receives the reply, or the
-        :class:`KgpathError` the call raised; returns the extraction (or a recorded skip).
+        :class:`BackendError` the call path raised (already retried: the passage is
+        skipped); returns the extraction or a recorded skip.
         """
         prompt = self.render(text)
         notes: list[str] = []
@@ -129,68 +146,93 @@ class LLMExtractor(OpenExtractor):
         for attempt in range(self.retries + 1):
             if reply is None:
                 got = yield prompt
-                if isinstance(got, KgpathError):
-                    notes.append(f"attempt {attempt + 1}: {got}")
-                    continue
+                if isinstance(got, BackendError):
+                    return self._skip(passage_id, notes, f"{_LLM_FAILED}: {got}")
                 reply = got
-            ex = self._parse(passage_id, text, reply, notes)
+            ex = self._parse(passage_id, text, reply, notes, attempt)
             if ex is not None:
                 self._store(prompt, reply)
                 return ex
             reply = None
-        return Extraction(passage_id, notes=(*notes, "skipped: no usable reply"))
+        return self._skip(passage_id, notes, "skipped: no usable reply")
+
+    @staticmethod
+    def _skip(passage_id: str, notes: list[str], why: str) -> Extraction:
+        logger.warning("LLM extraction of passage %r: %s", passage_id,
+                       "; ".join([*notes, why])[-500:])
+        return Extraction(passage_id, notes=(*notes, why))
+
+    def _step(self, passage_id: str) -> str:
+        return f"extraction of passage {passage_id!r}"
 
     # ------------------------------------------------------------------ the hook pair
     def extract_passage(self, passage_id: str, text: str) -> Extraction:
-        """Extract one passage (``llm.complete``, retried; see the module docstring)."""
+        """Extract one passage (:func:`~kgpath.llm.call_llm`; see the module docstring)."""
         gen = self._attempts(passage_id, text)
         try:
             prompt = next(gen)
             while True:
                 try:
-                    got: str | KgpathError = self.llm.complete(prompt)
-                except KgpathError as exc:
+                    got: str | BackendError = call_llm(
+                        self.llm, prompt, step=self._step(passage_id), policy=self.policy)
+                except BackendError as exc:
                     got = exc
                 prompt = gen.send(got)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
 
     async def aextract_passage(self, passage_id: str, text: str) -> Extraction:
-        """Async :meth:`extract_passage` on the LLM's native ``acomplete``."""
+        """Async :meth:`extract_passage` (:func:`~kgpath.llm.acall_llm`)."""
         gen = self._attempts(passage_id, text)
         try:
             prompt = next(gen)
             while True:
                 try:
-                    got: str | KgpathError = await self.llm.acomplete(prompt)
-                except KgpathError as exc:
+                    got: str | BackendError = await acall_llm(
+                        self.llm, prompt, step=self._step(passage_id), policy=self.policy)
+                except BackendError as exc:
                     got = exc
                 prompt = gen.send(got)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
 
-    def _parse(self, passage_id: str, text: str, reply: str,
-               notes: list[str]) -> Extraction | None:
+    def extract_passages(self, passages: Sequence[TextPassage]) -> list[Extraction]:
+        """The hook over a batch; raises when the model failed on every passage of it."""
+        return _check_backend(super().extract_passages(passages))
+
+    async def aextract_passages(self, passages: Sequence[TextPassage]) -> list[Extraction]:
+        """Async :meth:`extract_passages`."""
+        return _check_backend(await super().aextract_passages(passages))
+
+    def _parse(self, passage_id: str, text: str, reply: str, notes: list[str],
+               attempt: int = 0) -> Extraction | None:
+        """The reply as an extraction (``None``: unusable, reason noted)."""
         try:
-            data = parse_json_response(reply, expect=dict)
+            items = read_reply(parse_json_response(reply))
         except ParseError as exc:
-            notes.append(f"unparseable reply: {exc}")
+            notes.append(f"attempt {attempt + 1}: unparseable reply: {exc}")
             return None
         sentence = text[:400]
-        ents = []
-        for i, e in enumerate(data.get("entities") or []):
-            if isinstance(e, dict) and isinstance(e.get("name"), str) and e["name"].strip():
-                ents.append(ExtractedEntity(e["name"].strip(), str(e.get("type") or "Concept"),
-                                            sentence))
-            else:
-                notes.append(f"entity #{i} skipped: {e!r:.80}")
+        ents = [ExtractedEntity(e.name, e.type or "Concept", sentence) for e in items.entities]
+        named = {e.name.casefold() for e in ents}
         rels = []
-        for i, t in enumerate(data.get("triples") or []):
-            fields = [t.get(k) for k in ("head", "relation", "tail")] if isinstance(t, dict) else []
-            strs = [f.strip() for f in fields if isinstance(f, str)]
-            if len(strs) == 3 and all(strs):
-                h, r, tl = strs
-                rels.append(ExtractedRelation(h, r, tl, "llm", sentence))
-            else:
-                notes.append(f"triple #{i} skipped: {t!r:.80}")
-        return Extraction(passage_id, tuple(ents), tuple(rels), tuple(notes))
+        for t in items.triples:
+            rels.append(ExtractedRelation(t.head, t.relation, t.tail, "llm", sentence))
+            for name, typ in ((t.head, t.head_type), (t.tail, t.tail_type)):
+                if typ and name.casefold() not in named:  # typed ends of 5-lists / objects
+                    named.add(name.casefold())
+                    ents.append(ExtractedEntity(name, typ, sentence))
+        return Extraction(passage_id, tuple(ents), tuple(rels), (*notes, *items.notes))
+
+
+_LLM_FAILED = "skipped: LLM call failed"
+
+
+def _check_backend(runs: list[Extraction]) -> list[Extraction]:
+    """``runs``, or the :class:`BackendError` when the model failed on every passage."""
+    failed = [r for r in runs if r.notes and r.notes[-1].startswith(_LLM_FAILED)]
+    if runs and len(failed) == len(runs):
+        raise BackendError(
+            f"the LLM failed on every passage of the batch ({len(runs)}), e.g. "
+            f"{runs[0].passage_id!r}: {failed[0].notes[-1][len(_LLM_FAILED) + 2:]}")
+    return runs

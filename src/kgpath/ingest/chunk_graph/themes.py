@@ -16,9 +16,9 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Sequence
 
-from kgpath.errors import ParseError
+from kgpath.errors import BackendError, ParseError
 from kgpath.ingest.documents import SourceDocument
-from kgpath.llm import LLM, parse_json_response
+from kgpath.llm import LLM, acall_llm, as_llm, call_llm, parse_json_response
 from kgpath.prompts.traversal import THEME_EXTRACTION_PROMPT
 
 __all__ = ["KeywordThemes", "LLMThemes", "ThemeExtractor"]
@@ -115,6 +115,9 @@ class KeywordThemes(ThemeExtractor):
         return out
 
 
+_STEP = "chunk-graph theme extraction"
+
+
 class LLMThemes(ThemeExtractor):
     """Themes from an LLM (article step 3), one call per document.
 
@@ -125,7 +128,7 @@ class LLMThemes(ThemeExtractor):
     name = "llm"
 
     def __init__(self, llm: LLM, *, max_chars: int = 4000, concurrency: int = 8) -> None:
-        self.llm = llm
+        self.llm = as_llm(llm)
         self.max_chars = max_chars
         self.concurrency = concurrency
         self._fallback = KeywordThemes()
@@ -172,7 +175,12 @@ class LLMThemes(ThemeExtractor):
         self, docs: Sequence[SourceDocument], num_themes: int
     ) -> list[tuple[list[str], str]]:
         """One sync LLM call per document."""
-        replies = [self.llm.complete(self.prompt(d, num_themes)) for d in docs]
+        replies = []
+        for d in docs:
+            try:  # a model that keeps failing: the keyword themes, as for an unusable reply
+                replies.append(call_llm(self.llm, self.prompt(d, num_themes), step=_STEP))
+            except BackendError:
+                replies.append("")
         return self._finish(docs, replies, num_themes)
 
     async def aextract(
@@ -183,7 +191,10 @@ class LLMThemes(ThemeExtractor):
 
         async def one(d: SourceDocument) -> str:
             async with sem:
-                return await self.llm.acomplete(self.prompt(d, num_themes))
+                try:
+                    return await acall_llm(self.llm, self.prompt(d, num_themes), step=_STEP)
+                except BackendError:
+                    return ""
 
         replies = list(await asyncio.gather(*(one(d) for d in docs)))
         return self._finish(docs, replies, num_themes)

@@ -16,7 +16,7 @@ from abc import abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 
 from kgpath._parallel import aparallel_map, parallel_map
-from kgpath.errors import ConfigError, ParseError
+from kgpath.errors import BackendError, ConfigError, ParseError
 from kgpath.graph import KnowledgeGraph
 from kgpath.ingest.chunking import TextPassage, split_at_punctuation
 from kgpath.ingest.extract.bound import assemble_graph, implicit_proposals
@@ -31,7 +31,7 @@ from kgpath.ingest.extract.records import (
 )
 from kgpath.ingest.extractor import Extractor, IngestReport
 from kgpath.ingest.schema import EvolutionResult, Schema, evolve_schema, type_key
-from kgpath.llm import LLM
+from kgpath.llm import LLM, acall_llm, as_llm, call_llm
 from kgpath.prompts.schema import SCHEMA_EVOLUTION_NOTE, SCHEMA_EXTRACT_PROMPT
 
 __all__ = ["BaseSchemaExtractor", "PatternExtractor", "SchemaExtractor"]
@@ -210,12 +210,10 @@ class SchemaExtractor(BaseSchemaExtractor):
         prompt: str = SCHEMA_EXTRACT_PROMPT,
     ) -> None:
         super().__init__(schema, config=config)
-        if llm is None or not hasattr(llm, "complete"):
-            raise ConfigError(
-                f"SchemaExtractor needs an LLM with complete()/acomplete(), got {llm!r}; "
-                "use PatternExtractor for the LLM-free path"
-            )
-        self.llm = llm
+        if llm is None:
+            raise ConfigError("SchemaExtractor needs an LLM, got None; use PatternExtractor "
+                              "for the LLM-free path")
+        self.llm = as_llm(llm)  # framework models adapted; ConfigError for llm="gpt"
         self.prompt = prompt
 
     def build_prompt(self, text: str) -> str:
@@ -228,14 +226,52 @@ class SchemaExtractor(BaseSchemaExtractor):
         )
 
     def extract_passage(self, passage_id: str, text: str) -> PassageExtraction:
-        """Ask the LLM and parse its reply."""
-        reply = self.llm.complete(self.build_prompt(text))
+        """Ask the LLM (:func:`~kgpath.llm.call_llm`) and parse its reply.
+
+        A model that keeps failing skips the passage with the error recorded (and a
+        warning); when it failed on every passage of a batch the ``BackendError`` is raised.
+        """
+        try:
+            reply = call_llm(self.llm, self.build_prompt(text),
+                             step=f"schema extraction of passage {passage_id!r}")
+        except BackendError as exc:
+            return _llm_failed(passage_id, exc)
         return parse_extraction(reply, passage_id, max_triples=self.config.max_triples_per_passage)
 
     async def aextract_passage(self, passage_id: str, text: str) -> PassageExtraction:
-        """Async :meth:`extract_passage` on the LLM's native ``acomplete``."""
-        reply = await self.llm.acomplete(self.build_prompt(text))
+        """Async :meth:`extract_passage` (:func:`~kgpath.llm.acall_llm`)."""
+        try:
+            reply = await acall_llm(self.llm, self.build_prompt(text),
+                                    step=f"schema extraction of passage {passage_id!r}")
+        except BackendError as exc:
+            return _llm_failed(passage_id, exc)
         return parse_extraction(reply, passage_id, max_triples=self.config.max_triples_per_passage)
+
+    def extract_passages(self, passages: Sequence[TextPassage]) -> list[PassageExtraction]:
+        """The hook over a batch; raises when the model failed on every passage of it."""
+        return _check_backend(super().extract_passages(passages))
+
+    async def aextract_passages(
+        self, passages: Sequence[TextPassage]
+    ) -> list[PassageExtraction]:
+        """Async :meth:`extract_passages`."""
+        return _check_backend(await super().aextract_passages(passages))
+
+
+_LLM_FAILED = "LLM call failed: "
+
+
+def _llm_failed(passage_id: str, exc: BackendError) -> PassageExtraction:
+    logger.warning("schema extraction of passage %r skipped: %s", passage_id, exc)
+    return PassageExtraction(passage_id=passage_id, error=f"{_LLM_FAILED}{exc}")
+
+
+def _check_backend(runs: list[PassageExtraction]) -> list[PassageExtraction]:
+    """``runs``, or a :class:`BackendError` when the model failed on every passage."""
+    if runs and all(r.error and r.error.startswith(_LLM_FAILED) for r in runs):
+        raise BackendError(f"the LLM failed on every passage of the batch ({len(runs)}), "
+                           f"e.g. {runs[0].passage_id!r}: {str(runs[0].error)[len(_LLM_FAILED):]}")
+    return runs
 
 
 class PatternExtractor(BaseSchemaExtractor):

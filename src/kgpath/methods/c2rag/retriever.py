@@ -23,7 +23,7 @@ from kgpath.embeddings import Embedder, as_embedder, default_embedder
 from kgpath.errors import BackendError, ConfigError, ParseError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
-from kgpath.llm import LLM
+from kgpath.llm import LLM, acall_llm, as_llm, call_llm
 from kgpath.methods.c2rag.alignment import Anchor, candidate_pool, match_anchors
 from kgpath.methods.c2rag.bindings import (
     BindingState,
@@ -57,6 +57,7 @@ from kgpath.rerank import EmbeddingReranker, Reranker
 __all__ = ["ConstraintCheckedRetriever"]
 
 log = logging.getLogger(__name__)
+_PLAN_STEP = "C2RAG planning (Eq. 1)"
 
 PlanInput = Plan | Mapping[str, Any] | Sequence[Any] | str | None
 
@@ -166,7 +167,7 @@ class ConstraintCheckedRetriever:
         self.embedder: Embedder = (
             as_embedder(embedder) if embedder is not None else default_embedder()
         )
-        self.llm = llm
+        self.llm = None if llm is None else as_llm(llm)  # ConfigError for llm="gpt"
         self.reranker: Reranker = (
             reranker if reranker is not None else EmbeddingReranker(self.embedder)
         )
@@ -281,7 +282,7 @@ class ConstraintCheckedRetriever:
                 return memo.score(query, texts, self._passages)
             return self.reranker.score(*req.args)
         assert self.llm is not None
-        return self.llm.complete(*req.args)
+        return call_llm(self.llm, *req.args, step=_PLAN_STEP)
 
     async def _aserve(self, req: Req) -> Any:
         if (hit := self._remembered(req)) is not None:
@@ -299,7 +300,7 @@ class ConstraintCheckedRetriever:
                 return self.reranker.score(*req.args)
             return await ascore(*req.args)
         assert self.llm is not None
-        return await self.llm.acomplete(*req.args)
+        return await acall_llm(self.llm, *req.args, step=_PLAN_STEP)
 
     # ------------------------------------------------------------------ planning
     def _plan(
@@ -320,9 +321,9 @@ class ConstraintCheckedRetriever:
         try:
             reply = yield Req("complete", (prompt,))
         except Exception as exc:  # noqa: BLE001 - any backend failure is reported
-            reason = f"LLM call failed: {exc!r}"
+            reason = f"LLM call failed: {exc}"  # a BackendError from call_llm, retried
             if cfg.on_invalid_plan == "error":
-                raise BackendError(reason) from exc
+                raise exc if isinstance(exc, BackendError) else BackendError(reason) from exc
         else:
             try:
                 return parse_plan(reply if isinstance(reply, str) else str(reply), m=cfg.m)

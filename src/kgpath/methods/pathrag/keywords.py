@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kgpath.errors import ParseError
+from kgpath.errors import BackendError, ParseError
 from kgpath.index.graph_index import check_query
-from kgpath.llm import LLM, parse_json_response
+from kgpath.llm import LLM, acall_llm, call_llm, parse_json_response
 from kgpath.prompts.pathrag import PATHRAG_KEYWORD_PROMPT
 
 __all__ = [
@@ -151,11 +151,13 @@ def parse_keyword_split(reply: str) -> tuple[list[str], list[str]]:
     else:
         lists.append((False, data))
     out: dict[str, bool] = {}
+    seen: set[str] = set()  # casefolded keywords so far: linear in the reply
     for high, lst in lists:
         for item in lst:
             if isinstance(item, str) and item.strip():
                 kw = " ".join(item.split())
-                if kw.casefold() not in {k.casefold() for k in out}:
+                if kw.casefold() not in seen:
+                    seen.add(kw.casefold())
                     out[kw] = high
     if not out:
         snippet = reply if len(reply) < 200 else reply[:200] + "..."
@@ -168,6 +170,9 @@ KeywordPrompt = str | Callable[[str], str]
 
 def _keyword_prompt_text(prompt: KeywordPrompt, query: str) -> str:
     return prompt(query) if callable(prompt) else prompt.format(query=query)
+
+
+_STEP = "PathRAG keyword extraction"
 
 
 def _from_reply(query: str, reply: Any) -> KeywordExtraction:
@@ -184,26 +189,42 @@ def _from_reply(query: str, reply: Any) -> KeywordExtraction:
     return KeywordExtraction(tuple(kws), "llm", raw_reply=reply, high_level=tuple(high))
 
 
+def _after_failure(query: str, exc: BackendError) -> KeywordExtraction:
+    """The documented fallback when the model failed: offline keywords, the reason kept."""
+    logger.warning("PathRAG keyword LLM failed, offline keywords used: %s", exc)
+    return KeywordExtraction(tuple(offline_keywords(query)), "offline-fallback",
+                             error=str(exc))
+
+
 def extract_keywords(
     query: str, llm: LLM | None = None, *, prompt: KeywordPrompt = PATHRAG_KEYWORD_PROMPT
 ) -> KeywordExtraction:
     """Section 4.1: keywords ``K_q`` of the query, by LLM (JSON) or offline.
 
-    A malformed or empty LLM reply never raises: the offline extractor is used and the
-    reason recorded in :attr:`KeywordExtraction.error`. Errors of the LLM backend itself
-    (:class:`~kgpath.errors.BackendError`) propagate.
+    The model is called through :func:`~kgpath.llm.call_llm` (retries, timeout). Neither
+    a malformed or empty reply nor a model that keeps failing raises: the offline extractor
+    is used (``source="offline-fallback"``) and the reason recorded in
+    :attr:`KeywordExtraction.error`.
     """
     q = check_query(query)
     if llm is None:
         return KeywordExtraction(tuple(offline_keywords(q)), "offline")
-    return _from_reply(q, llm.complete(_keyword_prompt_text(prompt, q)))
+    try:
+        reply = call_llm(llm, _keyword_prompt_text(prompt, q), step=_STEP)
+    except BackendError as exc:
+        return _after_failure(q, exc)
+    return _from_reply(q, reply)
 
 
 async def aextract_keywords(
     query: str, llm: LLM | None = None, *, prompt: KeywordPrompt = PATHRAG_KEYWORD_PROMPT
 ) -> KeywordExtraction:
-    """Async :func:`extract_keywords` (awaits ``llm.acomplete``)."""
+    """Async :func:`extract_keywords` (:func:`~kgpath.llm.acall_llm`)."""
     q = check_query(query)
     if llm is None:
         return KeywordExtraction(tuple(offline_keywords(q)), "offline")
-    return _from_reply(q, await llm.acomplete(_keyword_prompt_text(prompt, q)))
+    try:
+        reply = await acall_llm(llm, _keyword_prompt_text(prompt, q), step=_STEP)
+    except BackendError as exc:
+        return _after_failure(q, exc)
+    return _from_reply(q, reply)

@@ -14,7 +14,7 @@ from kgpath._config import with_overrides
 from kgpath.errors import ConfigError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
-from kgpath.llm import LLM
+from kgpath.llm import LLM, as_llm
 from kgpath.methods.pathrag.config import PathRAGConfig
 from kgpath.methods.pathrag.flow import flow_adjacency
 from kgpath.methods.pathrag.keywords import (
@@ -91,7 +91,7 @@ class PathRAGRetriever:
         qa_prompt: QAPrompt = PATHRAG_QA_PROMPT,
     ) -> None:
         self.index = graph if isinstance(graph, GraphIndex) else GraphIndex(graph, embedder)
-        self.llm = llm
+        self.llm = None if llm is None else as_llm(llm)  # ConfigError for llm="gpt"
         if config is not None and not isinstance(config, PathRAGConfig):
             raise ConfigError(f"config must be a PathRAGConfig, got {short(config)}")
         self.config = config or PathRAGConfig()

@@ -21,12 +21,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kgpath.errors import ConfigError, ParseError, short
+from kgpath.errors import BackendError, ConfigError, ParseError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import check_query
 from kgpath.ingest.hierarchy import is_layer_node
 from kgpath.ingest.schema import Schema, SchemaWarning
-from kgpath.llm import LLM, parse_json_response
+from kgpath.llm import LLM, acall_llm, as_llm, call_llm, parse_json_response
 from kgpath.prompts.schema import SCHEMA_DECOMPOSE_PROMPT
 from kgpath.search.bm25 import STOPWORDS
 
@@ -451,6 +451,9 @@ def parse_decomposition(
                                    notes=(f"unusable decomposition: {exc}", *h.notes))
 
 
+_STEP = "schema question decomposition"
+
+
 class SchemaDecomposer:
     """Question decomposition with the schema (pattern step 4).
 
@@ -459,7 +462,10 @@ class SchemaDecomposer:
     schema
         The same schema used for extraction.
     llm
-        Any :class:`kgpath.llm.LLM`; ``None`` uses :func:`heuristic_decomposition`.
+        Any :class:`kgpath.llm.LLM` (or a framework model, :func:`kgpath.llm.as_llm`),
+        called through :func:`kgpath.llm.call_llm`; ``None`` uses
+        :func:`heuristic_decomposition`. A model that keeps failing gives the same fallback
+        as an unusable reply (the whole question, ``source="fallback"``, the error noted).
     graph
         Optional graph whose node names the heuristic (and the fallback) can recognise.
     max_sub_questions
@@ -485,7 +491,7 @@ class SchemaDecomposer:
             raise ConfigError(
                 f"max_sub_questions must be an int >= 1, got {short(max_sub_questions)}")
         self.schema = schema
-        self.llm = llm
+        self.llm = None if llm is None else as_llm(llm)  # ConfigError for llm="gpt"
         self.graph = graph
         self.max_sub_questions = max_sub_questions
         self.prompt = prompt
@@ -515,7 +521,10 @@ class SchemaDecomposer:
         if self.llm is None:
             return heuristic_decomposition(q, self.schema, graph=self.graph,
                                            max_sub_questions=m, _detector=self._det())
-        reply = self.llm.complete(self.build_prompt(q, m))
+        try:
+            reply = call_llm(self.llm, self.build_prompt(q, m), step=_STEP)
+        except BackendError as exc:
+            return self._after_failure(q, exc)
         return parse_decomposition(reply, self.schema, q, max_sub_questions=m, graph=self.graph)
 
     async def adecompose(
@@ -527,6 +536,17 @@ class SchemaDecomposer:
         if self.llm is None:
             return heuristic_decomposition(q, self.schema, graph=self.graph,
                                            max_sub_questions=m, _detector=self._det())
-        reply = await self.llm.acomplete(self.build_prompt(q, m))
+        try:
+            reply = await acall_llm(self.llm, self.build_prompt(q, m), step=_STEP)
+        except BackendError as exc:
+            return self._after_failure(q, exc)
         return parse_decomposition(reply, self.schema, q, max_sub_questions=m, graph=self.graph)
+
+    def _after_failure(self, question: str, exc: BackendError) -> DecompositionPlan:
+        """The documented fallback when the model failed: the whole question, noted."""
+        _warn(f"decomposition LLM failed ({exc}); using the whole question")
+        h = heuristic_decomposition(question, self.schema, graph=self.graph,
+                                    max_sub_questions=1, _detector=self._det())
+        return dataclasses.replace(h, source="fallback",
+                                   notes=(f"LLM call failed: {exc}", *h.notes))
 

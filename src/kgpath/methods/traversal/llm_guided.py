@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from kgpath.errors import ParseError
-from kgpath.llm import LLM, parse_json_response
+from kgpath.errors import BackendError, ParseError
+from kgpath.llm import LLM, acall_llm, call_llm, parse_json_response
 from kgpath.methods.traversal.config import TraversalConfig
 from kgpath.methods.traversal.policy import Choice, TraversalPolicy, Walk, argmax
 from kgpath.prompts.traversal import LLM_TRAVERSAL_PROMPT
@@ -95,8 +95,11 @@ class LLMGuidedPolicy(TraversalPolicy):
         if self.llm is None:
             return Choice(argmax(cands, scores), "llm_fallback: no LLM configured")
         walk.llm_calls += 1
-        return self._decide(self.llm.complete(self.prompt(walk, cands, scores, config)),
-                            cands, scores)
+        try:  # the one call path: retried, bounded, then the most similar candidate
+            reply = call_llm(self.llm, self.prompt(walk, cands, scores, config), step=_STEP)
+        except BackendError as exc:
+            return Choice(argmax(cands, scores), f"llm_fallback: {exc}")
+        return self._decide(reply, cands, scores)
 
     async def achoose(
         self, walk: Walk, cands: np.ndarray, scores: np.ndarray, config: TraversalConfig
@@ -105,8 +108,14 @@ class LLMGuidedPolicy(TraversalPolicy):
         if self.llm is None:
             return Choice(argmax(cands, scores), "llm_fallback: no LLM configured")
         walk.llm_calls += 1
-        reply = await self.llm.acomplete(self.prompt(walk, cands, scores, config))
+        try:
+            reply = await acall_llm(self.llm, self.prompt(walk, cands, scores, config), step=_STEP)
+        except BackendError as exc:
+            return Choice(argmax(cands, scores), f"llm_fallback: {exc}")
         return self._decide(reply, cands, scores)
+
+
+_STEP = "LLM-guided traversal"
 
 
 def _clip(text: str, n: int) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 from kgpath._config import with_overrides
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
-from kgpath.llm import LLM
+from kgpath.llm import LLM, as_llm
 from kgpath.methods.traversal.config import (
     ALGORITHMS,
     EXTENSIONS,
@@ -89,7 +89,7 @@ class TraversalRetriever:
         self.llm_prompt = llm_prompt
         self.algorithm = algorithm
         self.config = config or TraversalConfig()
-        self.llm = llm
+        self.llm = None if llm is None else as_llm(llm)  # ConfigError for llm="gpt"
         self._view: ChunkGraphView | None = None
         self._view_version = -1
 

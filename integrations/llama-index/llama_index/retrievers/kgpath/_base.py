@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.base.llms.base import BaseLLM
 from llama_index.core.callbacks.base import CallbackManager
 from llama_index.core.prompts import BasePromptTemplate, PromptTemplate
 from llama_index.core.prompts.mixin import PromptDictType
@@ -39,7 +38,7 @@ from llama_index.retrievers.kgpath._mixins import (
     recipe,
 )
 from llama_index.retrievers.kgpath.embeddings import LlamaIndexEmbedder, kgpath_embedder_of
-from llama_index.retrievers.kgpath.llms import LlamaIndexLLM
+from llama_index.retrievers.kgpath.llms import wrap_llm
 from llama_index.retrievers.kgpath.prompts import attr_owner, to_core_template
 
 from kgpath.embeddings import Embedder, default_embedder
@@ -47,7 +46,7 @@ from kgpath.errors import ConfigError
 from kgpath.evidence import METADATA_PREFIX, Evidence
 from kgpath.facade import DEFAULT_K, EvidenceRetriever, merge_call_defaults
 from kgpath.index import GraphIndex
-from kgpath.llm import LLM
+from kgpath.llm import LLM, as_llm
 
 __all__ = [
     "FRAMEWORK_HINTS",
@@ -114,15 +113,13 @@ def to_kgpath_embedder(embed_model: Any) -> Embedder | None:
 def to_kgpath_llm(llm: Any) -> LLM | None:
     """A kgpath LLM for ``llm`` (``None``: a user-set ``Settings.llm``, else ``None``).
 
-    A LlamaIndex LLM is checked first (it has ``complete`` too, returning response objects).
+    A LlamaIndex LLM is wrapped by :func:`~.llms.wrap_llm` (the function this distribution
+    registers as its ``kgpath.llm_adapters`` entry point, so the core wraps it the same
+    way); anything else goes to :func:`kgpath.llm.as_llm`, which raises
+    :class:`~kgpath.errors.ConfigError` naming a value that is no LLM.
     """
     llm = _or_settings(llm, "_llm")
-    if isinstance(llm, BaseLLM):
-        return LlamaIndexLLM(llm)
-    if llm is None or isinstance(llm, LLM):
-        return llm
-    raise ConfigError(
-        f"llm must be None, a kgpath LLM or a LlamaIndex LLM, got {type(llm).__name__}")
+    return None if llm is None else (wrap_llm(llm) or as_llm(llm))
 
 
 def evidence_to_node(e: Evidence, llm_metadata_keys: Sequence[str] = ()) -> NodeWithScore:
