@@ -52,6 +52,10 @@ __all__ = [
     "embedder_record",
     "same_embedder",
     "asame_embedder",
+    "vector_source",
+    "embedder_key",
+    "bundled_embedder",
+    "trust_record",
 ]
 
 logger = logging.getLogger(__name__)
@@ -464,8 +468,27 @@ def as_embedder(obj: Any, argument: str = "embedder") -> Embedder:
     return wrapped
 
 
+def vector_source(embedder: Any) -> Any:
+    """The embedder whose vectors ``embedder`` returns: wrappers are looked through.
+
+    A wrapper that returns its inner embedder's vectors unchanged (a cache, a counter)
+    says so with a ``vectors_of`` attribute naming that embedder
+    (:class:`kgpath.embed_cache.CachedEmbedder` has one); its vectors then carry the inner
+    model's identity (name, dimension, probe fingerprint), so a ``CachedEmbedder`` over
+    model M shares every vector M made and the reverse.
+    """
+    seen = 0
+    while (inner := getattr(embedder, "vectors_of", None)) is not None and seen < 16:
+        embedder, seen = inner, seen + 1
+    return embedder
+
+
 def embedder_name(embedder: Any) -> str:
-    """``module.Class`` of the embedder, plus the model name when it has one."""
+    """``module.Class`` of the embedder, plus the model name when it has one.
+
+    Wrappers declaring ``vectors_of`` are named after what they wrap (:func:`vector_source`).
+    """
+    embedder = vector_source(embedder)
     cls = type(embedder)
     name = f"{cls.__module__}.{cls.__qualname__}"
     for inner in (embedder, getattr(embedder, "embed_model", None),
@@ -500,19 +523,67 @@ _SEEN_LOCK = threading.Lock()
 
 
 def _known(embedder: Any, probe: str) -> str | None:
+    """The remembered probe fingerprint of ``embedder`` or of the model it wraps."""
     with _SEEN_LOCK:
-        try:
-            return _SEEN.get(embedder, {}).get(probe)
-        except TypeError:  # not weak-referenceable
-            return None
+        for obj in dict.fromkeys((embedder, vector_source(embedder)), None):
+            try:
+                fp = _SEEN.get(obj, {}).get(probe)
+            except TypeError:  # not weak-referenceable
+                fp = None
+            if fp is not None:
+                return fp
+        return None
 
 
 def _remember(embedder: Any, probe: str, fp: str) -> None:
+    """Remember ``embedder``'s probe fingerprint (and its wrapped model's: same vectors)."""
     with _SEEN_LOCK:
-        try:
-            _SEEN.setdefault(embedder, {})[probe] = fp
-        except TypeError:
-            pass
+        for obj in dict.fromkeys((embedder, vector_source(embedder)), None):
+            try:
+                _SEEN.setdefault(obj, {})[probe] = fp
+            except TypeError:
+                pass
+
+
+def embedder_key(record: dict[str, Any]) -> str:
+    """The key vectors are stored under: model name, dimension and probe fingerprint.
+
+    Two embedder objects with the same key make the same vectors (a new
+    ``LocalEmbedder()``, a :class:`~kgpath.embed_cache.CachedEmbedder` over it); a
+    different model never has the same key (:func:`embedder_record`).
+    """
+    return f"{record.get('name')}|{record.get('dim')}|{record.get('fingerprint')}"
+
+
+def trust_record(embedder: Any, record: dict[str, Any]) -> None:
+    """Take ``embedder`` to be the maker of ``record``'s vectors without embedding its probe.
+
+    Used when reopening a saved index with the bundled model it was saved with (rebuilt by
+    name and dimension, :func:`bundled_embedder`) or after a caller's embedder was checked
+    against another record of the same saved index.
+    """
+    probe, fp = record.get("probe"), record.get("fingerprint")
+    if isinstance(probe, str) and isinstance(fp, str):
+        _remember(embedder, probe, fp)
+
+
+def _class_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def bundled_embedder(record: dict[str, Any]) -> Embedder | None:
+    """The bundled embedder a record names (``LocalEmbedder``, ``HashingEmbedder(dim)``).
+
+    ``None`` for any other model: only a bundled model can be rebuilt from its name and
+    dimension (``HashingEmbedder`` is deterministic; ``LocalEmbedder`` ships its weights).
+    """
+    name, dim = record.get("name"), record.get("dim")
+    if name == _class_name(HashingEmbedder) and isinstance(dim, int) \
+            and not isinstance(dim, bool) and dim >= 8:
+        return HashingEmbedder(dim)
+    if name == _class_name(LocalEmbedder) and dim == 384:
+        return LocalEmbedder()
+    return None
 
 
 def _same_cheap(embedder: Any, record: dict[str, Any]) -> bool | None:

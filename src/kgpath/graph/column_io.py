@@ -158,10 +158,19 @@ def read_columns(r: Any, manifest: dict[str, Any], cls: type[KnowledgeGraph]) ->
     return g
 
 
-def read_npy(r: Any, name: str, digest: str, size: int | None) -> np.ndarray:
-    """Array file ``name`` of reader ``r``: header checked, then read and checksummed in place."""
+def read_npy(r: Any, name: str, digest: str, size: int | None,
+             spec: tuple[tuple[str, ...], int] | None = None) -> np.ndarray:
+    """Array file ``name`` of reader ``r``: header checked, then read and checksummed in place.
+
+    ``spec`` (accepted dtypes, ndim) for a file outside :data:`COLUMN_FILES` (a saved
+    index's vectors).
+    """
     where = r.path / name
-    want, ndim = COLUMN_FILES[name]
+    if spec is None:
+        want, ndim = COLUMN_FILES[name]
+    else:
+        ndim = spec[1]
+        want = _header_dtype(r, name, size, spec[0])
     if size is None:
         raise PersistenceError(f"{where} is corrupt: the manifest gives no size")
     fd = r.open(name, size)
@@ -186,6 +195,16 @@ def read_npy(r: Any, name: str, digest: str, size: int | None) -> np.ndarray:
     if sha.hexdigest() != digest:
         raise PersistenceError(f"{r.path} is corrupt: checksum of {name} does not match")
     return arr
+
+
+def _header_dtype(r: Any, name: str, size: int | None, accepted: tuple[str, ...]
+                  ) -> np.dtype[Any]:
+    """The dtype in ``name``'s header when it is one of ``accepted`` (else the first)."""
+    if size is None:
+        return np.dtype(accepted[0])
+    with os.fdopen(r.open(name, size), "rb", buffering=0) as fh:
+        _, _, dtype, _ = npy_header(fh, r.path / name)
+    return dtype if dtype.str in accepted else np.dtype(accepted[0])
 
 
 def npy_header(fh: Any, where: Path) -> tuple[tuple[int, ...], bool, np.dtype[Any], int]:

@@ -19,15 +19,19 @@ from kgpath.errors import PersistenceError
 from kgpath.graph.column_io import COLUMN_FILES, LAYOUT, REQUIRED_COLUMNS
 
 __all__ = [
-    "ALLOWED", "ARRAYS", "FORMAT", "FORMAT_VERSION", "MANIFEST", "MAX_FILE_BYTES",
+    "ALLOWED", "ARRAYS", "FORMAT", "FORMAT_VERSION", "INDEX_ARRAYS", "INDEX_FILES",
+    "INDEX_VERSION", "MANIFEST", "MAX_FILE_BYTES",
     "OBJECTS_VERSION", "REQUIRED", "DirReader", "Missing", "TooLarge", "parse_json",
     "validate_manifest",
 ]
 
-FORMAT_VERSION = 3
-"""3: the ``columns`` layout of compact graphs (:mod:`kgpath.graph.column_io`); 2: per-file
-sizes, ``saved_ns`` and the ``embedder`` record. Object graphs are still written as version
-2 (a kgpath older than version 3 reads them); versions 1 and 2 still load."""
+FORMAT_VERSION = 4
+"""4: a saved index (:meth:`kgpath.index.GraphIndex.save`): the graph's files plus
+:data:`INDEX_FILES`; 3: the ``columns`` layout of compact graphs
+(:mod:`kgpath.graph.column_io`); 2: per-file sizes, ``saved_ns`` and the ``embedder``
+record. Object graphs are still written as version 2 (a kgpath older than version 3 reads
+them), a graph alone never as 4; versions 1 to 3 still load."""
+INDEX_VERSION = 4
 OBJECTS_VERSION = 2
 MAX_FILE_BYTES = 1 << 34
 """Largest data file :func:`load` reads (16 GiB)."""
@@ -37,7 +41,18 @@ FORMAT = "kgpath.KnowledgeGraph"
 MANIFEST = "manifest.json"
 REQUIRED = ("nodes.json", "edges.json", "passages.json")
 ARRAYS = ("embeddings.npy", "embedding_mask.npy")
-ALLOWED = frozenset(REQUIRED + ARRAYS + tuple(COLUMN_FILES) + REQUIRED_COLUMNS)
+INDEX_ARRAYS: dict[str, tuple[tuple[str, ...], int]] = {
+    # name: (accepted dtypes, ndim) of the arrays a saved index adds (format version 4)
+    "passage_vectors.npy": (("<f4",), 2),
+    "relation_vectors.npy": (("<f4",), 2),
+    "index_node_vectors.npy": (("<f4",), 2),
+    "compact_codes.npy": (("<f2", "|i1"), 2),
+    "compact_scale.npy": (("<f4",), 1),
+    "compact_exact.npy": (("<f2",), 2),
+}
+INDEX_FILES = ("index.json", "passage_ids.json", "relation_texts.json", *INDEX_ARRAYS)
+"""The files a saved index adds to its graph's (read by :mod:`kgpath.index.persist`)."""
+ALLOWED = frozenset(REQUIRED + ARRAYS + tuple(COLUMN_FILES) + REQUIRED_COLUMNS + INDEX_FILES)
 _SHA_CHARS = frozenset("0123456789abcdef")
 
 
@@ -174,6 +189,8 @@ def validate_manifest(m: Any, d: Path) -> dict[str, Any]:
                if n not in checked]
     if missing:
         raise PersistenceError(f"{where} is corrupt: 'files' does not list {missing}")
+    if version < INDEX_VERSION and any(n in checked for n in INDEX_FILES):
+        raise PersistenceError(f"{where} is corrupt: index files in a version {version} graph")
     if sum(n in checked for n in ARRAYS) == 1:
         raise PersistenceError(f"{where} is corrupt: lists only one of {list(ARRAYS)}")
     owner = m.get("embedder")
