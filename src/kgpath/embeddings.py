@@ -53,9 +53,6 @@ __all__ = [
     "same_embedder",
     "asame_embedder",
     "vector_source",
-    "embedder_key",
-    "bundled_embedder",
-    "trust_record",
 ]
 
 logger = logging.getLogger(__name__)
@@ -543,47 +540,6 @@ def _remember(embedder: Any, probe: str, fp: str) -> None:
                 _SEEN.setdefault(obj, {})[probe] = fp
             except TypeError:
                 pass
-
-
-def embedder_key(record: dict[str, Any]) -> str:
-    """The key vectors are stored under: model name, dimension and probe fingerprint.
-
-    Two embedder objects with the same key make the same vectors (a new
-    ``LocalEmbedder()``, a :class:`~kgpath.embed_cache.CachedEmbedder` over it); a
-    different model never has the same key (:func:`embedder_record`).
-    """
-    return f"{record.get('name')}|{record.get('dim')}|{record.get('fingerprint')}"
-
-
-def trust_record(embedder: Any, record: dict[str, Any]) -> None:
-    """Take ``embedder`` to be the maker of ``record``'s vectors without embedding its probe.
-
-    Used when reopening a saved index with the bundled model it was saved with (rebuilt by
-    name and dimension, :func:`bundled_embedder`) or after a caller's embedder was checked
-    against another record of the same saved index.
-    """
-    probe, fp = record.get("probe"), record.get("fingerprint")
-    if isinstance(probe, str) and isinstance(fp, str):
-        _remember(embedder, probe, fp)
-
-
-def _class_name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def bundled_embedder(record: dict[str, Any]) -> Embedder | None:
-    """The bundled embedder a record names (``LocalEmbedder``, ``HashingEmbedder(dim)``).
-
-    ``None`` for any other model: only a bundled model can be rebuilt from its name and
-    dimension (``HashingEmbedder`` is deterministic; ``LocalEmbedder`` ships its weights).
-    """
-    name, dim = record.get("name"), record.get("dim")
-    if name == _class_name(HashingEmbedder) and isinstance(dim, int) \
-            and not isinstance(dim, bool) and dim >= 8:
-        return HashingEmbedder(dim)
-    if name == _class_name(LocalEmbedder) and dim == 384:
-        return LocalEmbedder()
-    return None
 
 
 def _same_cheap(embedder: Any, record: dict[str, Any]) -> bool | None:

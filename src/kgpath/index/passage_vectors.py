@@ -24,13 +24,13 @@ import numpy as np
 from kgpath.embeddings import (
     Embedder,
     _remember,
-    embedder_key,
     embedder_name,
     embedder_record,
     same_embedder,
 )
 from kgpath.errors import EmbeddingError
 from kgpath.graph import KnowledgeGraph, Passage
+from kgpath.index.identity import embedder_key
 
 __all__ = [
     "PassageVectorCache", "PassageVectors", "apassage_vectors", "passage_cache",

@@ -22,7 +22,7 @@ them (``benchmarks/bench_reopen.py`` prints that time); storing them would tie t
 format to the tokeniser.
 
 :func:`load_index` embeds nothing. With ``embedder=None`` it rebuilds the bundled model the
-index was saved with (:func:`kgpath.embeddings.bundled_embedder`, trusted by name and
+index was saved with (:func:`kgpath.index.identity.bundled_embedder`, trusted by name and
 dimension); any other model must be passed and is checked against the saved probe (one
 text embedded); a model that makes other vectors is refused with
 :class:`~kgpath.errors.EmbeddingError`.
@@ -37,18 +37,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kgpath.embeddings import (
-    Embedder,
-    as_embedder,
-    bundled_embedder,
-    embedder_key,
-    embedder_record,
-    same_embedder,
-    trust_record,
-)
+from kgpath.embeddings import Embedder, as_embedder, embedder_record, same_embedder
 from kgpath.errors import ConfigError, EmbeddingError, PersistenceError
 from kgpath.graph import KnowledgeGraph
 from kgpath.graph.persistence import load_with_extra, save
+from kgpath.index.identity import bundled_embedder, embedder_key, trust_record
 from kgpath.index.passage_vectors import passage_cache, seed_passage_cache
 from kgpath.search.vector import CompactVectorIndex
 

@@ -188,8 +188,7 @@ class ConstraintCheckedRetriever:
         self.config = config or C2RAGConfig()
         self.planner_prompt = planner_prompt
         self._check_prompt(planner_prompt)
-        # Eq. 5's relation vectors, shared by every retriever of this graph and model and
-        # saved with the index (kgpath.index.passage_vectors.PassageVectorCache.relations)
+        # Eq. 5's v_r: shared by every retriever of this graph and model, saved with the index
         self._rel_cache: dict[str, np.ndarray] = passage_cache(self.graph, self.embedder).relations
         self._rel_version: int | None = None
         self._tok_index: tuple[int, dict[str, list[int]]] | None = None
