@@ -546,6 +546,10 @@ def _same_cheap(embedder: Any, record: dict[str, Any]) -> bool | None:
     """Decide without embedding when possible (name or dimension differ, or cached)."""
     if record.get("name") != embedder_name(embedder):
         return False
+    known_dim = getattr(vector_source(embedder), "_dim", None)  # BaseEmbedder's, no call
+    if isinstance(known_dim, int) and isinstance(record.get("dim"), int) \
+            and known_dim != record["dim"]:
+        return False
     probe = record.get("probe")
     if not isinstance(probe, str):
         return True  # an old record without a probe: name is all we can compare

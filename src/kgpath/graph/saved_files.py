@@ -44,13 +44,13 @@ ARRAYS = ("embeddings.npy", "embedding_mask.npy")
 INDEX_ARRAYS: dict[str, tuple[tuple[str, ...], int]] = {
     # name: (accepted dtypes, ndim) of the arrays a saved index adds (format version 4)
     "passage_vectors.npy": (("<f4",), 2),
-    "relation_vectors.npy": (("<f4",), 2),
+    "text_vectors.npy": (("<f4",), 2),
     "index_node_vectors.npy": (("<f4",), 2),
     "compact_codes.npy": (("<f2", "|i1"), 2),
     "compact_scale.npy": (("<f4",), 1),
     "compact_exact.npy": (("<f2",), 2),
 }
-INDEX_FILES = ("index.json", "passage_ids.json", "relation_texts.json", *INDEX_ARRAYS)
+INDEX_FILES = ("index.json", "passage_ids.json", "vector_texts.json", *INDEX_ARRAYS)
 """The files a saved index adds to its graph's (read by :mod:`kgpath.index.persist`)."""
 ALLOWED = frozenset(REQUIRED + ARRAYS + tuple(COLUMN_FILES) + REQUIRED_COLUMNS + INDEX_FILES)
 _SHA_CHARS = frozenset("0123456789abcdef")

@@ -34,7 +34,7 @@ from kgpath.index.identity import embedder_key
 
 __all__ = [
     "PassageVectorCache", "PassageVectors", "apassage_vectors", "passage_cache",
-    "passage_vectors", "seed_passage_cache",
+    "atext_vectors", "passage_vectors", "seed_passage_cache", "text_vectors",
 ]
 
 logger = logging.getLogger(__name__)
@@ -70,8 +70,11 @@ class PassageVectorCache:
         self.lock = threading.Lock()
         self.owner: dict[str, Any] | None = None
         """The embedder record of these vectors (:func:`~kgpath.embeddings.embedder_record`)."""
-        self.relations: dict[str, np.ndarray] = {}
-        """Relation string -> its ``embed_queries`` vector (C2RAG Eq. 5's ``v_r``)."""
+        self.sets: dict[str, dict[str, np.ndarray]] = {"relations": {}}
+        """Named sets of ``text -> vector`` a method derives from the graph (see
+        :func:`text_vectors`): ``"relations"`` (C2RAG Eq. 5's ``v_r``, ``embed_queries``),
+        PathRAG's ``"node_names"`` and ``"edge_texts"`` (``embed_passages``)."""
+        self.relations = self.sets["relations"]
         try:
             self._maker: Any = weakref.ref(maker) if maker is not None else None
         except TypeError:
@@ -195,7 +198,7 @@ def _remember_fast(key: tuple[int, int], graph: KnowledgeGraph, embedder: Embedd
 
 def seed_passage_cache(
     graph: KnowledgeGraph, embedder: Embedder, owner: dict[str, Any],
-    vectors: dict[str, tuple[str, np.ndarray]], relations: dict[str, np.ndarray],
+    vectors: dict[str, tuple[str, np.ndarray]], sets: dict[str, dict[str, np.ndarray]],
 ) -> PassageVectorCache:
     """Register vectors read from disk as ``embedder``'s cache for ``graph`` (no embedding).
 
@@ -205,7 +208,8 @@ def seed_passage_cache(
     cache = PassageVectorCache(embedder)
     cache.owner = dict(owner)
     cache._vecs.update(vectors)
-    cache.relations.update(relations)
+    for name, rows in sets.items():
+        cache.sets.setdefault(name, {}).update(rows)
     with _REGISTRY_LOCK:
         caches = _BY_GRAPH.setdefault(graph, [])
         caches[:] = [c for c in caches if c.key != cache.key] + [cache]
@@ -245,3 +249,58 @@ async def apassage_vectors(graph: KnowledgeGraph, embedder: Embedder) -> Passage
         with cache.lock:
             cache.add(missing, vecs)
     return passage_vectors(graph, embedder)
+
+
+def text_vectors(graph: KnowledgeGraph, embedder: Embedder, name: str,
+                 texts: Sequence[str]) -> np.ndarray:
+    """``embed_passages`` vectors of ``texts`` from the shared set ``name``, rows in order.
+
+    Only texts the set lacks are embedded; the set then holds exactly ``texts`` (a method
+    asks for all its texts of the current graph, e.g. every node name, so what the graph
+    lost is dropped). Shared by every retriever of the graph and model and saved with
+    the index, like the passage vectors.
+    """
+    cache = passage_cache(graph, embedder)
+    with cache.lock:
+        missing = _absent(cache, name, texts)
+    if missing:
+        _put(cache, name, missing, embedder.embed_passages(missing))
+    with cache.lock:
+        return _exactly(cache, name, texts, embedder)
+
+
+async def atext_vectors(graph: KnowledgeGraph, embedder: Embedder, name: str,
+                        texts: Sequence[str]) -> np.ndarray:
+    """Async :func:`text_vectors` (``aembed_passages``)."""
+    cache = passage_cache(graph, embedder)
+    with cache.lock:
+        missing = _absent(cache, name, texts)
+    if missing:
+        _put(cache, name, missing, await embedder.aembed_passages(missing))
+    with cache.lock:
+        return _exactly(cache, name, texts, embedder)
+
+
+def _absent(cache: PassageVectorCache, name: str, texts: Sequence[str]) -> list[str]:
+    rows = cache.sets.setdefault(name, {})
+    return list(dict.fromkeys(t for t in texts if t not in rows))
+
+
+def _put(cache: PassageVectorCache, name: str, texts: list[str], vecs: Any) -> None:
+    arr = np.asarray(vecs, dtype=np.float32)
+    if arr.ndim != 2 or arr.shape[0] != len(texts):
+        raise EmbeddingError(f"embedder returned {arr.shape[0] if arr.ndim else 0} vectors "
+                             f"for {len(texts)} texts")
+    with cache.lock:
+        cache.sets.setdefault(name, {}).update(zip(texts, arr, strict=True))
+
+
+def _exactly(cache: PassageVectorCache, name: str, texts: Sequence[str],
+             embedder: Embedder) -> np.ndarray:
+    rows = cache.sets[name]
+    live = set(texts)
+    for stale in [t for t in rows if t not in live]:
+        del rows[stale]
+    if not texts:
+        return np.zeros((0, embedder.dim), np.float32)
+    return np.stack([rows[t] for t in texts])

@@ -13,8 +13,10 @@ of :data:`~kgpath.graph.saved_files.INDEX_FILES` beside the graph's:
     for ``"int8+float16"``)), with the ids of the nodes those rows describe.
 ``passage_ids.json`` + ``passage_vectors.npy``
     Every passage vector the model made for the graph's current passages (float32).
-``relation_texts.json`` + ``relation_vectors.npy``
-    C2RAG's relation vectors (Eq. 5), for the relations the graph still has.
+``vector_texts.json`` + ``text_vectors.npy``
+    The named text sets methods derive from the graph
+    (:func:`kgpath.index.passage_vectors.text_vectors`): C2RAG's relation vectors (Eq. 5),
+    PathRAG's node-name and edge-text vectors; rows in the order the JSON lists them.
 
 BM25 is not saved: its statistics are rebuilt from the node texts on first use, measured at
 0.5 s for the 9,557 nodes of the HotpotQA-100 graph, and only PCR's hybrid mode reads
@@ -115,22 +117,32 @@ def _node_files(index: GraphIndex, meta: dict[str, Any], files: dict[str, Any]) 
 
 
 def _passage_files(index: GraphIndex, files: dict[str, Any]) -> None:
-    """Passage vectors of the current passage texts, and the graph's relation vectors."""
+    """Passage vectors of the current passage texts, and the named text sets.
+
+    C2RAG's relations and PathRAG's node names are kept only for what the graph still has.
+    """
     g = index.graph
     cache = passage_cache(g, index.embedder)
     with cache.lock:
         stored = cache.stored()
-        rels = dict(cache.relations)
+        sets = {name: dict(vecs) for name, vecs in cache.sets.items()}
     live = [(pid, v) for pid, (text, v) in stored.items()
             if (p := g.passages.get(pid)) is not None and p.text == text]
     if live:
         files["passage_ids.json"] = _dumps([pid for pid, _ in live])
         files["passage_vectors.npy"] = np.stack([v for _, v in live]).astype(np.float32)
-    used = {e.relation for e in g.edges if e.relation}
-    kept = [r for r in rels if r in used]
-    if kept:
-        files["relation_texts.json"] = _dumps(kept)
-        files["relation_vectors.npy"] = np.stack([rels[r] for r in kept]).astype(np.float32)
+    live = {"relations": {e.relation for e in g.edges if e.relation},
+            "node_names": {n.name or n.id for n in g.nodes}}
+    names: dict[str, list[str]] = {}
+    rows: list[np.ndarray] = []
+    for name, vecs in sorted(sets.items()):
+        kept = [t for t in vecs if name not in live or t in live[name]]
+        if kept:
+            names[name] = kept
+            rows += [vecs[t] for t in kept]
+    if rows:
+        files["vector_texts.json"] = _dumps(names)
+        files["text_vectors.npy"] = np.stack(rows).astype(np.float32)
 
 
 def _dumps(obj: Any) -> bytes:
@@ -216,28 +228,32 @@ def _embedder(d: Path, record: dict[str, Any], embedder: Any) -> Embedder:
     return emb
 
 
-def _rows(d: Path, extra: dict[str, Any], names: str, vectors: str, dim: int
-          ) -> tuple[list[str], np.ndarray]:
-    """A saved string list and its matrix (one row each, ``dim`` columns), or empty."""
-    if names not in extra and vectors not in extra:
-        return [], np.zeros((0, dim), np.float32)
-    if names not in extra or vectors not in extra:
-        raise PersistenceError(f"{d} is corrupt: {names} and {vectors} go together")
-    keys, mat = _json(d, names, extra[names]), extra[vectors]
-    if (not isinstance(keys, list) or not all(isinstance(k, str) for k in keys)
-            or mat.shape != (len(keys), dim)):
-        raise PersistenceError(f"{d} is corrupt: {vectors} does not match {names}")
-    return keys, mat
+def _strings(d: Path, extra: dict[str, Any], name: str) -> Any:
+    return _json(d, name, extra[name]) if name in extra else None
 
 
 def _seed_passages(d: Path, graph: KnowledgeGraph, emb: Embedder, record: dict[str, Any],
                    extra: dict[str, Any]) -> None:
     dim = record["dim"]
-    ids, pmat = _rows(d, extra, "passage_ids.json", "passage_vectors.npy", dim)
-    rels, rmat = _rows(d, extra, "relation_texts.json", "relation_vectors.npy", dim)
+    ids = _strings(d, extra, "passage_ids.json") or []
+    pmat = extra.get("passage_vectors.npy", np.zeros((0, dim), np.float32))
+    sets = _strings(d, extra, "vector_texts.json") or {}
+    tmat = extra.get("text_vectors.npy", np.zeros((0, dim), np.float32))
+    ok = (isinstance(ids, list) and all(isinstance(i, str) for i in ids)
+          and pmat.shape == (len(ids), dim) and isinstance(sets, dict)
+          and all(isinstance(v, list) and all(isinstance(t, str) for t in v)
+                  for v in sets.values())
+          and tmat.shape == (sum(len(v) for v in sets.values()), dim))
+    if not ok:
+        raise PersistenceError(f"{d} is corrupt: the saved vectors do not match their texts")
     ps = graph.passages
     vecs = {pid: (ps[pid].text, v) for pid, v in zip(ids, pmat) if pid in ps}
-    seed_passage_cache(graph, emb, record, vecs, dict(zip(rels, rmat)))
+    named: dict[str, dict[str, np.ndarray]] = {}
+    at = 0
+    for name, texts in sets.items():
+        named[str(name)] = dict(zip(texts, tmat[at:at + len(texts)]))
+        at += len(texts)
+    seed_passage_cache(graph, emb, record, vecs, named)
 
 
 def _seed_nodes(d: Path, index: GraphIndex, meta: dict[str, Any],

@@ -1,0 +1,233 @@
+"""GraphIndex.save / GraphIndex.load (issue 21): every vector saved, nothing embedded on reopen."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from kgpath import ConstraintCheckedRetriever, EvidenceRetriever, HashingEmbedder, KnowledgeGraph
+from kgpath.embed_cache import CachedEmbedder
+from kgpath.errors import ConfigError, EmbeddingError, PersistenceError
+from kgpath.index import GraphIndex
+from kgpath.index.graph_vectors import embed_graph
+from kgpath.index.passage_vectors import passage_cache
+
+TRIPLES = [("Ada", "born in", "London"), ("London", "capital of", "England"),
+           ("Ada", "worked with", "Babbage"), ("Babbage", "designed", "Analytical Engine")]
+PASSAGES = {"p1": "Ada Lovelace was born in London.",
+            "p2": "London is the capital of England.",
+            "p3": "Ada worked with Charles Babbage on his engine.",
+            "p4": "Babbage designed the Analytical Engine."}
+PROVENANCE = [["p1"], ["p2"], ["p3"], ["p4"]]
+PLAN = {"constraints": [{"head": "Ada", "relation": "born in", "tail": "?place",
+                         "variants": []}]}
+
+
+class Counting:
+    """Counts the texts an embedder is asked for; its vectors are the wrapped model's."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.passages: list[str] = []
+        self.queries: list[str] = []
+
+    @property
+    def vectors_of(self) -> object:
+        return self.inner
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim  # type: ignore[attr-defined,no-any-return]
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self.passages += list(texts)
+        return self.inner.embed_passages(texts)  # type: ignore[attr-defined,no-any-return]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        self.queries += list(texts)
+        return self.inner.embed_queries(texts)  # type: ignore[attr-defined,no-any-return]
+
+    async def aembed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_passages(texts)
+
+    async def aembed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_queries(texts)
+
+
+def graph() -> KnowledgeGraph:
+    return KnowledgeGraph.from_triples(TRIPLES, PASSAGES, provenance=PROVENANCE)
+
+
+def built(vectors: str = "float32", dim: int = 64) -> GraphIndex:
+    """An index whose node, passage and relation vectors are all computed."""
+    g = graph()
+    emb = HashingEmbedder(dim)
+    embed_graph(g, emb)
+    index = GraphIndex(g, emb, vectors=vectors).build()
+    index.passage_vectors()
+    ConstraintCheckedRetriever(index).retrieve("Where was Ada born?", plan=PLAN)
+    EvidenceRetriever("pathrag", index, num_nodes=2).retrieve("Where was Ada born?")
+    return index
+
+
+def test_saved_index_reopens_with_every_vector_and_embeds_nothing(tmp_path):
+    index = built()
+    rels = passage_cache(index.graph, index.embedder).relations
+    assert {"born in", "capital of"} <= set(rels)  # C2RAG's graph relations were embedded
+    index.save(tmp_path / "ix")
+    files = json.loads((tmp_path / "ix" / "manifest.json").read_text())
+    assert files["format_version"] == 4
+    assert {"index.json", "passage_vectors.npy", "text_vectors.npy"} <= set(files["files"])
+
+    again = GraphIndex.load(tmp_path / "ix")
+    assert repr(again.embedder) == "HashingEmbedder(dim=64)"  # the bundled model, rebuilt
+    counter = Counting(again.embedder)
+    again.embedder = counter  # a wrapper of the same model: its fingerprint is known
+    assert [n.id for n in again.graph.nodes] == [n.id for n in index.graph.nodes]
+    np.testing.assert_array_equal(again.graph.vectors.matrix, index.graph.vectors.matrix)
+    pv_old, pv_new = index.passage_vectors(), again.passage_vectors()
+    assert pv_new.ids == pv_old.ids
+    np.testing.assert_array_equal(pv_new.matrix, pv_old.matrix)
+    new_rels = passage_cache(again.graph, counter).relations
+    assert set(new_rels) == {"born in", "capital of", "worked with", "designed"}
+    for r in new_rels:
+        np.testing.assert_array_equal(new_rels[r], rels[r])
+    q = "Where was Ada born?"
+    for method, opts in (("pcr", {}), ("pathrag", {"num_nodes": 2}), ("augmented", {})):
+        got = EvidenceRetriever(method, again, **opts).retrieve(q)
+        want = EvidenceRetriever(method, index, **opts).retrieve(q)
+        assert [(e.id, round(e.score, 6)) for e in got] == \
+            [(e.id, round(e.score, 6)) for e in want]
+    res = ConstraintCheckedRetriever(again).retrieve(q, plan=PLAN)
+    want_res = ConstraintCheckedRetriever(index).retrieve(q, plan=PLAN)
+    assert "London" in res.binding_names["?place"]
+    assert res.binding_names == want_res.binding_names
+    assert counter.passages == []  # no passage, node, node name or probe text embedded
+    assert not set(counter.queries) & set(new_rels)  # no relation embedded again
+    names = passage_cache(again.graph, counter).sets["node_names"]
+    assert set(names) == {n.name for n in again.graph.nodes}  # PathRAG's, saved too
+
+
+def test_a_graph_loads_from_a_saved_index_and_an_index_not_from_a_graph(tmp_path):
+    index = built()
+    index.save(tmp_path / "ix")
+    g = KnowledgeGraph.load(tmp_path / "ix")
+    assert g.num_nodes == index.graph.num_nodes and g.vectors.dim == 64
+    index.graph.save(tmp_path / "g")
+    with pytest.raises(PersistenceError, match="not a saved index"):
+        GraphIndex.load(tmp_path / "g")
+
+
+def test_index_saved_over_an_index_and_corruption_is_detected(tmp_path):
+    d = tmp_path / "ix"
+    built().save(d)
+    built(dim=32).save(d)  # replaced atomically, like a graph
+    assert GraphIndex.load(d).embedder.dim == 32
+    raw = bytearray((d / "passage_vectors.npy").read_bytes())
+    raw[-1] ^= 0xFF
+    (d / "passage_vectors.npy").write_bytes(bytes(raw))
+    with pytest.raises(PersistenceError, match="checksum of passage_vectors.npy"):
+        GraphIndex.load(d)
+
+
+def test_another_model_is_refused_and_a_foreign_model_must_be_given(tmp_path):
+    built().save(tmp_path / "ix")
+    with pytest.raises(EmbeddingError, match="makes other vectors"):
+        GraphIndex.load(tmp_path / "ix", embedder=HashingEmbedder(32))
+    same = Counting(HashingEmbedder(64))
+    GraphIndex.load(tmp_path / "ix", embedder=same)
+    assert len(same.passages) == 1  # the probe, once
+    meta = tmp_path / "ix" / "index.json"
+    raw = json.loads(meta.read_text())
+    assert raw["embedder"]["name"] == "kgpath.embeddings.HashingEmbedder"
+
+
+def test_load_without_an_embedder_needs_a_bundled_model(tmp_path, monkeypatch):
+    import kgpath.index.persist as persist
+
+    built().save(tmp_path / "ix")
+    monkeypatch.setattr(persist, "bundled_embedder", lambda record: None)
+    with pytest.raises(ConfigError, match="pass embedder="):
+        GraphIndex.load(tmp_path / "ix")
+
+
+@pytest.mark.parametrize("kind", ["float16", "int8", "int8+float16"])
+def test_compact_vectors_are_saved_and_reopened(tmp_path, kind):
+    index = built(kind)
+    q = index.embedder.embed_queries(["Ada engine"])[0]
+    want = index.vector_index.search(q, 5)
+    index.save(tmp_path / "ix")
+    again = GraphIndex.load(tmp_path / "ix")
+    counter = Counting(again.embedder)
+    again.embedder = counter
+    assert again.vectors == kind
+    got = again.vector_index.search(q, 5)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=0, atol=1e-6)
+    assert counter.passages == []
+
+
+def test_private_node_vectors_of_another_model_are_saved(tmp_path):
+    g = graph()
+    embed_graph(g, HashingEmbedder(32))  # the graph's vectors: another model's
+    index = GraphIndex(g, HashingEmbedder(64)).build()
+    own = index.vector_index.vectors.copy()
+    index.save(tmp_path / "ix")
+    again = GraphIndex.load(tmp_path / "ix")
+    counter = Counting(again.embedder)
+    again.embedder = counter
+    np.testing.assert_array_equal(again.vector_index.vectors, own)
+    assert again.graph.vectors.dim == 32  # the graph keeps its own vectors as data
+    assert counter.passages == []
+
+
+def test_a_new_instance_or_a_cache_of_the_same_model_reuses_passage_vectors(tmp_path):
+    g = graph()
+    first = GraphIndex(g, HashingEmbedder(64))
+    first.passage_vectors()
+    fresh = Counting(HashingEmbedder(64))
+    GraphIndex(g, fresh).passage_vectors()
+    assert fresh.passages == [next(iter(PASSAGES.values()))]  # one probe, not the corpus
+    cached = Counting(CachedEmbedder(HashingEmbedder(64), tmp_path / "cache"))
+    GraphIndex(g, cached).passage_vectors()
+    assert len(cached.passages) <= 1
+    other = Counting(HashingEmbedder(32))
+    GraphIndex(g, other).passage_vectors()
+    assert len(other.passages) == len(PASSAGES)  # another dimension: no probe, all passages
+
+
+def test_a_same_named_model_with_other_vectors_is_never_mixed(caplog):
+    class Shifted(HashingEmbedder):
+        def _embed(self, texts: list[str], kind: str) -> np.ndarray:
+            return np.roll(super()._embed(texts, kind), 1, axis=1)
+
+    Shifted.__qualname__ = HashingEmbedder.__qualname__
+    Shifted.__module__ = HashingEmbedder.__module__
+    g = graph()
+    a, b = HashingEmbedder(64), Shifted(64)
+    va = GraphIndex(g, a).passage_vectors()
+    with caplog.at_level(logging.WARNING):
+        vb = GraphIndex(g, b).passage_vectors()
+    assert "another model named" in caplog.text
+    np.testing.assert_allclose(vb.matrix, np.roll(va.matrix, 1, axis=1), atol=1e-6)
+
+
+def test_refresh_embeds_only_what_the_graph_gained():
+    index = built()
+    g = index.graph
+    counter = Counting(index.embedder)
+    index.embedder = counter
+    assert index.refresh() == {"nodes_embedded": 0, "passages_embedded": 0, "passages": 4}
+    g.add_passage("p5", "Ada wrote the first program.")
+    g.add_node("Program", name="Program", provenance=("p5",))
+    assert index.refresh() == {"nodes_embedded": 1, "passages_embedded": 1, "passages": 5}
+    assert sorted(counter.passages) == sorted(["Ada wrote the first program.",
+                                               g.node("Program").search_text])
+    counter.passages.clear()
+    g.add_passage("p2", "London is a large city.")  # edited text: that passage only
+    assert index.refresh()["passages_embedded"] == 1
+    assert counter.passages == ["London is a large city."]
