@@ -224,10 +224,58 @@ def test_refresh_embeds_only_what_the_graph_gained():
     assert index.refresh() == {"nodes_embedded": 0, "passages_embedded": 0, "passages": 4}
     g.add_passage("p5", "Ada wrote the first program.")
     g.add_node("Program", name="Program", provenance=("p5",))
+    g.add_node("Lone", name="Lone")  # cites no passage: its own text is embedded
     assert index.refresh() == {"nodes_embedded": 1, "passages_embedded": 1, "passages": 5}
     assert sorted(counter.passages) == sorted(["Ada wrote the first program.",
-                                               g.node("Program").search_text])
+                                               g.node("Lone").search_text])
+    p5 = index.passage_vectors().matrix[-1]
+    # a node citing one passage has that passage's vector, as a rebuild would give it
+    np.testing.assert_allclose(g.vectors.matrix[g.index_of("Program")], p5, atol=1e-6)
     counter.passages.clear()
     g.add_passage("p2", "London is a large city.")  # edited text: that passage only
     assert index.refresh()["passages_embedded"] == 1
     assert counter.passages == ["London is a large city."]
+
+
+def test_use_graph_after_a_delete_equals_a_rebuild_and_embeds_nothing():
+    index = built()
+    smaller = KnowledgeGraph.from_triples(TRIPLES[:3], dict(list(PASSAGES.items())[:3]),
+                                          provenance=PROVENANCE[:3])
+    counter = Counting(index.embedder)
+    index.embedder = counter
+    assert index.use_graph(smaller) == {"nodes_embedded": 0, "passages_embedded": 0,
+                                        "passages": 3}
+    assert counter.passages == []
+    fresh = KnowledgeGraph.from_triples(TRIPLES[:3], dict(list(PASSAGES.items())[:3]),
+                                        provenance=PROVENANCE[:3])
+    embed_graph(fresh, HashingEmbedder(64))
+    # Babbage lost p4: its vector is the mean of p3 alone, as in the rebuild
+    np.testing.assert_allclose(smaller.vectors.matrix, fresh.vectors.matrix, atol=1e-6)
+    np.testing.assert_allclose(index.passage_vectors().matrix,
+                               GraphIndex(fresh, HashingEmbedder(64)).passage_vectors().matrix,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["float32-own", "int8+float16"])
+def test_own_and_compact_rows_follow_their_nodes_when_nodes_go(kind):
+    g = graph()
+    if kind == "float32-own":
+        embed_graph(g, HashingEmbedder(32))
+        index = GraphIndex(g, HashingEmbedder(64)).build()
+    else:
+        index = GraphIndex(g, HashingEmbedder(64), vectors=kind).build()
+    q = index.embedder.embed_queries(["Babbage engine"])[0]
+    before = dict(zip(index.vector_index.search(q, 5)[0].tolist(),
+                      index.vector_index.search(q, 5)[1].tolist()))
+    by_id = {g.node_at(i).id: s for i, s in before.items()}
+    smaller = KnowledgeGraph.from_triples(TRIPLES[1:], dict(list(PASSAGES.items())[1:]),
+                                          provenance=PROVENANCE[1:])  # "Ada" first no more
+    if kind == "float32-own":
+        embed_graph(smaller, HashingEmbedder(32))
+    counter = Counting(index.embedder)
+    index.embedder = counter
+    index.use_graph(smaller)
+    assert counter.passages == []
+    rows, scores = index.vector_index.search(q, 5)
+    assert {smaller.node_at(int(i)).id: s for i, s in zip(rows, scores)} == \
+        pytest.approx({k: v for k, v in by_id.items() if k in smaller}, abs=1e-6)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 import weakref
 from collections.abc import Sequence
@@ -34,12 +33,8 @@ from kgpath.graph import KnowledgeGraph
 from kgpath.graph.model import short
 from kgpath.index.documents import DocumentLifecycle
 from kgpath.index.hybrid import hybrid_scores
-from kgpath.index.passage_vectors import (
-    PassageVectors,
-    apassage_vectors,
-    passage_cache,
-    passage_vectors,
-)
+from kgpath.index.passage_vectors import PassageVectors, apassage_vectors, passage_vectors
+from kgpath.index.persist import DurableIndex
 from kgpath.search.bm25 import BM25Index
 from kgpath.search.vector import COMPACT_KINDS, CompactVectorIndex, VectorIndex, top_k
 
@@ -82,7 +77,7 @@ def _remember_record(embedder: Any, record: dict[str, Any]) -> None:
     _remember(embedder, record["probe"], record["fingerprint"])
 
 
-class GraphIndex(DocumentLifecycle):
+class GraphIndex(DocumentLifecycle, DurableIndex):
     """Node-level vector and BM25 search over a :class:`KnowledgeGraph`.
 
     Built over a graph (``GraphIndex(graph, embedder)``) or from raw documents
@@ -147,6 +142,7 @@ class GraphIndex(DocumentLifecycle):
         self._built_version = -1
         self._own: np.ndarray | None = None  # private vectors (another embedder's in graph)
         self._own_texts: list[str] = []
+        self._row_ids: list[str] = []  # node ids of the own/compact rows at the last build
         self._lock = threading.Lock()
         self._lock_guard = threading.Lock()
         self._async_builder: int | None = None  # thread id of a running async build
@@ -206,8 +202,9 @@ class GraphIndex(DocumentLifecycle):
                         f"embedder dimension {vecs.shape[1]} does not match the graph's "
                         f"stored embeddings ({dim})"
                     )
+                have = g.vectors.owner  # same model: keep its record (and node_vectors mode)
                 g.vectors.set({g.node_at(i).id: v for i, v in zip(missing, vecs)},
-                              owner=record)
+                              owner=have if have and _same_cheap(self.embedder, have) else record)
             else:
                 self._put_own(missing, texts, vecs)
         own = self._own
@@ -215,6 +212,7 @@ class GraphIndex(DocumentLifecycle):
         self._vec = VectorIndex(g.vectors.matrix if shared or own is None else own)
         self._bm25 = None
         self._built_version = g.version
+        self._row_ids = [] if own is None else [n.id for n in g.nodes]
 
     def _put_own(self, missing: list[int], texts: list[str], vecs: np.ndarray) -> None:
         n = len(self.graph)
@@ -252,6 +250,7 @@ class GraphIndex(DocumentLifecycle):
                 self._build_sync()
 
     def _build_sync(self) -> None:
+        self._realign()
         shared = self._shared()
         if shared is None:
             shared = same_embedder(self.embedder, self.graph.vectors.owner or {})
@@ -328,6 +327,7 @@ class GraphIndex(DocumentLifecycle):
     def _compact_done(self) -> None:
         self._bm25 = None
         self._built_version = self.graph.version
+        self._row_ids = [n.id for n in self.graph.nodes]
 
     def _alock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -349,6 +349,7 @@ class GraphIndex(DocumentLifecycle):
             try:
                 if not self._stale():
                     return
+                self._realign()
                 shared = self._shared()
                 if shared is None:
                     shared = await asame_embedder(self.embedder, self.graph.vectors.owner or {})
@@ -367,91 +368,6 @@ class GraphIndex(DocumentLifecycle):
             finally:
                 self._async_builder = None
                 self._lock.release()
-
-    # ------------------------------------------------------------------ durable index
-    def save(self, directory: str | os.PathLike[str]) -> None:
-        """Save the graph and every vector this index's model made for it (no pickle).
-
-        Node vectors (float32 or the compact kind), passage vectors and C2RAG's relation
-        vectors go with the graph into ``directory``, under the model's record (name,
-        dimension, probe fingerprint), in the graph's atomic, checksummed, versioned
-        format (:mod:`kgpath.index.persist`). Only what is computed is written: call
-        :meth:`refresh` first to embed what the graph gained since.
-        """
-        from kgpath.index.persist import save_index
-
-        save_index(self, directory)
-
-    @classmethod
-    def load(cls, directory: str | os.PathLike[str], embedder: Any = None) -> GraphIndex:
-        """Reopen an index written by :meth:`save`, embedding nothing.
-
-        ``embedder=None`` rebuilds the bundled model it was saved with (``LocalEmbedder``,
-        ``HashingEmbedder``); another model must be passed and is checked against the saved
-        probe (one text embedded): a model that makes other vectors raises
-        :class:`~kgpath.errors.EmbeddingError`. See :func:`kgpath.index.persist.load_index`.
-        """
-        from kgpath.index.persist import load_index
-
-        return load_index(cls, directory, embedder)
-
-    def refresh(self) -> dict[str, int]:
-        """Bring every vector up to date with the graph; embed only what is missing.
-
-        After passages or nodes were added, edited or removed (``graph.version`` bumped),
-        embeds the new or edited nodes and passages, drops the vectors of removed
-        passages, and returns the counts: ``{"nodes_embedded", "passages_embedded",
-        "passages"}``. Searches do the same lazily; the document lifecycle calls this
-        so an update costs only its own texts.
-        """
-        g = self.graph
-        nodes = self._pending_nodes() if len(g) else 0
-        cache = passage_cache(g, self.embedder)
-        with cache.lock:
-            todo = len(cache.missing(g))
-        if len(g):
-            self._ensure()
-        pv = self.passage_vectors()
-        return {"nodes_embedded": nodes, "passages_embedded": todo,
-                "passages": 0 if pv is None else len(pv.ids)}
-
-    def _pending_nodes(self) -> int:
-        """How many nodes the next build embeds (new or edited ones)."""
-        if not self._stale():
-            return 0
-        g = self.graph
-        if self.vectors != "float32":
-            ch = self._chash
-            return sum(1 for i, nd in enumerate(g.nodes)
-                       if i >= ch.size or int(ch[i]) != hash(nd.search_text))
-        if self._own is not None:
-            return len(self._plan(False)[0])
-        return len(g.vectors.missing())
-
-    def _load_compact(self, rows: np.ndarray, arrays: dict[str, Any]) -> None:
-        """Put saved compact rows (``compact_*.npy``) at node ``rows`` (see ``persist``)."""
-        from kgpath.errors import PersistenceError
-
-        codes, scale, exact = (arrays.get(f"compact_{n}.npy") for n in ("codes", "scale", "exact"))
-        store = CompactVectorIndex(kind=self.vectors, n=len(self.graph),
-                                   dim=0 if codes is None else codes.shape[1])
-        ok = (codes is not None and len(codes) == len(rows) and codes.dtype == store.codes.dtype
-              and (scale is None) == (store.scale is None)
-              and (exact is None) == (self.vectors != "int8+float16")
-              and all(a is None or len(a) == len(rows) for a in (scale, exact)))
-        if not ok:
-            raise PersistenceError(f"saved compact vectors do not match the {self.vectors!r} "
-                                   f"store of {len(rows)} rows")
-        store.codes[rows] = codes
-        if scale is not None and store.scale is not None:
-            store.scale[rows] = scale
-        if exact is not None and store.exact is not None:
-            store.exact.put(rows, exact.astype(np.float32))
-        self._vec = store
-        self._chash = np.zeros(len(self.graph), dtype=np.int64)
-        nodes = self.graph.nodes
-        for i in rows:
-            self._chash[int(i)] = hash(nodes[int(i)].search_text)
 
     def build(self) -> GraphIndex:
         """Embed missing nodes and build the vector index now (otherwise lazy)."""

@@ -263,7 +263,10 @@ def _result(graph: KnowledgeGraph, ids: tuple[str, ...], pvec: np.ndarray, mat: 
             missing: list[int], t_pass: float, t1: float, store: bool,
             owner: dict[str, Any] | None = None) -> GraphVectors:
     if store and graph.num_nodes:
-        graph.vectors.set(mat, owner=owner)
+        # the mode goes into the owner record, so GraphIndex.refresh can recompute the
+        # passage means of nodes whose provenance changed (no embedding)
+        mode = "text" if len(missing) == graph.num_nodes and len(ids) else "passage_mean"
+        graph.vectors.set(mat, owner=None if owner is None else {**owner, "node_vectors": mode})
     seconds = {"passages": t_pass, "nodes": time.perf_counter() - t1,
                "nodes_embedded": float(len(missing))}
     return GraphVectors(ids, pvec, mat, seconds)

@@ -39,10 +39,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kgpath.embeddings import Embedder, as_embedder, embedder_record, same_embedder
+from kgpath.embeddings import (
+    Embedder,
+    _same_cheap,
+    as_embedder,
+    embedder_record,
+    same_embedder,
+)
 from kgpath.errors import ConfigError, EmbeddingError, PersistenceError
 from kgpath.graph import KnowledgeGraph
 from kgpath.graph.persistence import load_with_extra, save
+from kgpath.index.graph_vectors import passage_mean_vectors
 from kgpath.index.identity import bundled_embedder, embedder_key, trust_record
 from kgpath.index.passage_vectors import passage_cache, seed_passage_cache
 from kgpath.search.vector import CompactVectorIndex
@@ -50,9 +57,223 @@ from kgpath.search.vector import CompactVectorIndex
 if TYPE_CHECKING:
     from kgpath.index.graph_index import GraphIndex
 
-__all__ = ["INDEX_KIND", "load_index", "save_index"]
+__all__ = ["INDEX_KIND", "DurableIndex", "load_index", "save_index"]
 
 INDEX_KIND = "kgpath.GraphIndex"
+
+
+class DurableIndex:
+    """Save, reopen, refresh and re-point a :class:`~kgpath.index.GraphIndex` (a mixin it has).
+
+    Every vector is kept per id with the text it embedded (node id + search text, passage id
+    + text, named text sets by text), so a changed graph costs only its changed texts.
+    """
+
+    graph: KnowledgeGraph
+    embedder: Embedder
+    vectors: str
+    _vec: Any
+    _own: np.ndarray | None
+    _own_texts: list[str]
+    _row_ids: list[str]
+    _chash: np.ndarray
+    _bm25: Any
+    _built_version: int
+
+    def save(self, directory: str | os.PathLike[str]) -> None:
+        """Save the graph and every vector this index's model made for it (no pickle).
+
+        Node vectors (float32 or the compact kind), passage vectors and the named text
+        sets (C2RAG's relation vectors, PathRAG's node names and edge texts) go with the
+        graph into ``directory``, under the model's record (name, dimension, probe
+        fingerprint), in the graph's atomic, checksummed, versioned format (see
+        :mod:`kgpath.index.persist`). Only what is computed is written: call
+        :meth:`refresh` first to embed what the graph gained since.
+        """
+        save_index(self, directory)  # type: ignore[arg-type]
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str], embedder: Any = None) -> GraphIndex:
+        """Reopen an index written by :meth:`save`, embedding nothing.
+
+        ``embedder=None`` rebuilds the bundled model it was saved with (``LocalEmbedder``,
+        ``HashingEmbedder``); another model must be passed and is checked against the saved
+        probe (one text embedded): a model that makes other vectors raises
+        :class:`~kgpath.errors.EmbeddingError`.
+        """
+        return load_index(cls, directory, embedder)  # type: ignore[arg-type]
+
+    def refresh(self) -> dict[str, int]:
+        """Bring every vector up to date with the graph; embed only what is missing.
+
+        After passages or nodes were added, edited or removed (``graph.version`` bumped),
+        embeds the new or edited nodes and passages (passages once any passage vector was
+        computed) and drops the vectors of removed passages; nodes citing passages get
+        the passage mean a rebuild would give them. Returns ``{"nodes_embedded",
+        "passages_embedded", "passages"}`` (``passages``: how many have a vector). Searches
+        do the same lazily; the document lifecycle calls this so that an update costs only
+        its own texts.
+        """
+        g = self.graph
+        cache = passage_cache(g, self.embedder)
+        with cache.lock:  # passage vectors are kept up to date once something computed them
+            used = bool(cache.stored())
+            todo = len(cache.missing(g)) if used else 0
+        pv = self.passage_vectors() if used else None  # type: ignore[attr-defined]
+        nodes = 0
+        if len(g):
+            self._refresh_means()
+            nodes = self._pending_nodes()
+            self._ensure()  # type: ignore[attr-defined]
+        return {"nodes_embedded": nodes, "passages_embedded": todo,
+                "passages": 0 if pv is None else len(pv.ids)}
+
+    def use_graph(self, graph: KnowledgeGraph) -> dict[str, int]:
+        """Point this index at ``graph`` (e.g. rebuilt after a delete), keeping every vector.
+
+        Node vectors move by node id, passage vectors by passage id (each only while its
+        text is unchanged), the named text sets as they are; then :meth:`refresh` embeds
+        what is new. Returns :meth:`refresh`'s counts.
+        """
+        if not isinstance(graph, KnowledgeGraph):
+            raise ConfigError(f"graph must be a KnowledgeGraph, got {type(graph).__name__}")
+        old, emb = self.graph, self.embedder
+        if graph is not old:
+            _carry_graph_vectors(old, graph)
+            cache = passage_cache(old, emb)
+            with cache.lock:
+                stored, sets = cache.stored(), {k: dict(v) for k, v in cache.sets.items()}
+            rec = cache.record()
+            if rec is not None:
+                ps = graph.passages
+                seed_passage_cache(graph, emb, rec, {
+                    pid: (t, v) for pid, (t, v) in stored.items()
+                    if pid in ps and ps[pid].text == t}, sets)
+            self.graph = graph
+            self._bm25, self._built_version = None, -1
+        return self.refresh()
+
+    def _refresh_means(self) -> None:
+        """Recompute passage-mean node vectors for the current provenance.
+
+        :func:`~kgpath.index.graph_vectors.embed_graph`'s default: new nodes and nodes that
+        gained or lost a passage get the mean a rebuild would give them, embedding nothing.
+        """
+        g = self.graph
+        owner = g.vectors.owner
+        if (self.vectors != "float32" or self._own is not None or not owner
+                or owner.get("node_vectors") != "passage_mean"
+                or not _same_cheap(self.embedder, owner)):
+            return
+        pv = self.passage_vectors()  # type: ignore[attr-defined]
+        if pv is None:
+            return
+        mat, orphans = passage_mean_vectors(g, pv.ids, pv.matrix)
+        unset = np.zeros(len(g), dtype=bool)
+        unset[g.vectors.missing()] = True  # also grows the graph's rows to every node
+        cited = np.ones(len(g), dtype=bool)
+        cited[orphans] = False
+        emb = g._emb
+        differ = unset if emb is None else unset | (emb != mat).any(axis=1)
+        rows = np.flatnonzero(differ & cited)
+        if rows.size:
+            g.vectors.set({g.node_at(int(i)).id: mat[i] for i in rows}, owner=owner)
+
+    def _realign(self) -> None:
+        """Move the index's own or compact rows to their nodes' current rows, by id.
+
+        Rows follow node indices; when nodes were removed or reordered (the graph was
+        changed or replaced) each kept node takes its old row, so it is not embedded again.
+        """
+        ids = [n.id for n in self.graph.nodes]
+        old = self._row_ids
+        if not old or old == ids[:len(old)]:
+            return
+        pos = {i: r for r, i in enumerate(old)}
+        src = np.fromiter((pos.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+        keep = np.flatnonzero(src >= 0)
+        if self._own is not None and self._own.size:
+            own = np.zeros((len(ids), self._own.shape[1]), np.float32)
+            own[keep] = self._own[src[keep]]
+            texts = self._own_texts
+            self._own = own
+            self._own_texts = [texts[j] if 0 <= j < len(texts) else "" for j in src.tolist()]
+        if isinstance(self._vec, CompactVectorIndex):
+            self._vec, self._chash = _moved_store(self._vec, self._chash, src, keep, len(ids))
+        self._row_ids = ids
+
+    def _pending_nodes(self) -> int:
+        """How many nodes the next build embeds (new or edited ones)."""
+        if not self._stale():  # type: ignore[attr-defined]
+            return 0
+        self._realign()
+        g = self.graph
+        if self.vectors != "float32":
+            ch = self._chash
+            return sum(1 for i, nd in enumerate(g.nodes)
+                       if i >= ch.size or int(ch[i]) != hash(nd.search_text))
+        if self._own is not None:
+            return len(self._plan(False)[0])  # type: ignore[attr-defined]
+        return len(g.vectors.missing())
+
+    def _load_compact(self, rows: np.ndarray, arrays: dict[str, Any]) -> None:
+        """Put saved compact rows (``compact_*.npy``) at node ``rows``."""
+        codes, scale, exact = (arrays.get(f"compact_{n}.npy") for n in ("codes", "scale", "exact"))
+        store = CompactVectorIndex(kind=self.vectors, n=len(self.graph),
+                                   dim=0 if codes is None else codes.shape[1])
+        ok = (codes is not None and len(codes) == len(rows) and codes.dtype == store.codes.dtype
+              and (scale is None) == (store.scale is None)
+              and (exact is None) == (self.vectors != "int8+float16")
+              and all(a is None or len(a) == len(rows) for a in (scale, exact)))
+        if not ok:
+            raise PersistenceError(f"saved compact vectors do not match the {self.vectors!r} "
+                                   f"store of {len(rows)} rows")
+        store.codes[rows] = codes
+        if scale is not None and store.scale is not None:
+            store.scale[rows] = scale
+        if exact is not None and store.exact is not None:
+            store.exact.put(rows, exact.astype(np.float32))
+        self._vec = store
+        self._chash = np.zeros(len(self.graph), dtype=np.int64)
+        nodes = self.graph.nodes
+        for i in rows:
+            self._chash[int(i)] = hash(nodes[int(i)].search_text)
+        self._row_ids = [n.id for n in nodes]
+
+
+def _carry_graph_vectors(old: KnowledgeGraph, new: KnowledgeGraph) -> None:
+    """Give ``new``'s nodes without a vector ``old``'s vector of the same id and text."""
+    emb, mask = old._emb, old._emb_mask  # the graph's rows (NodeVectors keeps no copy)
+    if emb is None or mask is None or new.vectors.dim not in (None, emb.shape[1]):
+        return
+    missing = set(new.vectors.missing())
+    rows = {}
+    for i in missing:
+        node = new.node_at(i)
+        if node.id in old:
+            j = old.index_of(node.id)
+            if j < len(mask) and mask[j] and old.node_at(j).search_text == node.search_text:
+                rows[node.id] = emb[j]
+    if rows:
+        owner = old.vectors.owner
+        if new.vectors.dim is not None and new.vectors.owner != owner:
+            return  # new holds another model's vectors: never mix
+        new.vectors.set(rows, owner=owner)
+
+
+def _moved_store(store: CompactVectorIndex, chash: np.ndarray, src: np.ndarray,
+                 keep: np.ndarray, n: int) -> tuple[CompactVectorIndex, np.ndarray]:
+    """A compact store whose row ``i`` is ``store``'s row ``src[i]`` (``-1``: empty)."""
+    moved = CompactVectorIndex(kind=store.kind, n=n, dim=store.dim,
+                               rescore_top=store.rescore_top)
+    moved.codes[keep] = store.codes[src[keep]]
+    if store.scale is not None and moved.scale is not None:
+        moved.scale[keep] = store.scale[src[keep]]
+    if store.exact is not None and moved.exact is not None and keep.size:
+        moved.exact.put(keep, store.exact.read(src[keep]))
+    out = np.zeros(n, np.int64)
+    out[keep] = chash[src[keep]]
+    return moved, out
 
 
 # ---------------------------------------------------------------------- save
@@ -272,5 +493,6 @@ def _seed_nodes(d: Path, index: GraphIndex, meta: dict[str, Any],
         if mat is None or len(mat) != len(rows):
             raise PersistenceError(f"{d} is corrupt: index_node_vectors.npy does not match")
         index._put_own(list(rows), [g.node_at(int(i)).search_text for i in rows], mat)
+        index._row_ids = [n.id for n in g.nodes]
         return
     index._load_compact(rows, extra)
