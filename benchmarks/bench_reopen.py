@@ -78,6 +78,16 @@ class Counting:
         return self.embed_queries(texts)
 
 
+def _import_time() -> float:
+    t0 = time.perf_counter()
+    import kgpath  # noqa: F401 - timed apart from the load
+
+    return time.perf_counter() - t0
+
+
+_IMPORT_S = _import_time() if "--phase" in sys.argv and "all" not in sys.argv else 0.0
+
+
 def _question(data: Path) -> str:
     return str(json.loads((data / "questions.json").read_text())[0]["question"])
 
@@ -118,7 +128,9 @@ def build(work: Path, data: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     index.save(work / "index")
     t_save = time.perf_counter() - t0
+    t0 = time.perf_counter()
     graph.save(work / "graph")
+    t_graph = time.perf_counter() - t0
     sizes = {p.name: p.stat().st_size for p in sorted((work / "index").iterdir())}
     graph.add_passage("bench-extra", "A one-passage update to time a second save.")
     index.refresh()
@@ -127,7 +139,8 @@ def build(work: Path, data: Path) -> dict[str, Any]:
     t_save2 = time.perf_counter() - t0
     return {"nodes": graph.num_nodes, "edges": graph.num_edges,
             "passages": len(graph.passages), "extract_s": t_extract, "warm_s": t_warm,
-            "save_s": t_save, "save_after_update_s": t_save2, "sizes": sizes}
+            "save_s": t_save, "save_after_update_s": t_save2, "graph_save_s": t_graph,
+            "sizes": sizes}
 
 
 def reopen(work: Path, data: Path) -> dict[str, Any]:
@@ -138,13 +151,15 @@ def reopen(work: Path, data: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     index = GraphIndex.load(work / "index")
     t_load = time.perf_counter() - t0
+    extra_info = {"import_s": _IMPORT_S}
     counter = Counting(index.embedder)
     index.embedder = counter
     times = _first_queries(index, question)
     t0 = time.perf_counter()
     index.bm25  # noqa: B018 - built on first use; timed to decide whether to save it
     t_bm25 = time.perf_counter() - t0
-    return _report(t_load, times, counter, question, index.graph, {"bm25_build_s": t_bm25})
+    return _report(t_load, times, counter, question, index.graph,
+                   {"bm25_build_s": t_bm25, **extra_info})
 
 
 def reference(work: Path, data: Path) -> dict[str, Any]:
@@ -172,12 +187,17 @@ def _report(t_load: float, times: dict[str, float], counter: Counting, question:
     corpus = {p.text for p in graph.passages.values()}
     corpus |= {n.search_text for n in graph.nodes} | {n.name for n in graph.nodes}
     corpus |= {e.relation for e in graph.edges} | {relation_text(graph, e) for e in graph.edges}
+    relations = {e.relation for e in graph.edges}
     other = [(k, t) for k, t in counter.texts if t != question]
-    from_corpus = [(k, t) for k, t in other if t in corpus]
+    # embed_passages of a corpus text (passage, node, name, edge), or a relation (C2RAG
+    # embeds those as queries); a keyword that happens to be a node name is the question's
+    from_corpus = [(k, t) for k, t in other
+                   if (k == "passage" and t in corpus) or t in relations]
     return {"load_s": t_load, "first_query_s": times,
             "total_s": t_load + sum(times.values()), "texts_besides_question": len(other),
             "corpus_texts": len(from_corpus), "texts": [list(x) for x in from_corpus],
-            "question_derived": [t for k, t in other if t not in corpus], **extra}
+            "question_derived": [t for x in other if x not in from_corpus for t in x[1:]],
+            **extra}
 
 
 def _child(phase: str, work: Path, data: Path) -> dict[str, Any]:
@@ -222,7 +242,8 @@ def main() -> None:
     print(f"graph: {built['nodes']} nodes, {built['edges']} edges, {built['passages']} "
           f"passages (extraction {built['extract_s']:.1f} s)")
     print(f"save: {built['save_s']:.2f} s, {sum(built['sizes'].values()) / 1e6:.1f} MB; "
-          f"after a one-passage update: {built['save_after_update_s']:.2f} s")
+          f"after a one-passage update: {built['save_after_update_s']:.2f} s; the graph "
+          f"alone: {built['graph_save_s']:.2f} s")
     print("  files: " + ", ".join(f"{n} {s / 1e6:.1f} MB" for n, s in built["sizes"].items()
                                   if s > 100_000))
     new, ref = _child("reopen", work, a.data), _child("reference", work, a.data)
@@ -244,7 +265,8 @@ def main() -> None:
           f"{ref['total_s'] / new['total_s']:.1f}x, with the model "
           f"{(ref['total_s'] + est) / new['total_s']:.1f}x; target total <= 2 s: "
           f"{'met' if new['total_s'] <= 2.0 else 'NOT met'}")
-    print(f"BM25 built on first use in {new['bm25_build_s']:.3f} s (not saved)")
+    print(f"BM25 built on first use in {new['bm25_build_s']:.3f} s (not saved); "
+          f"'import kgpath' in the fresh process took {new['import_s']:.2f} s (not counted)")
     print("corpus texts the reopened index embedded:", [t for _, t in new["texts"]][:10])
 
 

@@ -279,3 +279,20 @@ def test_own_and_compact_rows_follow_their_nodes_when_nodes_go(kind):
     rows, scores = index.vector_index.search(q, 5)
     assert {smaller.node_at(int(i)).id: s for i, s in zip(rows, scores)} == \
         pytest.approx({k: v for k, v in by_id.items() if k in smaller}, abs=1e-6)
+
+
+def test_an_index_over_a_compact_graph_reopens_compact(tmp_path):
+    g = KnowledgeGraph.from_arrays(["a", "b", "c"], [0, 1], [1, 2], relations=["r", "s"],
+                                   texts=["alpha node", "beta node", "gamma node"],
+                                   compact=True)
+    index = GraphIndex(g, HashingEmbedder(64)).build()
+    q = index.embedder.embed_queries(["beta"])[0]
+    want = index.vector_index.search(q, 3)
+    index.save(tmp_path / "ix")
+    again = GraphIndex.load(tmp_path / "ix")
+    counter = Counting(again.embedder)
+    again.embedder = counter
+    assert again.graph.compact
+    got = again.vector_index.search(q, 3)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert counter.passages == []

@@ -19,9 +19,10 @@ of :data:`~kgpath.graph.saved_files.INDEX_FILES` beside the graph's:
     PathRAG's node-name and edge-text vectors; rows in the order the JSON lists them.
 
 BM25 is not saved: its statistics are rebuilt from the node texts on first use, measured at
-0.5 s for the 9,557 nodes of the HotpotQA-100 graph, and only PCR's hybrid mode reads
-them (``benchmarks/bench_reopen.py`` prints that time); storing them would tie the file
-format to the tokeniser.
+0.14-0.32 s for the 9,557 nodes of the HotpotQA-100 graph (``benchmarks/bench_reopen.py``
+prints it), and only the non-default ``mode="hybrid"``/``"bm25"`` of PCR and schema
+retrieval read them; no method's first query with its defaults waits for it, and storing
+them would tie the file format to the tokeniser.
 
 :func:`load_index` embeds nothing. With ``embedder=None`` it rebuilds the bundled model the
 index was saved with (:func:`kgpath.index.identity.bundled_embedder`, trusted by name and
