@@ -296,3 +296,35 @@ def test_an_index_over_a_compact_graph_reopens_compact(tmp_path):
     got = again.vector_index.search(q, 3)
     np.testing.assert_array_equal(got[0], want[0])
     assert counter.passages == []
+
+
+def _resign(d, name: str, data: bytes) -> None:
+    """Replace ``name`` and its manifest entry (a forged but consistent directory)."""
+    import hashlib
+
+    (d / name).write_bytes(data)
+    m = json.loads((d / "manifest.json").read_text())
+    m["files"][name] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+    (d / "manifest.json").write_text(json.dumps(m))
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda m: {**m, "kind": "other"}, "not a kgpath.GraphIndex record"),
+    (lambda m: {**m, "node_vectors": "own", "node_ids": ["nobody"]}, "corrupt"),
+    (lambda m: {**m, "embedder": {**m["embedder"], "dim": "64"}}, "not a kgpath.GraphIndex"),
+])
+def test_a_forged_index_record_is_refused(tmp_path, change, match):
+    d = tmp_path / "ix"
+    built().save(d)
+    meta = json.loads((d / "index.json").read_text())
+    _resign(d, "index.json", json.dumps(change(meta)).encode())
+    with pytest.raises(PersistenceError, match=match):
+        GraphIndex.load(d)
+
+
+def test_vectors_that_do_not_match_their_texts_are_refused(tmp_path):
+    d = tmp_path / "ix"
+    built().save(d)
+    _resign(d, "passage_ids.json", json.dumps(["p1"]).encode())
+    with pytest.raises(PersistenceError, match="do not match their texts"):
+        GraphIndex.load(d)

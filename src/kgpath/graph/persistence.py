@@ -452,7 +452,7 @@ def _read_records(d: Path, data: dict[str, bytes], cls: type[KnowledgeGraph]) ->
         try:
             _bulk_records(g, nodes, edges)
             return g
-        except _NotBulk:
+        except (_NotBulk, KeyError, TypeError, ValueError):  # the checking path names it
             g = cls()
             _add_passages(g, passages)
     for r in nodes:
@@ -476,39 +476,40 @@ class _NotBulk(Exception):
     """A record the bulk path leaves to ``add_node`` / ``add_edge`` (which name the error)."""
 
 
-def _bulk_ids(v: Any) -> tuple[str, ...]:
-    if not isinstance(v, list) or not all(isinstance(x, str) and x.strip() for x in v):
-        raise _NotBulk
-    return tuple(v)
-
-
 def _bulk_records(g: KnowledgeGraph, nodes: list[dict[str, Any]],
                   edges: list[dict[str, Any]]) -> None:
-    """Nodes and edges straight into the graph's lists (same checks, no Unicode re-check)."""
+    """Nodes and edges straight into the graph's lists (same checks, no Unicode re-check).
+
+    Provenance ids are checked once per distinct id (a set), not once per record.
+    """
     out_nodes: list[Node] = []
     index: dict[str, int] = {}
+    cited: set[Any] = set()
     for r in nodes:
-        nid, name, text = r["id"], r["name"], r["text"]
-        if (not isinstance(nid, str) or not nid.strip() or nid in index
+        nid, name, text, prov = r["id"], r["name"], r["text"], r.get("provenance", [])
+        if (type(nid) is not str or not nid.strip() or nid in index or type(prov) is not list
                 or not isinstance(name, (str, type(None))) or (text and not isinstance(text, str))):
             raise _NotBulk
         index[nid] = len(out_nodes)
+        cited.update(prov)
         out_nodes.append(Node(nid, nid if name is None else name, text or "", r.get("type"),
-                              dict(r.get("metadata") or {}),
-                              _bulk_ids(r.get("provenance", []))))
+                              dict(r.get("metadata") or {}), tuple(prov)))
     out_edges: list[Edge] = []
     keys: dict[tuple[str, str, str], int] = {}
     for r in edges:
         src, dst, rel, text, w = r["source"], r["target"], r["relation"], r["text"], r["weight"]
+        prov = r.get("provenance", [])
         key = (src, dst, rel)
-        if (src not in index or dst not in index or key in keys or not isinstance(rel, str)
-                or not isinstance(text, str) or isinstance(w, bool)
+        if (src not in index or dst not in index or key in keys or type(rel) is not str
+                or type(text) is not str or type(prov) is not list or isinstance(w, bool)
                 or not isinstance(w, (int, float)) or not np.isfinite(w) or w < 0):
             raise _NotBulk
         keys[key] = len(out_edges)
-        out_edges.append(Edge(src, dst, rel, text, r.get("type"), float(w),
-                              _bulk_ids(r.get("provenance", [])),
+        cited.update(prov)
+        out_edges.append(Edge(src, dst, rel, text, r.get("type"), float(w), tuple(prov),
                               dict(r.get("metadata") or {})))
+    if not all(type(p) is str and p.strip() for p in cited):
+        raise _NotBulk
     g._nodes, g._node_index, g._edges, g._edge_key = out_nodes, index, out_edges, keys
     g._csr = None
     g._version += len(out_nodes) + len(out_edges)
