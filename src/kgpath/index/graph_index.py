@@ -262,6 +262,8 @@ class GraphIndex(DocumentLifecycle, DurableIndex):
             return
         if not shared:
             self._use_own()
+        else:  # nodes citing passages get the passage mean a rebuild would give them
+            self._refresh_means()
         missing, texts = self._plan(shared)
         logger.info("indexing %r: embedding %d node(s)", self.graph, len(missing))
         vecs = self.embedder.embed_passages(texts) if missing else None

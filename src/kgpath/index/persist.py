@@ -80,6 +80,7 @@ class DurableIndex:
     _chash: np.ndarray
     _bm25: Any
     _built_version: int
+    _means_version: int = -1
 
     def save(self, directory: str | os.PathLike[str]) -> None:
         """Save the graph and every vector this index's model made for it (no pickle).
@@ -162,6 +163,8 @@ class DurableIndex:
         """
         g = self.graph
         owner = g.vectors.owner
+        if getattr(self, "_means_version", -1) == g.version:
+            return
         if (self.vectors != "float32" or self._own is not None or not owner
                 or owner.get("node_vectors") != "passage_mean"
                 or not _same_cheap(self.embedder, owner)):
@@ -179,6 +182,7 @@ class DurableIndex:
         rows = np.flatnonzero(differ & cited)
         if rows.size:
             g.vectors.set({g.node_at(int(i)).id: mat[i] for i in rows}, owner=owner)
+        self._means_version = g.version
 
     def _realign(self) -> None:
         """Move the index's own or compact rows to their nodes' current rows, by id.
@@ -280,6 +284,7 @@ def _moved_store(store: CompactVectorIndex, chash: np.ndarray, src: np.ndarray,
 # ---------------------------------------------------------------------- save
 def save_index(index: GraphIndex, directory: str | os.PathLike[str]) -> None:
     """Write ``index`` (graph + every vector its model made for it) to ``directory``."""
+    index._refresh_means()  # the saved node vectors are those a rebuild would give
     record = index_record(index)
     files: dict[str, bytes | np.ndarray] = {}
     meta: dict[str, Any] = {
@@ -398,6 +403,7 @@ def load_index(cls: type[GraphIndex], directory: str | os.PathLike[str],
                 vectors=meta["vectors"], compact_chunk=meta["compact_chunk"])
     _seed_passages(d, graph, emb, record, extra)
     _seed_nodes(d, index, meta, extra)
+    index._means_version = graph.version  # save_index wrote them up to date
     return index
 
 
