@@ -328,3 +328,18 @@ def test_vectors_that_do_not_match_their_texts_are_refused(tmp_path):
     _resign(d, "passage_ids.json", json.dumps(["p1"]).encode())
     with pytest.raises(PersistenceError, match="do not match their texts"):
         GraphIndex.load(d)
+
+
+def test_an_async_build_gives_new_cited_nodes_their_passage_mean():
+    import asyncio
+
+    index = built()
+    g = index.graph
+    g.add_passage("p5", "Ada wrote the first program.")
+    g.add_node("Program", name="Program", provenance=("p5", "p1"))
+    asyncio.run(index.abuild())
+    pv = index.passage_vectors()
+    rows = [pv.ids.index("p5"), pv.ids.index("p1")]
+    mean = pv.matrix[rows].mean(axis=0)
+    np.testing.assert_allclose(g.vectors.matrix[g.index_of("Program")],
+                               mean / np.linalg.norm(mean), atol=1e-6)

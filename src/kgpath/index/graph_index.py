@@ -363,6 +363,9 @@ class GraphIndex(DocumentLifecycle, DurableIndex):
                     return
                 if not shared:
                     self._use_own()
+                elif self._means_due():  # new passages through the async API first
+                    await self.apassage_vectors()
+                    self._refresh_means()
                 missing, texts = self._plan(shared)
                 logger.info("indexing %r: embedding %d node(s) (async)", self.graph, len(missing))
                 vecs = await self.embedder.aembed_passages(texts) if missing else None

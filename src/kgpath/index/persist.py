@@ -155,20 +155,26 @@ class DurableIndex:
             self._bm25, self._built_version = None, -1
         return self.refresh()
 
+    def _means_due(self) -> bool:
+        """Whether the graph's passage-mean node vectors may be stale (this model's, float32)."""
+        g = self.graph
+        owner = g.vectors.owner
+        return (getattr(self, "_means_version", -1) != g.version and self.vectors == "float32"
+                and self._own is None and bool(owner)
+                and owner.get("node_vectors") == "passage_mean"  # type: ignore[union-attr]
+                and bool(_same_cheap(self.embedder, owner)))  # type: ignore[arg-type]
+
     def _refresh_means(self) -> None:
         """Recompute passage-mean node vectors for the current provenance.
 
         :func:`~kgpath.index.graph_vectors.embed_graph`'s default: new nodes and nodes that
         gained or lost a passage get the mean a rebuild would give them, embedding nothing.
         """
+        if not self._means_due():
+            return
         g = self.graph
         owner = g.vectors.owner
-        if getattr(self, "_means_version", -1) == g.version:
-            return
-        if (self.vectors != "float32" or self._own is not None or not owner
-                or owner.get("node_vectors") != "passage_mean"
-                or not _same_cheap(self.embedder, owner)):
-            return
+        assert owner is not None
         pv = self.passage_vectors()  # type: ignore[attr-defined]
         if pv is None:
             return
