@@ -4,7 +4,9 @@ Every method (PCR, PathRAG, C2RAG, ...) takes a ``GraphIndex`` so the node embed
 the FAISS index and the BM25 index are built once and shared. Documents enter here too:
 :meth:`GraphIndex.from_documents` builds the graph (:func:`kgpath.ingest.graph_from_documents`)
 and its node vectors (:func:`kgpath.index.graph_vectors.embed_graph`) in one call, and
-:meth:`GraphIndex.add_documents` extends it.
+:meth:`GraphIndex.add_documents` extends it. :meth:`GraphIndex.save` / :meth:`GraphIndex.load`
+keep and reopen it with every vector (:mod:`kgpath.index.persist`, no embedding on reopen);
+:meth:`GraphIndex.refresh` and :meth:`GraphIndex.use_graph` embed only what a change added.
 """
 
 from __future__ import annotations
@@ -409,8 +411,9 @@ class GraphIndex(DocumentLifecycle, DurableIndex):
     def passage_vectors(self) -> PassageVectors | None:
         """The graph's passages embedded by this index's embedder, once per passage.
 
-        Shared with every retriever on the same (graph, embedder)
-        (:mod:`kgpath.index.passage_vectors`); ``None`` when the graph has no passages.
+        Shared with every retriever of the same graph and model, whatever the embedder
+        object (:mod:`kgpath.index.passage_vectors`, keyed by the embedder's
+        fingerprint), and saved by :meth:`save`; ``None`` when the graph has no passages.
         """
         return passage_vectors(self.graph, self.embedder)
 
