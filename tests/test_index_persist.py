@@ -343,3 +343,16 @@ def test_an_async_build_gives_new_cited_nodes_their_passage_mean():
     mean = pv.matrix[rows].mean(axis=0)
     np.testing.assert_allclose(g.vectors.matrix[g.index_of("Program")],
                                mean / np.linalg.norm(mean), atol=1e-6)
+
+
+def test_vectors_recorded_under_a_cache_wrappers_own_name_stay_shared(tmp_path):
+    """Graphs saved before wrappers were looked through name the wrapper, not the model."""
+    g = graph()
+    embed_graph(g, CachedEmbedder(HashingEmbedder(64), tmp_path / "c"))
+    owner = g.vectors.owner
+    assert owner["name"] == "kgpath.embeddings.HashingEmbedder"  # the model, now
+    g.vectors.set(g.vectors.matrix, owner={**owner, "name": "kgpath.embed_cache.CachedEmbedder"})
+    index = GraphIndex(g, CachedEmbedder(HashingEmbedder(64), tmp_path / "c")).build()
+    assert index._own is None  # the probe decided: same vectors, shared
+    other = GraphIndex(g, CachedEmbedder(HashingEmbedder(32), tmp_path / "c")).build()
+    assert other._own is not None

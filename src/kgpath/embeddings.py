@@ -474,10 +474,15 @@ def vector_source(embedder: Any) -> Any:
     model's identity (name, dimension, probe fingerprint), so a ``CachedEmbedder`` over
     model M shares every vector M made and the reverse.
     """
-    seen = 0
-    while (inner := getattr(embedder, "vectors_of", None)) is not None and seen < 16:
-        embedder, seen = inner, seen + 1
-    return embedder
+    return _chain(embedder)[-1]
+
+
+def _chain(embedder: Any) -> list[Any]:
+    """``embedder`` and the embedders it wraps through ``vectors_of``, outermost first."""
+    out = [embedder]
+    while (inner := getattr(out[-1], "vectors_of", None)) is not None and len(out) < 16:
+        out.append(inner)
+    return out
 
 
 def embedder_name(embedder: Any) -> str:
@@ -485,7 +490,10 @@ def embedder_name(embedder: Any) -> str:
 
     Wrappers declaring ``vectors_of`` are named after what they wrap (:func:`vector_source`).
     """
-    embedder = vector_source(embedder)
+    return _own_name(vector_source(embedder))
+
+
+def _own_name(embedder: Any) -> str:
     cls = type(embedder)
     name = f"{cls.__module__}.{cls.__qualname__}"
     for inner in (embedder, getattr(embedder, "embed_model", None),
@@ -544,8 +552,8 @@ def _remember(embedder: Any, probe: str, fp: str) -> None:
 
 def _same_cheap(embedder: Any, record: dict[str, Any]) -> bool | None:
     """Decide without embedding when possible (name or dimension differ, or cached)."""
-    if record.get("name") != embedder_name(embedder):
-        return False
+    if record.get("name") not in {embedder_name(embedder), *map(_own_name, _chain(embedder))}:
+        return False  # (a wrapper's own name: records saved before wrappers were looked through)
     known_dim = getattr(vector_source(embedder), "_dim", None)  # BaseEmbedder's, no call
     if isinstance(known_dim, int) and isinstance(record.get("dim"), int) \
             and known_dim != record["dim"]:
