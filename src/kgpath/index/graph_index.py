@@ -151,6 +151,7 @@ class GraphIndex(DocumentLifecycle, DurableIndex):
         self._alocks: weakref.WeakKeyDictionary[Any, asyncio.Lock] = (
             weakref.WeakKeyDictionary()
         )
+        self._note_cited()  # passage-mean graphs: which nodes hold means (see refresh)
 
     # ------------------------------------------------------------------ building
     # Vectors belong to their model. The graph stores one set of node vectors and records

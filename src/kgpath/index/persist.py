@@ -45,6 +45,7 @@ from kgpath.embeddings import (
     _same_cheap,
     as_embedder,
     embedder_record,
+    normalize_rows,
     same_embedder,
 )
 from kgpath.errors import ConfigError, EmbeddingError, PersistenceError
@@ -81,6 +82,7 @@ class DurableIndex:
     _bm25: Any
     _built_version: int
     _means_version: int = -1
+    _cited: set[str] | None = None
 
     def save(self, directory: str | os.PathLike[str]) -> None:
         """Save the graph and every vector this index's model made for it (no pickle).
@@ -185,10 +187,25 @@ class DurableIndex:
         cited[orphans] = False
         emb = g._emb
         differ = unset if emb is None else unset | (emb != mat).any(axis=1)
-        rows = np.flatnonzero(differ & cited)
-        if rows.size:
-            g.vectors.set({g.node_at(int(i)).id: mat[i] for i in rows}, owner=owner)
+        rows = {g.node_at(int(i)).id: mat[i] for i in np.flatnonzero(differ & cited)}
+        # nodes that cited passages and cite none now: their own text, as a rebuild
+        was = self._cited if self._cited is not None else set()
+        lost = [g.node_at(i) for i in orphans if g.node_at(i).id in was]
+        if lost:
+            vecs = self.embedder.embed_passages([n.search_text for n in lost])
+            rows.update(zip((n.id for n in lost), normalize_rows(vecs)))
+        if rows:
+            g.vectors.set(rows, owner=owner)
+        self._cited = {n.id for i, n in enumerate(g.nodes) if cited[i]}
         self._means_version = g.version
+
+    def _note_cited(self) -> None:
+        """Remember which nodes hold passage means now (their vectors are current)."""
+        g = self.graph
+        owner = g.vectors.owner
+        if owner and owner.get("node_vectors") == "passage_mean":
+            ps = g.passages
+            self._cited = {n.id for n in g.nodes if any(p in ps for p in n.provenance)}
 
     def _realign(self) -> None:
         """Move the index's own or compact rows to their nodes' current rows, by id.
