@@ -43,15 +43,20 @@ def _apply(g: KnowledgeGraph, todo: list[tuple[str, ...]]) -> None:
             g.add_edge(step[1], step[2], relation="r")
 
 
-def _rebuilt(g: KnowledgeGraph) -> KnowledgeGraph:
-    """The same records in a new graph, without any vector."""
+def _rebuilt(g: KnowledgeGraph, drop: frozenset[str] = frozenset()) -> KnowledgeGraph:
+    """The same records in a new graph without any vector; passages in ``drop`` deleted
+    (with their citations, and the nodes that cited only them)."""
     out = KnowledgeGraph()
     for p in g.passages.values():
-        out.add_passage(p.id, p.text)
+        if p.id not in drop:
+            out.add_passage(p.id, p.text)
     for n in g.nodes:
-        out.add_node(n.id, name=n.name, text=n.text, provenance=n.provenance)
+        prov = tuple(p for p in n.provenance if p not in drop)
+        if prov or not n.provenance:
+            out.add_node(n.id, name=n.name, text=n.text, provenance=prov)
     for e in g.edges:
-        out.add_edge(e.source, e.target, relation=e.relation, provenance=e.provenance)
+        if e.source in out and e.target in out:
+            out.add_edge(e.source, e.target, relation=e.relation, provenance=e.provenance)
     return out
 
 
@@ -73,3 +78,24 @@ def test_refresh_after_changes_equals_a_fresh_build(todo):
     assert pv.ids == tuple(g.passages)
     want = HashingEmbedder(32).embed_passages([p.text for p in g.passages.values()])
     np.testing.assert_allclose(pv.matrix, want, atol=1e-6)
+
+
+@settings(max_examples=100, deadline=None)
+@given(todo=steps(), drop=st.sets(st.sampled_from([f"p{i}" for i in range(5)])))
+def test_use_graph_after_deletions_equals_a_fresh_build(todo, drop):
+    emb = HashingEmbedder(32)
+    g = KnowledgeGraph.from_triples([("Ada", "r", "London")], {"p0": "Ada in London"},
+                                    provenance=[["p0"]])
+    embed_graph(g, emb)
+    index = GraphIndex(g, emb)  # the index follows the graph's changes from here on
+    _apply(g, todo)
+    index.refresh()
+    smaller = _rebuilt(g, frozenset(drop))
+    if not len(smaller):
+        return
+    counts = index.use_graph(smaller)
+    assert counts["passages_embedded"] == 0  # every kept passage carried over
+    fresh = _rebuilt(smaller)
+    if fresh.passages:
+        embed_graph(fresh, HashingEmbedder(32))
+        np.testing.assert_allclose(smaller.vectors.matrix, fresh.vectors.matrix, atol=1e-6)

@@ -154,7 +154,7 @@ class DurableIndex:
                     pid: (t, v) for pid, (t, v) in stored.items()
                     if pid in ps and ps[pid].text == t}, sets)
             self.graph = graph
-            self._bm25, self._built_version = None, -1
+            self._bm25, self._built_version, self._means_version = None, -1, -1
         return self.refresh()
 
     def _means_due(self) -> bool:
