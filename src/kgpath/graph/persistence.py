@@ -210,7 +210,10 @@ def _write_graph(g: KnowledgeGraph, tmp: Path,
     if bad:
         raise PersistenceError(f"cannot save extra files {bad}: not in {list(INDEX_FILES)}")
     for name, value in extra.items():
-        (arrays if isinstance(value, np.ndarray) else files)[name] = value  # type: ignore[index]
+        if isinstance(value, np.ndarray):
+            arrays[name] = value
+        else:
+            files[name] = value
     if extra:
         head["format_version"] = INDEX_VERSION
     entries: dict[str, dict[str, Any]] = {}
@@ -376,7 +379,8 @@ def _read_extra(r: DirReader, manifest: dict[str, Any], out: dict[str, Any]) -> 
     files = manifest["files"]
     for name in files:
         if name in INDEX_ARRAYS:
-            out[name] = column_io.read_npy(r, name, *files[name], spec=INDEX_ARRAYS[name])
+            digest, size = files[name]
+            out[name] = column_io.read_npy(r, name, digest, size, spec=INDEX_ARRAYS[name])
         elif name in INDEX_FILES:
             out[name] = r.verify(name, *files[name])
 

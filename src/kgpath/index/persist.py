@@ -381,12 +381,12 @@ def _passage_files(index: GraphIndex, files: dict[str, Any]) -> None:
     if live:
         files["passage_ids.json"] = _dumps([pid for pid, _ in live])
         files["passage_vectors.npy"] = np.stack([v for _, v in live]).astype(np.float32)
-    live = {"relations": {e.relation for e in g.edges if e.relation},
-            "node_names": {n.name or n.id for n in g.nodes}}
+    current = {"relations": {e.relation for e in g.edges if e.relation},
+               "node_names": {n.name or n.id for n in g.nodes}}
     names: dict[str, list[str]] = {}
     rows: list[np.ndarray] = []
     for name, vecs in sorted(sets.items()):
-        kept = [t for t in vecs if name not in live or t in live[name]]
+        kept = [t for t in vecs if name not in current or t in current[name]]
         if kept:
             names[name] = kept
             rows += [vecs[t] for t in kept]
