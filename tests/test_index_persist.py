@@ -356,3 +356,24 @@ def test_vectors_recorded_under_a_cache_wrappers_own_name_stay_shared(tmp_path):
     assert index._own is None  # the probe decided: same vectors, shared
     other = GraphIndex(g, CachedEmbedder(HashingEmbedder(32), tmp_path / "c")).build()
     assert other._own is not None
+
+
+def test_a_save_after_a_small_update_links_the_unchanged_vector_files(tmp_path):
+    d = tmp_path / "ix"
+    index = built()
+    index.save(d)
+    inode = {n: (d / n).stat().st_ino for n in ("text_vectors.npy", "passage_vectors.npy")}
+    index.graph.add_passage("p5", "Ada wrote the first program.")
+    index.refresh()
+    index.save(d)
+    assert (d / "text_vectors.npy").stat().st_ino == inode["text_vectors.npy"]  # linked
+    assert (d / "passage_vectors.npy").stat().st_ino != inode["passage_vectors.npy"]
+    assert len(GraphIndex.load(d).passage_vectors().ids) == 5
+    raw = bytearray((d / "text_vectors.npy").read_bytes())  # a corrupt old copy ...
+    raw[-1] ^= 0xFF
+    (d / "text_vectors.npy").write_bytes(bytes(raw))
+    index.save(d)  # ... is written afresh, not linked
+    again = GraphIndex.load(d)
+    names = passage_cache(again.graph, again.embedder).sets["node_names"]
+    np.testing.assert_array_equal(
+        names["Ada"], passage_cache(index.graph, index.embedder).sets["node_names"]["Ada"])

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import kgpath.graph.persistence as P
+import kgpath.graph.saved_files as P
 from kgpath import KnowledgeGraph
 from kgpath.errors import PersistenceError
 
@@ -47,19 +47,19 @@ def test_bulk_load_equals_record_by_record_load(tmp_path_factory, g):
     d = tmp_path_factory.mktemp("g") / "g"
     g.save(d)
     used = []
-    bulk = P._bulk_records
-    P._bulk_records = lambda *a: (used.append(1), bulk(*a))[1]
+    bulk = P.bulk_records
+    P.bulk_records = lambda *a: (used.append(1), bulk(*a))[1]
     try:
         fast = KnowledgeGraph.load(d)
     finally:
-        P._bulk_records = bulk
+        P.bulk_records = bulk
     assert used  # the bulk path ran (and did not fall back: states compared below)
-    old = P._SURROGATE_ESCAPE
+    old = P.SURROGATE_ESCAPE
     try:
-        P._SURROGATE_ESCAPE = re.compile(rb"")  # matches everything: the add_node path
+        P.SURROGATE_ESCAPE = re.compile(rb"")  # matches everything: the add_node path
         slow = KnowledgeGraph.load(d)
     finally:
-        P._SURROGATE_ESCAPE = old
+        P.SURROGATE_ESCAPE = old
     assert _state(fast) == _state(slow) == _state(g)
     assert [fast.index_of(n.id) for n in g.nodes] == list(range(len(g)))
 

@@ -67,7 +67,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COLUMN_FILES", "COLUMNS_VERSION", "LAYOUT", "REQUIRED_COLUMNS", "check_fits",
-    "column_arrays", "npy_header", "read_columns", "relation_bytes", "to_compact", "write_npy",
+    "column_arrays", "file_digest", "npy_digest", "npy_header", "read_columns", "relation_bytes",
+    "to_compact", "write_npy",
 ]
 
 LAYOUT = "columns"
@@ -129,6 +130,32 @@ def write_npy(path: Path, arr: np.ndarray) -> dict[str, Any]:
         fh.flush()
         os.fsync(fh.fileno())
     return {"sha256": out.sha.hexdigest(), "size": out.size}
+
+
+class _Discard:
+    def write(self, b: Any) -> int:
+        return len(memoryview(b))
+
+
+def npy_digest(arr: np.ndarray) -> dict[str, Any]:
+    """The ``{"sha256", "size"}`` :func:`write_npy` would record, without writing."""
+    out = _HashingFile(_Discard())
+    np.save(out, np.ascontiguousarray(arr), allow_pickle=False)
+    return {"sha256": out.sha.hexdigest(), "size": out.size}
+
+
+def file_digest(path: Path) -> dict[str, Any] | None:
+    """``{"sha256", "size"}`` of the regular file at ``path`` (not followed if a link)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    sha, size = hashlib.sha256(), 0
+    with os.fdopen(fd, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            sha.update(chunk)
+            size += len(chunk)
+    return {"sha256": sha.hexdigest(), "size": size}
 
 
 # ---------------------------------------------------------------------- load

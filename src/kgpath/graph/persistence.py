@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from kgpath.errors import KgpathError, PersistenceError
-from kgpath.graph import column_io
+from kgpath.graph import column_io, saved_files
 from kgpath.graph.column_io import LAYOUT
 from kgpath.graph.knowledge_graph import KnowledgeGraph
 from kgpath.graph.model import Edge, Node
@@ -109,7 +109,7 @@ def save(g: KnowledgeGraph, directory: str | os.PathLike[str], *,
             tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
             try:
                 if extra:
-                    _write_graph(g, tmp, extra)
+                    _write_graph(g, tmp, extra, reuse=dest)
                 else:  # the graph alone (tests replace _write_graph with a 2-argument fake)
                     _write_graph(g, tmp)
                 check_target(dest)  # again: another program may have put files there
@@ -184,7 +184,8 @@ def _save_lock(dest: Path, timeout: float | None = None) -> Iterator[None]:
 
 
 def _write_graph(g: KnowledgeGraph, tmp: Path,
-                 extra: Mapping[str, bytes | np.ndarray] | None = None) -> None:
+                 extra: Mapping[str, bytes | np.ndarray] | None = None,
+                 reuse: Path | None = None) -> None:
     """Write every file and then the manifest (last, so a manifest means complete).
 
     A compact graph writes its arrays (the ``columns`` layout), never one record per row.
@@ -220,7 +221,11 @@ def _write_graph(g: KnowledgeGraph, tmp: Path,
     for name, data in files.items():
         _write_synced(tmp / name, data)
         entries[name] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+    kept = saved_files.unchanged_arrays(reuse, arrays) if reuse is not None else {}
     for name, arr in arrays.items():  # streamed through the hash: no bytes copy of an array
+        if name in kept and saved_files.linked(reuse / name, tmp / name):  # type: ignore[operator]
+            entries[name] = kept[name]
+            continue
         entries[name] = column_io.write_npy(tmp / name, arr)
     manifest = {
         "format": FORMAT,
@@ -452,11 +457,11 @@ def _read_records(d: Path, data: dict[str, bytes], cls: type[KnowledgeGraph]) ->
     passages = _records(data, d, "passages.json")
     g = cls()
     _add_passages(g, passages)
-    if not any(_SURROGATE_ESCAPE.search(data[n]) for n in ("nodes.json", "edges.json")):
+    if not any(saved_files.SURROGATE_ESCAPE.search(data[n]) for n in ("nodes.json", "edges.json")):
         try:
-            _bulk_records(g, nodes, edges)
+            saved_files.bulk_records(g, nodes, edges)
             return g
-        except (_NotBulk, KeyError, TypeError, ValueError):  # the checking path names it
+        except (saved_files.NotBulk, KeyError, TypeError, ValueError):  # checked below
             g = cls()
             _add_passages(g, passages)
     for r in nodes:
@@ -471,52 +476,6 @@ def _read_records(d: Path, data: dict[str, bytes], cls: type[KnowledgeGraph]) ->
             metadata=r.get("metadata"),
         )
     return g
-
-
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-class _NotBulk(Exception):
-    """A record the bulk path leaves to ``add_node`` / ``add_edge`` (which name the error)."""
-
-
-def _bulk_records(g: KnowledgeGraph, nodes: list[dict[str, Any]],
-                  edges: list[dict[str, Any]]) -> None:
-    """Nodes and edges straight into the graph's lists (same checks, no Unicode re-check).
-
-    Provenance ids are checked once per distinct id (a set), not once per record.
-    """
-    out_nodes: list[Node] = []
-    index: dict[str, int] = {}
-    cited: set[Any] = set()
-    for r in nodes:
-        nid, name, text, prov = r["id"], r["name"], r["text"], r.get("provenance", [])
-        if (type(nid) is not str or not nid.strip() or nid in index or type(prov) is not list
-                or not isinstance(name, (str, type(None))) or (text and not isinstance(text, str))):
-            raise _NotBulk
-        index[nid] = len(out_nodes)
-        cited.update(prov)
-        out_nodes.append(Node(nid, nid if name is None else name, text or "", r.get("type"),
-                              dict(r.get("metadata") or {}), tuple(prov)))
-    out_edges: list[Edge] = []
-    keys: dict[tuple[str, str, str], int] = {}
-    for r in edges:
-        src, dst, rel, text, w = r["source"], r["target"], r["relation"], r["text"], r["weight"]
-        prov = r.get("provenance", [])
-        key = (src, dst, rel)
-        if (src not in index or dst not in index or key in keys or type(rel) is not str
-                or type(text) is not str or type(prov) is not list or isinstance(w, bool)
-                or not isinstance(w, (int, float)) or not np.isfinite(w) or w < 0):
-            raise _NotBulk
-        keys[key] = len(out_edges)
-        cited.update(prov)
-        out_edges.append(Edge(src, dst, rel, text, r.get("type"), float(w), tuple(prov),
-                              dict(r.get("metadata") or {})))
-    if not all(type(p) is str and p.strip() for p in cited):
-        raise _NotBulk
-    g._nodes, g._node_index, g._edges, g._edge_key = out_nodes, index, out_edges, keys
-    g._csr = None
-    g._version += len(out_nodes) + len(out_edges)
 
 
 def _add_passages(g: KnowledgeGraph, passages: list[dict[str, Any]]) -> None:
