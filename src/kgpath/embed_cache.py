@@ -164,6 +164,14 @@ class CachedEmbedder:
         """Dimension of the wrapped embedder."""
         return self.embedder.dim
 
+    @property
+    def vectors_of(self) -> Any:
+        """The wrapped embedder, whose vectors this cache returns unchanged.
+
+        So they carry its identity (:func:`kgpath.embeddings.vector_source`).
+        """
+        return self.embedder
+
     def __repr__(self) -> str:
         return f"CachedEmbedder({self.embedder!r}, cache={str(self.path)!r})"
 

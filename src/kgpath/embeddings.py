@@ -52,6 +52,7 @@ __all__ = [
     "embedder_record",
     "same_embedder",
     "asame_embedder",
+    "vector_source",
 ]
 
 logger = logging.getLogger(__name__)
@@ -464,8 +465,35 @@ def as_embedder(obj: Any, argument: str = "embedder") -> Embedder:
     return wrapped
 
 
+def vector_source(embedder: Any) -> Any:
+    """The embedder whose vectors ``embedder`` returns: wrappers are looked through.
+
+    A wrapper that returns its inner embedder's vectors unchanged (a cache, a counter)
+    says so with a ``vectors_of`` attribute naming that embedder
+    (:class:`kgpath.embed_cache.CachedEmbedder` has one); its vectors then carry the inner
+    model's identity (name, dimension, probe fingerprint), so a ``CachedEmbedder`` over
+    model M shares every vector M made and the reverse.
+    """
+    return _chain(embedder)[-1]
+
+
+def _chain(embedder: Any) -> list[Any]:
+    """``embedder`` and the embedders it wraps through ``vectors_of``, outermost first."""
+    out = [embedder]
+    while (inner := getattr(out[-1], "vectors_of", None)) is not None and len(out) < 16:
+        out.append(inner)
+    return out
+
+
 def embedder_name(embedder: Any) -> str:
-    """``module.Class`` of the embedder, plus the model name when it has one."""
+    """``module.Class`` of the embedder, plus the model name when it has one.
+
+    Wrappers declaring ``vectors_of`` are named after what they wrap (:func:`vector_source`).
+    """
+    return _own_name(vector_source(embedder))
+
+
+def _own_name(embedder: Any) -> str:
     cls = type(embedder)
     name = f"{cls.__module__}.{cls.__qualname__}"
     for inner in (embedder, getattr(embedder, "embed_model", None),
@@ -500,24 +528,35 @@ _SEEN_LOCK = threading.Lock()
 
 
 def _known(embedder: Any, probe: str) -> str | None:
+    """The remembered probe fingerprint of ``embedder`` or of the model it wraps."""
     with _SEEN_LOCK:
-        try:
-            return _SEEN.get(embedder, {}).get(probe)
-        except TypeError:  # not weak-referenceable
-            return None
+        for obj in dict.fromkeys((embedder, vector_source(embedder)), None):
+            try:
+                fp = _SEEN.get(obj, {}).get(probe)
+            except TypeError:  # not weak-referenceable
+                fp = None
+            if fp is not None:
+                return fp
+        return None
 
 
 def _remember(embedder: Any, probe: str, fp: str) -> None:
+    """Remember ``embedder``'s probe fingerprint (and its wrapped model's: same vectors)."""
     with _SEEN_LOCK:
-        try:
-            _SEEN.setdefault(embedder, {})[probe] = fp
-        except TypeError:
-            pass
+        for obj in dict.fromkeys((embedder, vector_source(embedder)), None):
+            try:
+                _SEEN.setdefault(obj, {})[probe] = fp
+            except TypeError:
+                pass
 
 
 def _same_cheap(embedder: Any, record: dict[str, Any]) -> bool | None:
     """Decide without embedding when possible (name or dimension differ, or cached)."""
-    if record.get("name") != embedder_name(embedder):
+    if record.get("name") not in {embedder_name(embedder), *map(_own_name, _chain(embedder))}:
+        return False  # (a wrapper's own name: records saved before wrappers were looked through)
+    known_dim = getattr(vector_source(embedder), "_dim", None)  # BaseEmbedder's, no call
+    if isinstance(known_dim, int) and isinstance(record.get("dim"), int) \
+            and known_dim != record["dim"]:
         return False
     probe = record.get("probe")
     if not isinstance(probe, str):

@@ -67,7 +67,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COLUMN_FILES", "COLUMNS_VERSION", "LAYOUT", "REQUIRED_COLUMNS", "check_fits",
-    "column_arrays", "npy_header", "read_columns", "relation_bytes", "to_compact", "write_npy",
+    "column_arrays", "file_digest", "npy_digest", "npy_header", "read_columns", "relation_bytes",
+    "to_compact", "write_npy",
 ]
 
 LAYOUT = "columns"
@@ -131,6 +132,32 @@ def write_npy(path: Path, arr: np.ndarray) -> dict[str, Any]:
     return {"sha256": out.sha.hexdigest(), "size": out.size}
 
 
+class _Discard:
+    def write(self, b: Any) -> int:
+        return len(memoryview(b))
+
+
+def npy_digest(arr: np.ndarray) -> dict[str, Any]:
+    """The ``{"sha256", "size"}`` :func:`write_npy` would record, without writing."""
+    out = _HashingFile(_Discard())
+    np.save(out, np.ascontiguousarray(arr), allow_pickle=False)
+    return {"sha256": out.sha.hexdigest(), "size": out.size}
+
+
+def file_digest(path: Path) -> dict[str, Any] | None:
+    """``{"sha256", "size"}`` of the regular file at ``path`` (not followed if a link)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    sha, size = hashlib.sha256(), 0
+    with os.fdopen(fd, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            sha.update(chunk)
+            size += len(chunk)
+    return {"sha256": sha.hexdigest(), "size": size}
+
+
 # ---------------------------------------------------------------------- load
 def read_columns(r: Any, manifest: dict[str, Any], cls: type[KnowledgeGraph]) -> KnowledgeGraph:
     """Build a compact graph from the verified files of reader ``r`` (a ``_DirReader``)."""
@@ -158,10 +185,19 @@ def read_columns(r: Any, manifest: dict[str, Any], cls: type[KnowledgeGraph]) ->
     return g
 
 
-def read_npy(r: Any, name: str, digest: str, size: int | None) -> np.ndarray:
-    """Array file ``name`` of reader ``r``: header checked, then read and checksummed in place."""
+def read_npy(r: Any, name: str, digest: str, size: int | None,
+             spec: tuple[tuple[str, ...], int] | None = None) -> np.ndarray:
+    """Array file ``name`` of reader ``r``: header checked, then read and checksummed in place.
+
+    ``spec`` (accepted dtypes, ndim) for a file outside :data:`COLUMN_FILES` (a saved
+    index's vectors).
+    """
     where = r.path / name
-    want, ndim = COLUMN_FILES[name]
+    if spec is None:
+        want, ndim = COLUMN_FILES[name]
+    else:
+        ndim = spec[1]
+        want = _header_dtype(r, name, size, spec[0])
     if size is None:
         raise PersistenceError(f"{where} is corrupt: the manifest gives no size")
     fd = r.open(name, size)
@@ -186,6 +222,16 @@ def read_npy(r: Any, name: str, digest: str, size: int | None) -> np.ndarray:
     if sha.hexdigest() != digest:
         raise PersistenceError(f"{r.path} is corrupt: checksum of {name} does not match")
     return arr
+
+
+def _header_dtype(r: Any, name: str, size: int | None, accepted: tuple[str, ...]
+                  ) -> np.dtype[Any]:
+    """The dtype in ``name``'s header when it is one of ``accepted`` (else the first)."""
+    if size is None:
+        return np.dtype(accepted[0])
+    with os.fdopen(r.open(name, size), "rb", buffering=0) as fh:
+        _, _, dtype, _ = npy_header(fh, r.path / name)
+    return dtype if dtype.str in accepted else np.dtype(accepted[0])
 
 
 def npy_header(fh: Any, where: Path) -> tuple[tuple[int, ...], bool, np.dtype[Any], int]:

@@ -2,7 +2,10 @@
 
 The format constants, the manifest's validation and :class:`DirReader` (every file opened
 through a directory descriptor, never following a link, checked to be a regular file within
-its size, and checksummed) used by :mod:`kgpath.graph.persistence` to save and load.
+its size, and checksummed) used by :mod:`kgpath.graph.persistence` to save and load; and two
+fast paths: :func:`bulk_records` (nodes and edges of a trusted-shape file built without
+``add_node``/``add_edge``) and :func:`unchanged_arrays` (array files a save can hard-link
+from the previous copy instead of writing them again).
 """
 
 from __future__ import annotations
@@ -11,23 +14,36 @@ import errno
 import hashlib
 import json
 import os
+import re
 import stat
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from kgpath.errors import PersistenceError
+from kgpath.graph import column_io
 from kgpath.graph.column_io import COLUMN_FILES, LAYOUT, REQUIRED_COLUMNS
+from kgpath.graph.model import Edge, Node
+
+if TYPE_CHECKING:
+    from kgpath.graph.knowledge_graph import KnowledgeGraph
 
 __all__ = [
-    "ALLOWED", "ARRAYS", "FORMAT", "FORMAT_VERSION", "MANIFEST", "MAX_FILE_BYTES",
-    "OBJECTS_VERSION", "REQUIRED", "DirReader", "Missing", "TooLarge", "parse_json",
-    "validate_manifest",
+    "ALLOWED", "ARRAYS", "FORMAT", "FORMAT_VERSION", "INDEX_ARRAYS", "INDEX_FILES",
+    "INDEX_VERSION", "MANIFEST", "MAX_FILE_BYTES",
+    "OBJECTS_VERSION", "REQUIRED", "SURROGATE_ESCAPE", "DirReader", "Missing", "NotBulk",
+    "TooLarge", "bulk_records", "linked", "parse_json", "unchanged_arrays", "validate_manifest",
 ]
 
-FORMAT_VERSION = 3
-"""3: the ``columns`` layout of compact graphs (:mod:`kgpath.graph.column_io`); 2: per-file
-sizes, ``saved_ns`` and the ``embedder`` record. Object graphs are still written as version
-2 (a kgpath older than version 3 reads them); versions 1 and 2 still load."""
+FORMAT_VERSION = 4
+"""4: a saved index (:meth:`kgpath.index.GraphIndex.save`): the graph's files plus
+:data:`INDEX_FILES`; 3: the ``columns`` layout of compact graphs
+(:mod:`kgpath.graph.column_io`); 2: per-file sizes, ``saved_ns`` and the ``embedder``
+record. Object graphs are still written as version 2 (a kgpath older than version 3 reads
+them), a graph alone never as 4; versions 1 to 3 still load."""
+INDEX_VERSION = 4
 OBJECTS_VERSION = 2
 MAX_FILE_BYTES = 1 << 34
 """Largest data file :func:`load` reads (16 GiB)."""
@@ -37,7 +53,18 @@ FORMAT = "kgpath.KnowledgeGraph"
 MANIFEST = "manifest.json"
 REQUIRED = ("nodes.json", "edges.json", "passages.json")
 ARRAYS = ("embeddings.npy", "embedding_mask.npy")
-ALLOWED = frozenset(REQUIRED + ARRAYS + tuple(COLUMN_FILES) + REQUIRED_COLUMNS)
+INDEX_ARRAYS: dict[str, tuple[tuple[str, ...], int]] = {
+    # name: (accepted dtypes, ndim) of the arrays a saved index adds (format version 4)
+    "passage_vectors.npy": (("<f4",), 2),
+    "text_vectors.npy": (("<f4",), 2),
+    "index_node_vectors.npy": (("<f4",), 2),
+    "compact_codes.npy": (("<f2", "|i1"), 2),
+    "compact_scale.npy": (("<f4",), 1),
+    "compact_exact.npy": (("<f2",), 2),
+}
+INDEX_FILES = ("index.json", "passage_ids.json", "vector_texts.json", *INDEX_ARRAYS)
+"""The files a saved index adds to its graph's (read by :mod:`kgpath.index.persist`)."""
+ALLOWED = frozenset(REQUIRED + ARRAYS + tuple(COLUMN_FILES) + REQUIRED_COLUMNS + INDEX_FILES)
 _SHA_CHARS = frozenset("0123456789abcdef")
 
 
@@ -174,6 +201,8 @@ def validate_manifest(m: Any, d: Path) -> dict[str, Any]:
                if n not in checked]
     if missing:
         raise PersistenceError(f"{where} is corrupt: 'files' does not list {missing}")
+    if version < INDEX_VERSION and any(n in checked for n in INDEX_FILES):
+        raise PersistenceError(f"{where} is corrupt: index files in a version {version} graph")
     if sum(n in checked for n in ARRAYS) == 1:
         raise PersistenceError(f"{where} is corrupt: lists only one of {list(ARRAYS)}")
     owner = m.get("embedder")
@@ -217,3 +246,82 @@ def parse_json(data: bytes, where: Path) -> Any:
         raise PersistenceError(f"{where} is corrupt: {exc}"[:300]) from exc
 
 
+# ---------------------------------------------------------------------- fast paths
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+class NotBulk(Exception):
+    """A record the bulk path leaves to ``add_node`` / ``add_edge`` (which name the error)."""
+
+
+def bulk_records(g: KnowledgeGraph, nodes: list[dict[str, Any]],
+                  edges: list[dict[str, Any]]) -> None:
+    """Nodes and edges straight into the graph's lists (same checks, no Unicode re-check).
+
+    Provenance ids are checked once per distinct id (a set), not once per record.
+    """
+    out_nodes: list[Node] = []
+    index: dict[str, int] = {}
+    cited: set[Any] = set()
+    for r in nodes:
+        nid, name, text, prov = r["id"], r["name"], r["text"], r.get("provenance", [])
+        if (type(nid) is not str or not nid.strip() or nid in index or type(prov) is not list
+                or not isinstance(name, (str, type(None))) or (text and not isinstance(text, str))):
+            raise NotBulk
+        index[nid] = len(out_nodes)
+        cited.update(prov)
+        out_nodes.append(Node(nid, nid if name is None else name, text or "", r.get("type"),
+                              dict(r.get("metadata") or {}), tuple(prov)))
+    out_edges: list[Edge] = []
+    keys: dict[tuple[str, str, str], int] = {}
+    for r in edges:
+        src, dst, rel, text, w = r["source"], r["target"], r["relation"], r["text"], r["weight"]
+        prov = r.get("provenance", [])
+        key = (src, dst, rel)
+        if (src not in index or dst not in index or key in keys or type(rel) is not str
+                or type(text) is not str or type(prov) is not list or isinstance(w, bool)
+                or not isinstance(w, (int, float)) or not np.isfinite(w) or w < 0):
+            raise NotBulk
+        keys[key] = len(out_edges)
+        cited.update(prov)
+        out_edges.append(Edge(src, dst, rel, text, r.get("type"), float(w), tuple(prov),
+                              dict(r.get("metadata") or {})))
+    if not all(type(p) is str and p.strip() for p in cited):
+        raise NotBulk
+    g._nodes, g._node_index, g._edges, g._edge_key = out_nodes, index, out_edges, keys
+    g._csr = None
+    g._version += len(out_nodes) + len(out_edges)
+
+
+def unchanged_arrays(dest: Path, arrays: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """The arrays whose ``.npy`` bytes equal the file of that name already saved at ``dest``.
+
+    A save after a small update then hard-links those files into the new copy instead of
+    writing them again (the directory is still swapped in whole; saved files are never
+    modified in place, so sharing an inode is safe). The old file is checksummed, not
+    trusted: a corrupt one is written afresh.
+    """
+    try:
+        with DirReader(dest) as r:
+            files = r.manifest()["files"]
+    except (PersistenceError, OSError):
+        return {}
+    out = {}
+    for name, arr in arrays.items():
+        want = files.get(name)
+        if want is None or want[1] is None:
+            continue
+        new = column_io.npy_digest(arr)
+        if (new["sha256"], new["size"]) == tuple(want) and \
+                column_io.file_digest(dest / name) == new:
+            out[name] = new
+    return out
+
+
+def linked(src: Path, dst: Path) -> bool:
+    """Hard-link ``src`` to ``dst``; False where the file system refuses."""
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except (OSError, NotImplementedError):
+        return False
+    return True

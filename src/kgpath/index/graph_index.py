@@ -4,7 +4,9 @@ Every method (PCR, PathRAG, C2RAG, ...) takes a ``GraphIndex`` so the node embed
 the FAISS index and the BM25 index are built once and shared. Documents enter here too:
 :meth:`GraphIndex.from_documents` builds the graph (:func:`kgpath.ingest.graph_from_documents`)
 and its node vectors (:func:`kgpath.index.graph_vectors.embed_graph`) in one call, and
-:meth:`GraphIndex.add_documents` extends it.
+:meth:`GraphIndex.add_documents` extends it. :meth:`GraphIndex.save` / :meth:`GraphIndex.load`
+keep and reopen it with every vector (:mod:`kgpath.index.persist`, no embedding on reopen);
+:meth:`GraphIndex.refresh` and :meth:`GraphIndex.use_graph` embed only what a change added.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from kgpath.graph.model import short
 from kgpath.index.documents import DocumentLifecycle
 from kgpath.index.hybrid import hybrid_scores
 from kgpath.index.passage_vectors import PassageVectors, apassage_vectors, passage_vectors
+from kgpath.index.persist import DurableIndex
 from kgpath.search.bm25 import BM25Index
 from kgpath.search.vector import COMPACT_KINDS, CompactVectorIndex, VectorIndex, top_k
 
@@ -76,7 +79,7 @@ def _remember_record(embedder: Any, record: dict[str, Any]) -> None:
     _remember(embedder, record["probe"], record["fingerprint"])
 
 
-class GraphIndex(DocumentLifecycle):
+class GraphIndex(DocumentLifecycle, DurableIndex):
     """Node-level vector and BM25 search over a :class:`KnowledgeGraph`.
 
     Built over a graph (``GraphIndex(graph, embedder)``) or from raw documents
@@ -141,12 +144,14 @@ class GraphIndex(DocumentLifecycle):
         self._built_version = -1
         self._own: np.ndarray | None = None  # private vectors (another embedder's in graph)
         self._own_texts: list[str] = []
+        self._row_ids: list[str] = []  # node ids of the own/compact rows at the last build
         self._lock = threading.Lock()
         self._lock_guard = threading.Lock()
         self._async_builder: int | None = None  # thread id of a running async build
         self._alocks: weakref.WeakKeyDictionary[Any, asyncio.Lock] = (
             weakref.WeakKeyDictionary()
         )
+        self._note_cited()  # passage-mean graphs: which nodes hold means (see refresh)
 
     # ------------------------------------------------------------------ building
     # Vectors belong to their model. The graph stores one set of node vectors and records
@@ -200,8 +205,9 @@ class GraphIndex(DocumentLifecycle):
                         f"embedder dimension {vecs.shape[1]} does not match the graph's "
                         f"stored embeddings ({dim})"
                     )
+                have = g.vectors.owner  # same model: keep its record (and node_vectors mode)
                 g.vectors.set({g.node_at(i).id: v for i, v in zip(missing, vecs)},
-                              owner=record)
+                              owner=have if have and _same_cheap(self.embedder, have) else record)
             else:
                 self._put_own(missing, texts, vecs)
         own = self._own
@@ -209,6 +215,7 @@ class GraphIndex(DocumentLifecycle):
         self._vec = VectorIndex(g.vectors.matrix if shared or own is None else own)
         self._bm25 = None
         self._built_version = g.version
+        self._row_ids = [] if own is None else [n.id for n in g.nodes]
 
     def _put_own(self, missing: list[int], texts: list[str], vecs: np.ndarray) -> None:
         n = len(self.graph)
@@ -246,6 +253,7 @@ class GraphIndex(DocumentLifecycle):
                 self._build_sync()
 
     def _build_sync(self) -> None:
+        self._realign()
         shared = self._shared()
         if shared is None:
             shared = same_embedder(self.embedder, self.graph.vectors.owner or {})
@@ -257,6 +265,8 @@ class GraphIndex(DocumentLifecycle):
             return
         if not shared:
             self._use_own()
+        else:  # nodes citing passages get the passage mean a rebuild would give them
+            self._refresh_means()
         missing, texts = self._plan(shared)
         logger.info("indexing %r: embedding %d node(s)", self.graph, len(missing))
         vecs = self.embedder.embed_passages(texts) if missing else None
@@ -322,6 +332,7 @@ class GraphIndex(DocumentLifecycle):
     def _compact_done(self) -> None:
         self._bm25 = None
         self._built_version = self.graph.version
+        self._row_ids = [n.id for n in self.graph.nodes]
 
     def _alock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -343,6 +354,7 @@ class GraphIndex(DocumentLifecycle):
             try:
                 if not self._stale():
                     return
+                self._realign()
                 shared = self._shared()
                 if shared is None:
                     shared = await asame_embedder(self.embedder, self.graph.vectors.owner or {})
@@ -354,6 +366,9 @@ class GraphIndex(DocumentLifecycle):
                     return
                 if not shared:
                     self._use_own()
+                elif self._means_due():  # new passages through the async API first
+                    await self.apassage_vectors()
+                    self._refresh_means()
                 missing, texts = self._plan(shared)
                 logger.info("indexing %r: embedding %d node(s) (async)", self.graph, len(missing))
                 vecs = await self.embedder.aembed_passages(texts) if missing else None
@@ -397,8 +412,9 @@ class GraphIndex(DocumentLifecycle):
     def passage_vectors(self) -> PassageVectors | None:
         """The graph's passages embedded by this index's embedder, once per passage.
 
-        Shared with every retriever on the same (graph, embedder)
-        (:mod:`kgpath.index.passage_vectors`); ``None`` when the graph has no passages.
+        Shared with every retriever of the same graph and model, whatever the embedder
+        object (:mod:`kgpath.index.passage_vectors`, keyed by the embedder's
+        fingerprint), and saved by :meth:`save`; ``None`` when the graph has no passages.
         """
         return passage_vectors(self.graph, self.embedder)
 

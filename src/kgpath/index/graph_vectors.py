@@ -19,9 +19,12 @@ Nodes that cite no passage of the graph get the vector of their own search text
 (``Node.search_text``); that is the only extra embedding ``"passage_mean"`` pays.
 
 The passage vectors live in the shared cache of :mod:`kgpath.index.passage_vectors` (one
-per graph and embedder), so a retriever that searches passages with the same embedder
-(C2RAG's textual recovery) reuses them, and :func:`embed_graph` itself embeds only the
-passages that cache lacks.
+per graph and model, found by the embedder's fingerprint), so a retriever that searches
+passages with the same model (C2RAG's textual recovery) reuses them, and
+:func:`embed_graph` itself embeds only the passages that cache lacks. The node-vector mode
+is recorded in the owner record (``"node_vectors"``), so
+:meth:`GraphIndex.refresh <kgpath.index.GraphIndex.refresh>` recomputes the passage means
+of changed nodes without embedding.
 """
 
 from __future__ import annotations
@@ -263,7 +266,10 @@ def _result(graph: KnowledgeGraph, ids: tuple[str, ...], pvec: np.ndarray, mat: 
             missing: list[int], t_pass: float, t1: float, store: bool,
             owner: dict[str, Any] | None = None) -> GraphVectors:
     if store and graph.num_nodes:
-        graph.vectors.set(mat, owner=owner)
+        # the mode goes into the owner record, so GraphIndex.refresh can recompute the
+        # passage means of nodes whose provenance changed (no embedding)
+        mode = "text" if len(missing) == graph.num_nodes and len(ids) else "passage_mean"
+        graph.vectors.set(mat, owner=None if owner is None else {**owner, "node_vectors": mode})
     seconds = {"passages": t_pass, "nodes": time.perf_counter() - t1,
                "nodes_embedded": float(len(missing))}
     return GraphVectors(ids, pvec, mat, seconds)

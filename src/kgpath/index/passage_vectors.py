@@ -1,16 +1,18 @@
-"""Passage embeddings shared by every retriever of a (graph, embedder) pair.
+"""Passage embeddings shared by every retriever of a graph, keyed by the embedder's model.
 
 Methods that search a graph's passages (C2RAG's textual recovery, Eq. 11) used to embed
 the whole corpus once per retriever: 6.2 s per question on a 16k-node graph when a
 retriever is built per question (issue 12). :func:`passage_cache` returns the one
-:class:`PassageVectorCache` of a ``(graph, embedder)`` pair, so every retriever, call and
-thread on that pair embeds each passage once. The cache is incremental: when the graph
-changes (its ``version``), only passages that are new or whose text changed are embedded.
-Entries hold weak references and disappear with the graph or the embedder.
+:class:`PassageVectorCache` of a graph and a model, found by the embedder's fingerprint
+(model name, dimension, probe; issue 21), so every retriever, call, thread and embedder
+object of that model embeds each passage once. The cache is incremental: when the graph
+changes (its ``version``), only passages that are new or whose text changed are embedded,
+and removed ones are dropped. Entries disappear with the graph.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 from collections.abc import Sequence
@@ -19,14 +21,23 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.embeddings import Embedder
+from kgpath.embeddings import (
+    Embedder,
+    _remember,
+    embedder_name,
+    embedder_record,
+    same_embedder,
+)
 from kgpath.errors import EmbeddingError
 from kgpath.graph import KnowledgeGraph, Passage
+from kgpath.index.identity import embedder_key
 
 __all__ = [
     "PassageVectorCache", "PassageVectors", "apassage_vectors", "passage_cache",
-    "passage_vectors",
+    "atext_vectors", "passage_vectors", "seed_passage_cache", "text_vectors",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -44,14 +55,50 @@ class PassageVectors:
 
 
 class PassageVectorCache:
-    """Per-passage vectors of one (graph, embedder) pair; see the module docstring."""
+    """Per-passage vectors of one graph and one model; see the module docstring.
 
-    def __init__(self) -> None:
+    Stored per passage id with the text it embedded: a graph change embeds only new or
+    edited passages and :meth:`vectors` drops the removed ones. :attr:`relations` holds
+    the model's query vectors of relation strings (C2RAG Eq. 5), kept here so every
+    retriever of the graph shares them and :meth:`GraphIndex.save
+    <kgpath.index.GraphIndex.save>` writes them.
+    """
+
+    def __init__(self, maker: Any = None) -> None:
         self._vecs: dict[str, tuple[str, np.ndarray]] = {}
         self._built: PassageVectors | None = None
         self.lock = threading.Lock()
         self.owner: dict[str, Any] | None = None
-        """The embedder record of these vectors, when a caller made one (ingest)."""
+        """The embedder record of these vectors (:func:`~kgpath.embeddings.embedder_record`)."""
+        self.sets: dict[str, dict[str, np.ndarray]] = {"relations": {}}
+        """Named sets of ``text -> vector`` a method derives from the graph (see
+        :func:`text_vectors`): ``"relations"`` (C2RAG Eq. 5's ``v_r``, ``embed_queries``),
+        PathRAG's ``"node_names"`` and ``"edge_texts"`` (``embed_passages``)."""
+        self.relations = self.sets["relations"]
+        try:
+            self._maker: Any = weakref.ref(maker) if maker is not None else None
+        except TypeError:
+            self._maker = None
+
+    def record(self) -> dict[str, Any] | None:
+        """:attr:`owner`, derived from the first stored vector if not set (no embedding)."""
+        if self.owner is None and self._vecs and self._maker is not None:
+            maker = self._maker()
+            if maker is not None:
+                text, vec = next(iter(self._vecs.values()))
+                self.owner = embedder_record(maker, text, vec)
+                _remember(maker, text, self.owner["fingerprint"])
+        return self.owner
+
+    @property
+    def key(self) -> str | None:
+        """:func:`~kgpath.embeddings.embedder_key` of :meth:`record` (``None`` while empty)."""
+        rec = self.record()
+        return None if rec is None else embedder_key(rec)
+
+    def stored(self) -> dict[str, tuple[str, np.ndarray]]:
+        """A copy of ``passage id -> (text embedded, vector)`` (what a save writes)."""
+        return dict(self._vecs)
 
     def missing(self, graph: KnowledgeGraph) -> list[Passage]:
         """Passages of ``graph`` not embedded yet (or whose text changed)."""
@@ -93,33 +140,92 @@ class PassageVectorCache:
         return self._built
 
 
-_REGISTRY: dict[tuple[int, int], tuple[Any, Any, PassageVectorCache]] = {}
-_REGISTRY_LOCK = threading.Lock()
+_FAST: dict[tuple[int, int], tuple[Any, Any, PassageVectorCache]] = {}
+_BY_GRAPH: weakref.WeakKeyDictionary[KnowledgeGraph, list[PassageVectorCache]] = (
+    weakref.WeakKeyDictionary()
+)
+_REGISTRY_LOCK = threading.RLock()
 
 
 def passage_cache(graph: KnowledgeGraph, embedder: Embedder) -> PassageVectorCache:
-    """The shared :class:`PassageVectorCache` of ``(graph, embedder)`` (by identity)."""
+    """The shared :class:`PassageVectorCache` of ``graph`` for ``embedder``'s model.
+
+    Caches are found by the embedder's fingerprint (model name, dimension, probe vector;
+    :func:`kgpath.embeddings.embedder_key`), not by object: a new instance of the same
+    model, or a :class:`~kgpath.embed_cache.CachedEmbedder` over it, gets the cache the
+    first one filled (checking a new object costs one probe text, once; none when its
+    fingerprint is known, e.g. after :meth:`GraphIndex.load
+    <kgpath.index.GraphIndex.load>`). A model with the same name but other vectors gets a
+    cache of its own, with a warning: vectors of two models are never mixed.
+    """
     key = (id(graph), id(embedder))
     with _REGISTRY_LOCK:
-        hit = _REGISTRY.get(key)
+        hit = _FAST.get(key)
         if hit is not None and hit[0]() is graph and hit[1]() is embedder:
             return hit[2]
-        cache = PassageVectorCache()
-        _REGISTRY[key] = (weakref.ref(graph), weakref.ref(embedder), cache)
+        cache = _matching(graph, embedder)
+        if cache is None:
+            cache = PassageVectorCache(embedder)
+            _BY_GRAPH.setdefault(graph, []).append(cache)
+        _remember_fast(key, graph, embedder, cache)
+        return cache
+
+
+def _matching(graph: KnowledgeGraph, embedder: Embedder) -> PassageVectorCache | None:
+    """The cache of ``graph`` whose vectors ``embedder``'s model made, if any."""
+    name = embedder_name(embedder)
+    for cache in _BY_GRAPH.get(graph, ()):
+        rec = cache.record()
+        if rec is None:
+            continue
+        if same_embedder(embedder, rec):
+            return cache
+        if rec.get("name") == name:
+            logger.warning(
+                "%r: passage vectors of %r were made by another model named %s (probe "
+                "fingerprint differs); embedding the passages again with this one",
+                graph, embedder, name,
+            )
+    return None
+
+
+def _remember_fast(key: tuple[int, int], graph: KnowledgeGraph, embedder: Embedder,
+                   cache: PassageVectorCache) -> None:
+    _FAST[key] = (weakref.ref(graph), weakref.ref(embedder), cache)
     for obj in (graph, embedder):
         weakref.finalize(obj, _drop, key, cache)
+
+
+def seed_passage_cache(
+    graph: KnowledgeGraph, embedder: Embedder, owner: dict[str, Any],
+    vectors: dict[str, tuple[str, np.ndarray]], sets: dict[str, dict[str, np.ndarray]],
+) -> PassageVectorCache:
+    """Register vectors read from disk as ``embedder``'s cache for ``graph`` (no embedding).
+
+    ``owner`` is the record of the model that made them; the caller has checked (or, for a
+    bundled model, trusted) that ``embedder`` is that model.
+    """
+    cache = PassageVectorCache(embedder)
+    cache.owner = dict(owner)
+    cache._vecs.update(vectors)
+    for name, rows in sets.items():
+        cache.sets.setdefault(name, {}).update(rows)
+    with _REGISTRY_LOCK:
+        caches = _BY_GRAPH.setdefault(graph, [])
+        caches[:] = [c for c in caches if c.key != cache.key] + [cache]
+        _remember_fast((id(graph), id(embedder)), graph, embedder, cache)
     return cache
 
 
 def _drop(key: tuple[int, int], cache: PassageVectorCache) -> None:
     with _REGISTRY_LOCK:
-        hit = _REGISTRY.get(key)
+        hit = _FAST.get(key)
         if hit is not None and hit[2] is cache:
-            del _REGISTRY[key]
+            del _FAST[key]
 
 
 def passage_vectors(graph: KnowledgeGraph, embedder: Embedder) -> PassageVectors | None:
-    """Embed what is missing (once per passage per embedder) and return all vectors."""
+    """Embed what is missing (once per passage per model) and return all vectors."""
     cache = passage_cache(graph, embedder)
     with cache.lock:
         missing = cache.missing(graph)
@@ -143,3 +249,58 @@ async def apassage_vectors(graph: KnowledgeGraph, embedder: Embedder) -> Passage
         with cache.lock:
             cache.add(missing, vecs)
     return passage_vectors(graph, embedder)
+
+
+def text_vectors(graph: KnowledgeGraph, embedder: Embedder, name: str,
+                 texts: Sequence[str]) -> np.ndarray:
+    """``embed_passages`` vectors of ``texts`` from the shared set ``name``, rows in order.
+
+    Only texts the set lacks are embedded; the set then holds exactly ``texts`` (a method
+    asks for all its texts of the current graph, e.g. every node name, so what the graph
+    lost is dropped). Shared by every retriever of the graph and model and saved with
+    the index, like the passage vectors.
+    """
+    cache = passage_cache(graph, embedder)
+    with cache.lock:
+        missing = _absent(cache, name, texts)
+    if missing:
+        _put(cache, name, missing, embedder.embed_passages(missing))
+    with cache.lock:
+        return _exactly(cache, name, texts, embedder)
+
+
+async def atext_vectors(graph: KnowledgeGraph, embedder: Embedder, name: str,
+                        texts: Sequence[str]) -> np.ndarray:
+    """Async :func:`text_vectors` (``aembed_passages``)."""
+    cache = passage_cache(graph, embedder)
+    with cache.lock:
+        missing = _absent(cache, name, texts)
+    if missing:
+        _put(cache, name, missing, await embedder.aembed_passages(missing))
+    with cache.lock:
+        return _exactly(cache, name, texts, embedder)
+
+
+def _absent(cache: PassageVectorCache, name: str, texts: Sequence[str]) -> list[str]:
+    rows = cache.sets.setdefault(name, {})
+    return list(dict.fromkeys(t for t in texts if t not in rows))
+
+
+def _put(cache: PassageVectorCache, name: str, texts: list[str], vecs: Any) -> None:
+    arr = np.asarray(vecs, dtype=np.float32)
+    if arr.ndim != 2 or arr.shape[0] != len(texts):
+        raise EmbeddingError(f"embedder returned {arr.shape[0] if arr.ndim else 0} vectors "
+                             f"for {len(texts)} texts")
+    with cache.lock:
+        cache.sets.setdefault(name, {}).update(zip(texts, arr, strict=True))
+
+
+def _exactly(cache: PassageVectorCache, name: str, texts: Sequence[str],
+             embedder: Embedder) -> np.ndarray:
+    rows = cache.sets[name]
+    live = set(texts)
+    for stale in [t for t in rows if t not in live]:
+        del rows[stale]
+    if not texts:
+        return np.zeros((0, embedder.dim), np.float32)
+    return np.stack([rows[t] for t in texts])

@@ -23,6 +23,7 @@ from kgpath.embeddings import Embedder, as_embedder, default_embedder
 from kgpath.errors import BackendError, ConfigError, ParseError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
+from kgpath.index.passage_vectors import passage_cache
 from kgpath.llm import LLM, acall_llm, as_llm, call_llm
 from kgpath.methods.c2rag.alignment import Anchor, candidate_pool, match_anchors
 from kgpath.methods.c2rag.bindings import (
@@ -188,7 +189,8 @@ class ConstraintCheckedRetriever:
         self.config = config or C2RAGConfig()
         self.planner_prompt = planner_prompt
         self._check_prompt(planner_prompt)
-        self._rel_cache: dict[str, np.ndarray] = {}
+        # Eq. 5's v_r: shared by every retriever of this graph and model, saved with the index
+        self._rel_cache: dict[str, np.ndarray] = passage_cache(self.graph, self.embedder).relations
         self._rel_version: int | None = None
         self._tok_index: tuple[int, dict[str, list[int]]] | None = None
         self._passages: PassageIndex | None = None

@@ -14,6 +14,7 @@ from kgpath._config import with_overrides
 from kgpath.errors import ConfigError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
+from kgpath.index.passage_vectors import atext_vectors, text_vectors
 from kgpath.llm import LLM, as_llm
 from kgpath.methods.pathrag.config import PathRAGConfig
 from kgpath.methods.pathrag.flow import flow_adjacency
@@ -119,7 +120,8 @@ class PathRAGRetriever:
             return self.index.vector_index.vectors
         g = self.graph
         if self._names is None or self._names[0] != g.version:
-            mat = self.index.embedder.embed_passages([n.name or n.id for n in g.nodes])
+            mat = text_vectors(g, self.index.embedder, "node_names",
+                               [n.name or n.id for n in g.nodes])
             self._names = (g.version, np.asarray(mat, dtype=np.float32))
         return self._names[1]
 
@@ -130,7 +132,8 @@ class PathRAGRetriever:
             return
         g = self.graph
         if self._names is None or self._names[0] != g.version:
-            mat = await self.index.embedder.aembed_passages([n.name or n.id for n in g.nodes])
+            mat = await atext_vectors(g, self.index.embedder, "node_names",
+                                      [n.name or n.id for n in g.nodes])
             self._names = (g.version, np.asarray(mat, dtype=np.float32))
 
     def _nodes_for(
@@ -152,7 +155,7 @@ class PathRAGRetriever:
         if self._edge_vecs is None or self._edge_vecs[0] != g.version:
             version = g.version
             texts = [relation_text(g, e) for e in g.edges]
-            mat = self.index.embedder.embed_passages(texts)
+            mat = text_vectors(g, self.index.embedder, "edge_texts", texts)
             self._edge_vecs = (version, np.asarray(mat, dtype=np.float32), _edge_degree(g))
         hits = retrieve_relations(
             hv, self._edge_vecs[1], self._edge_vecs[2], cfg.num_relations, cfg.min_similarity,
