@@ -36,12 +36,7 @@ from kgpath.methods.c2rag.blocks import build_block
 from kgpath.methods.c2rag.config import C2RAGConfig
 from kgpath.methods.c2rag.drive import Req, adrive, drive, embed_relations
 from kgpath.methods.c2rag.fallback import fallback_plan
-from kgpath.methods.c2rag.hops import (
-    HopTrace,
-    merge_branches,
-    rank_candidates,
-    sufficiency_step,
-)
+from kgpath.methods.c2rag.hops import HopTrace, merge_branches, rank_candidates, sufficiency_step
 from kgpath.methods.c2rag.plan import PLAN_SCHEMA, Constraint, Plan, parse_plan, tokens
 from kgpath.methods.c2rag.prefetch import plan_texts
 from kgpath.methods.c2rag.recovery import (
