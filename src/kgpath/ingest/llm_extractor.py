@@ -138,7 +138,7 @@ class LLMExtractor(OpenExtractor):
                 self._store(prompt, reply)
                 return ex
             reply = None
-        return Extraction(passage_id, notes=(*notes, "skipped: no usable reply"))
+        return Extraction(passage_id, notes=(*notes, "skipped: no usable reply"), failed=True)
 
     # ------------------------------------------------------------------ the hook pair
     def extract_passage(self, passage_id: str, text: str) -> Extraction:

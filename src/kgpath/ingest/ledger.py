@@ -1,0 +1,104 @@
+"""What an index keeps of its documents: their order, their passages, each passage's record.
+
+A :class:`DocumentLedger` is the memory behind the document lifecycle
+(:mod:`kgpath.index.documents`): the documents of an index in order (each with the digest
+of its content, :func:`~kgpath.ingest.documents.content_digest`, and its passages), and the
+extraction record of every passage, keyed by passage id and the SHA-256 of the text it was
+read from. The graph is a function of the ledger: :func:`kgpath.ingest.assemble.assemble_graph`
+adds the passages in document order and hands every record to the extractor's
+``add_to_graph`` at once, exactly as a build from scratch does, so an index updated by any
+sequence of add / upsert / delete equals one built from its final documents, and nothing
+is extracted twice.
+
+Passages whose extraction failed (:meth:`~kgpath.ingest.extractor.Extractor.failed`) keep
+their record (it adds nothing to the graph) and are listed in :attr:`DocumentLedger.failed`;
+the next add or upsert reads them again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kgpath.ingest.chunking import ChunkingConfig, TextPassage
+from kgpath.ingest.documents import SourceDocument
+
+__all__ = ["DocumentLedger", "LedgerDocument", "text_digest"]
+
+
+def text_digest(text: str) -> str:
+    """SHA-256 (hex) of a passage text: the key its extraction record is valid for."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class LedgerDocument:
+    """One document of an index: the document, its content digest and its passages."""
+
+    document: SourceDocument
+    digest: str
+    passages: tuple[TextPassage, ...]
+
+
+class DocumentLedger:
+    """The documents of an index in order and the extraction record of each passage.
+
+    Attributes
+    ----------
+    documents
+        ``document id -> LedgerDocument`` in index order (the order a rebuild reads them).
+    records
+        ``passage id -> (text digest, record)``: the extractor's record of that text.
+    failed
+        Passage ids whose record is a failed reading (retried by the next add/upsert).
+    chunking
+        The chunking the documents were split with (used when an update gives none).
+    extractor
+        The extractor that reads new passages when an update gives none.
+    """
+
+    def __init__(self, chunking: ChunkingConfig | None = None, extractor: Any = None) -> None:
+        self.documents: dict[str, LedgerDocument] = {}
+        self.records: dict[str, tuple[str, Any]] = {}
+        self.failed: set[str] = set()
+        self.chunking = chunking
+        self.extractor = extractor
+
+    def __repr__(self) -> str:
+        return (f"DocumentLedger(documents={len(self.documents)}, records={len(self.records)}, "
+                f"failed={len(self.failed)})")
+
+    def passages(self) -> Iterator[TextPassage]:
+        """Every passage, documents in order, each document's passages in order."""
+        for entry in self.documents.values():
+            yield from entry.passages
+
+    def owners(self) -> dict[str, str]:
+        """``passage id -> document id``."""
+        return {p.id: doc_id for doc_id, e in self.documents.items() for p in e.passages}
+
+    def pending(self) -> list[TextPassage]:
+        """Passages without a record for their current text, or whose reading failed."""
+        out = []
+        for p in self.passages():
+            hit = self.records.get(p.id)
+            if hit is None or hit[0] != text_digest(p.text) or p.id in self.failed:
+                out.append(p)
+        return out
+
+    def record(self, passage: TextPassage, record: Any, failed: bool) -> None:
+        """Store the record of ``passage``'s current text."""
+        self.records[passage.id] = (text_digest(passage.text), record)
+        if failed:
+            self.failed.add(passage.id)
+        else:
+            self.failed.discard(passage.id)
+
+    def forget_unused(self) -> None:
+        """Drop records (and failures) of passages no document holds any more."""
+        live = {p.id for p in self.passages()}
+        for pid in [p for p in self.records if p not in live]:
+            del self.records[pid]
+        self.failed &= live
