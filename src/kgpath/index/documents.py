@@ -133,13 +133,8 @@ class DocumentLifecycle:
         GraphError
             For a malformed document collection (naming the bad document).
         """
-        emb = as_embedder(embedder) if embedder is not None else default_embedder()
-        check_node_vectors(node_vectors)
-        check_extractor(extractor, batch_size)
-        ledger = DocumentLedger(chunking)
-        ledger.documents, report = plan_documents(ledger, documents, replace=False,
-                                                  id_key=id_key)
-        ex = ledger.extractor = extractor if extractor is not None else default_extractor(llm)
+        emb, ledger, ex, report = _start(embedder, documents, extractor, llm, chunking,
+                                         batch_size, node_vectors, id_key)
         extract_pending(ledger, ex, batch_size=batch_size, checkpoint=checkpoint, report=report)
         graph = assemble_graph(ledger, ex)
         if graph.passages:
@@ -161,13 +156,8 @@ class DocumentLifecycle:
         id_key: str = "id",
     ) -> GraphIndex:
         """Async :meth:`from_documents` (the extractor's ``aextract``, ``aembed_passages``)."""
-        emb = as_embedder(embedder) if embedder is not None else default_embedder()
-        check_node_vectors(node_vectors)
-        check_extractor(extractor, batch_size)
-        ledger = DocumentLedger(chunking)
-        ledger.documents, report = plan_documents(ledger, documents, replace=False,
-                                                  id_key=id_key)
-        ex = ledger.extractor = extractor if extractor is not None else default_extractor(llm)
+        emb, ledger, ex, report = _start(embedder, documents, extractor, llm, chunking,
+                                         batch_size, node_vectors, id_key)
         await aextract_pending(ledger, ex, batch_size=batch_size, checkpoint=checkpoint,
                                report=report)
         graph = assemble_graph(ledger, ex)
@@ -360,6 +350,19 @@ class DocumentLifecycle:
         _reset_rows(self)
         return IngestReport(documents=len(ids), documents_deleted=len(ids) - len(unknown),
                             passages_removed=len(removal.passages))
+
+
+def _start(embedder: Any, documents: Iterable[Any], extractor: Extractor | None, llm: Any,
+           chunking: ChunkingConfig | None, batch_size: int, node_vectors: object,
+           id_key: str) -> tuple[Embedder, DocumentLedger, Extractor, IngestReport]:
+    """Check the options, then read the documents into a new ledger (no extraction yet)."""
+    emb = as_embedder(embedder) if embedder is not None else default_embedder()
+    check_node_vectors(node_vectors)
+    check_extractor(extractor, batch_size)
+    ledger = DocumentLedger(chunking)
+    ledger.documents, report = plan_documents(ledger, documents, replace=False, id_key=id_key)
+    ex = ledger.extractor = extractor if extractor is not None else default_extractor(llm)
+    return emb, ledger, ex, report
 
 
 def _check_ids(ids: Iterable[str]) -> list[str]:
