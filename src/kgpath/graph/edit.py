@@ -10,6 +10,9 @@ stored vector of every node whose id and search text are unchanged.
   something before) is removed, as is every edge touching a removed node. What other
   passages also support stays, with its provenance reduced. Node texts, names and ids are
   kept as they are: this is the removal for a graph without extraction records.
+* :func:`set_contents` installs whole lists of nodes and edges at once (a bulk builder
+  checks them once instead of merging record by record:
+  :func:`kgpath.ingest.replay.assemble_open`).
 * :func:`replace_contents` makes a graph equal to another one (nodes, edges, passages in
   their order) while keeping the vectors that are still valid: the document lifecycle
   (:mod:`kgpath.index.documents`) rebuilds a graph from its stored extraction records and
@@ -33,7 +36,7 @@ from kgpath.graph.model import Edge, Node, short
 if TYPE_CHECKING:
     from kgpath.graph.knowledge_graph import KnowledgeGraph
 
-__all__ = ["Removal", "remove_passages", "replace_contents"]
+__all__ = ["Removal", "remove_passages", "replace_contents", "set_contents"]
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,44 @@ def replace_contents(graph: KnowledgeGraph, source: KnowledgeGraph) -> None:
     graph._thaw()
     _install(graph, list(source._nodes), list(source._edges), dict(source._passages), source)
     graph._version = max(graph._version, source._version) + 1
+
+
+def set_contents(graph: KnowledgeGraph, nodes: Iterable[Node], edges: Iterable[Edge]) -> None:
+    """Make ``nodes`` and ``edges`` (in order) the graph's records; passages stay (in place).
+
+    Vectors of nodes with an unchanged id and search text are kept.
+
+    Raises
+    ------
+    GraphError
+        For a duplicate node id, a duplicate ``(source, target, relation)`` edge or an edge
+        naming an unknown node.
+
+    Examples
+    --------
+    >>> from kgpath.graph import KnowledgeGraph, Node, Edge
+    >>> g = KnowledgeGraph()
+    >>> set_contents(g, [Node("a", "A"), Node("b", "B")], [Edge("a", "b", "r")])
+    >>> g.bfs("a").nodes.tolist()
+    [0, 1]
+    """
+    node_list, edge_list = list(nodes), list(edges)
+    ids: set[str] = set()
+    for n in node_list:
+        if n.id in ids:
+            raise GraphError(f"duplicate node id {n.id!r}")
+        ids.add(n.id)
+    keys: set[tuple[str, str, str]] = set()
+    for e in edge_list:
+        for end in (e.source, e.target):
+            if end not in ids:
+                raise GraphError(f"edge {e.source!r} -> {e.target!r} names unknown node {end!r}")
+        key = (e.source, e.target, e.relation)
+        if key in keys:
+            raise GraphError(f"duplicate edge {key!r}")
+        keys.add(key)
+    graph._thaw()
+    _install(graph, node_list, edge_list, graph._passages, graph)
 
 
 def _install(graph: KnowledgeGraph, nodes: list[Node], edges: list[Edge],

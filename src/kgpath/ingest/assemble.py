@@ -30,8 +30,10 @@ from kgpath.graph import KnowledgeGraph
 from kgpath.ingest.checkpoint import ExtractionCheckpoint
 from kgpath.ingest.chunking import ChunkingConfig, TextPassage, chunk_document
 from kgpath.ingest.documents import coerce_documents, content_digest
+from kgpath.ingest.extraction import Extraction, OpenExtractor
 from kgpath.ingest.extractor import Extractor, IngestReport
 from kgpath.ingest.ledger import DocumentLedger, LedgerDocument, text_digest
+from kgpath.ingest.replay import assemble_open
 
 __all__ = [
     "agraph_from_documents",
@@ -371,13 +373,17 @@ def assemble_graph(ledger: DocumentLedger, extractor: Extractor[Any]) -> Knowled
     The same calls a build from scratch makes (passages added in document order, one
     ``add_to_graph`` over all of them), so node ids, texts (the first mentioning sentence),
     types (the majority over all mentions), provenance order and edge order are those of a
-    rebuild.
+    rebuild. Open-family records (spaCy, LLM) are merged in one pass by
+    :func:`kgpath.ingest.replay.assemble_open` (the same result, checked by a property
+    test); other extractors' records go through their ``add_to_graph``.
     """
-    g = KnowledgeGraph()
     passages = list(ledger.passages())
+    records = [ledger.records[p.id][1] for p in passages]
+    if isinstance(extractor, OpenExtractor) and all(isinstance(r, Extraction) for r in records):
+        return assemble_open(passages, records, extractor.name or type(extractor).__name__)
+    g = KnowledgeGraph()
     for p in passages:
         g.add_passage(p.id, p.text, p.metadata)
     if passages:
-        extractor.add_to_graph(g, passages, [ledger.records[p.id][1] for p in passages],
-                               IngestReport())
+        extractor.add_to_graph(g, passages, records, IngestReport())
     return g
