@@ -267,3 +267,22 @@ def test_retrievers_built_before_an_update_see_it() -> None:
     assert any("Copenhagen" in e.text for e in retriever.retrieve("Where did Bohr live?"))
     index.delete_documents(["b"])
     assert not any("Copenhagen" in e.text for e in retriever.retrieve("Where did Bohr live?"))
+
+
+def test_an_index_over_a_given_graph_deletes_by_provenance() -> None:
+    """No ledger (a graph built elsewhere): provenance-counted removal, texts kept."""
+    from kgpath.ingest import graph_from_documents
+
+    g = graph_from_documents([("a", SENTENCES[0]), ("b", SENTENCES[4])], extractor=Scripted())
+    index = GraphIndex(g, HashingEmbedder(16))
+    assert index.ledger is None
+    paris = g.node("Paris")
+    assert paris.provenance == ("a", "b")
+    report = index.delete_documents(["a"])
+    assert (report.documents_deleted, report.passages_removed) == (1, 1)
+    assert "Marie Curie" not in g and g.node("Paris").provenance == ("b",)
+    assert g.node("Paris").text == paris.text  # kept: not a rebuild (which would say "b"'s)
+    with pytest.raises(DocumentError, match="'a'"):
+        index.delete_documents(["a"])
+    index.upsert_documents([("b", SENTENCES[5])], extractor=Scripted())
+    assert list(g.passages) == ["b"] and "Bohr" in g and "Warsaw" not in g

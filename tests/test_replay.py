@@ -70,3 +70,50 @@ def test_a_short_form_colliding_with_another_documents_name_gets_a_prime() -> No
     g = assemble_open(passages, records, "x")
     assert [(n.id, n.name, n.type, n.provenance) for n in g.nodes] == [
         ("Curie", "Curie", "Person", ("a",)), ("Curie'", "Curie", "Place", ("b",))]
+
+
+document = st.lists(st.tuples(st.lists(entity, max_size=3), st.lists(relation, max_size=3)),
+                    min_size=1, max_size=2)
+
+
+def _reference(state: list[tuple[str, list]]) -> tuple[list, list, KnowledgeGraph]:
+    passages, records = [], []
+    for doc, chunks in state:
+        for j, (ents, rels) in enumerate(chunks):
+            pid = f"{doc}#{j}"
+            passages.append(TextPassage(pid, f"{doc} {j}", doc, {"doc_id": doc}))
+            records.append(Extraction(pid, tuple(ents), tuple(rels)))
+    ref = KnowledgeGraph()
+    for p in passages:
+        ref.add_passage(p.id, p.text, p.metadata)
+    _Named().add_to_graph(ref, passages, records, IngestReport())
+    return passages, records, ref
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(start=st.lists(st.tuples(st.sampled_from("ABCD"), document), min_size=1, max_size=4,
+                      unique_by=lambda d: d[0]),
+       steps=st.lists(st.tuples(st.sampled_from(["delete", "replace", "append"]),
+                                st.sampled_from("ABCDE"), document), min_size=1, max_size=5))
+def test_incremental_updates_equal_a_merge_from_scratch(start, steps) -> None:
+    from kgpath.ingest.replay import OpenAssembly
+
+    asm = OpenAssembly("scripted")
+    state = list(start)
+    records_of: dict[tuple[str, int], Extraction] = {}  # the same objects while unchanged
+    for i, step in enumerate([None, *steps]):
+        if step is not None:
+            kind, doc, chunks = step
+            ids = [d for d, _ in state]
+            if kind == "delete" and doc in ids:
+                state = [s for s in state if s[0] != doc]
+            elif kind == "replace" and doc in ids:
+                state = [(d, chunks if d == doc else c) for d, c in state]
+            elif doc not in ids:
+                state.append((doc, chunks))
+        passages, records, ref = _reference(state)
+        records = [records_of.setdefault((p.id, hash(repr(r))), r)
+                   for p, r in zip(passages, records)]
+        got = assemble_open(passages, records, "scripted", assembly=asm)
+        assert list(got.nodes) == list(ref.nodes), i
+        assert list(got.edges) == list(ref.edges), i

@@ -33,7 +33,7 @@ from kgpath.ingest.documents import coerce_documents, content_digest
 from kgpath.ingest.extraction import Extraction, OpenExtractor
 from kgpath.ingest.extractor import Extractor, IngestReport
 from kgpath.ingest.ledger import DocumentLedger, LedgerDocument, text_digest
-from kgpath.ingest.replay import assemble_open
+from kgpath.ingest.replay import OpenAssembly, assemble_open
 
 __all__ = [
     "agraph_from_documents",
@@ -380,7 +380,10 @@ def assemble_graph(ledger: DocumentLedger, extractor: Extractor[Any]) -> Knowled
     passages = list(ledger.passages())
     records = [ledger.records[p.id][1] for p in passages]
     if isinstance(extractor, OpenExtractor) and all(isinstance(r, Extraction) for r in records):
-        return assemble_open(passages, records, extractor.name or type(extractor).__name__)
+        name = extractor.name or type(extractor).__name__
+        if not isinstance(ledger.assembly, OpenAssembly) or ledger.assembly.extractor != name:
+            ledger.assembly = OpenAssembly(name)
+        return assemble_open(passages, records, name, assembly=ledger.assembly)
     g = KnowledgeGraph()
     for p in passages:
         g.add_passage(p.id, p.text, p.metadata)

@@ -65,6 +65,8 @@ class DocumentLedger:
         self.failed: set[str] = set()
         self.chunking = chunking
         self.extractor = extractor
+        self.assembly: Any = None
+        """The incremental merge state (:class:`~kgpath.ingest.replay.OpenAssembly`)."""
 
     def __repr__(self) -> str:
         return (f"DocumentLedger(documents={len(self.documents)}, records={len(self.records)}, "

@@ -1,33 +1,34 @@
-"""The open family's merge, computed over stored records in one pass (the lifecycle's speed).
+"""The open family's merge as an aggregate over mentions, updated per document.
 
 :meth:`OpenExtractor.add_to_graph <kgpath.ingest.extraction.OpenExtractor.add_to_graph>`
-merges mention by mention through ``KnowledgeGraph.add_node`` / ``add_edge``, re-writing a
-node each time it gains a passage: fine once per build, too slow to repeat on every update
-(2.1 s for 131 HotpotQA passages under a profiler). :func:`assemble_open` computes the same
-result from the same records with plain dictionaries, creates each node and edge once and
-installs them in bulk (:func:`kgpath.graph.edit.set_contents`). The rules it reproduces,
-each a function of a key's mentions in passage order:
+merges mention by mention through ``KnowledgeGraph.add_node`` / ``add_edge``: fine once
+per build, too slow to repeat over the whole corpus on every update (2.1 s for 131
+HotpotQA passages under a profiler). Every field it produces is a function of one key's (or
+one edge's) mentions in passage order, so :class:`OpenAssembly` keeps those mentions per
+key and per edge and, when documents change, recomputes only the keys and edges they
+touch. The rules, each over the mentions in passage order (entities first, then each
+relation's head and tail):
 
 * **key**: :func:`~kgpath.ingest.extraction.entity_key` of the name, mapped through the
-  document's :func:`~kgpath.ingest.extraction.short_form_map`; mentions are read per
-  passage, entities first, then each relation's head and tail;
+  document's :func:`~kgpath.ingest.extraction.short_form_map`;
 * **node id and name**: the first mention's surface form (stripped), with ``'`` appended
-  while another key already has that id (first-mention order decides);
+  while a key mentioned earlier already has that id; **node order**: first mention;
 * **text**: the first mention's sentence (400 characters); **provenance**: the passages
-  in first-mention order; **node order**: first mention;
-* **type**: the majority over typed mentions ("Concept" and "Entity" count only when no
-  other type was seen; ties to the larger name), ``"Concept"`` when none was typed;
-* **edges** ``(head id, tail id, relation)``, self-loops skipped: the first text, the first
-  kind, the largest weight (co-occurrence 0.5, others 1.0), provenance in order.
+  in order; **type**: the majority over typed mentions ("Concept" and "Entity" count only
+  when no other type was seen; ties to the larger name), else ``"Concept"``;
+* **edges** ``(head, tail, relation)`` between two different keys: the first non-empty text
+  and kind, the largest weight (co-occurrence 0.5, others 1.0), provenance in order, order
+  of first occurrence.
 
-``tests/test_replay.py`` checks that it equals ``add_to_graph`` on random records
-(hypothesis), including short forms, id collisions and type votes.
+``tests/test_replay.py`` checks that a build, and any sequence of document removals and
+additions, equals ``add_to_graph`` over the final passages (hypothesis), including short
+forms, id collisions and type votes.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kgpath.graph import Edge, KnowledgeGraph, Node
@@ -41,118 +42,248 @@ from kgpath.ingest.extraction import (
     short_form_map,
 )
 
-__all__ = ["assemble_open"]
+__all__ = ["OpenAssembly", "assemble_open"]
 
 _TEXT_CHARS = 400
+Pos = tuple[int, int]
+"""A passage's place in the graph's passage order (compared as a tuple)."""
+_Doc = tuple[str, Sequence[tuple[Pos, TextPassage, Extraction]]]
 
 
-class _Keys:
-    """``entity_key`` memoised per surface form (a corpus repeats its names)."""
+class OpenAssembly:
+    """Mentions per key and per edge, the node and edge records they give (see the module).
 
-    def __init__(self) -> None:
-        self.memo: dict[str, str] = {}
+    :meth:`update` removes documents and adds documents (each with its passages, their
+    places and records); :meth:`records` returns the nodes and edges in graph order.
+    """
 
-    def __call__(self, name: str) -> str:
-        k = self.memo.get(name)
+    def __init__(self, extractor: str) -> None:
+        self.extractor = extractor
+        self._key_memo: dict[str, str] = {}
+        self.docs: dict[str, list[tuple[Pos, str]]] = {}  # doc -> its (place, passage id)
+        self.ent: dict[str, list[tuple[str, str, str | None, str, int]]] = {}
+        self.rel: dict[str, list[tuple[str, str, str, str, str, float, int]]] = {}
+        self.pos: dict[str, Pos] = {}
+        self.by_key: dict[str, dict[str, tuple[int, str, str]]] = {}
+        self.types: dict[str, Counter[str]] = {}
+        self.by_edge: dict[tuple[str, str, str], dict[str, list[tuple[int, str, str, float]]]] = {}
+        self.edges_of: dict[str, set[tuple[str, str, str]]] = {}
+        self.ids: dict[str, str] = {}
+        self.nodes: dict[str, Node] = {}
+        self.edges: dict[tuple[str, str, str], Edge] = {}
+        self._dirty_keys: set[str] = set()
+        self._dirty_edges: set[tuple[str, str, str]] = set()
+        self.seen: dict[str, list[tuple[TextPassage, Extraction]]] = {}
+        """Per document: the passages and record objects last resolved."""
+
+    def _key(self, name: str) -> str:
+        k = self._key_memo.get(name)
         if k is None:
-            k = self.memo[name] = entity_key(name)
+            k = self._key_memo[name] = entity_key(name)
         return k
 
+    # ------------------------------------------------------------------ mentions
+    def _resolve(self, doc: _Doc) -> None:
+        """Resolve one document's mentions (its short forms) and index them."""
+        doc_id, items = doc
+        keys = [self._key(n) for _, _, ex in items for n in
+                [e.name for e in ex.entities] + [x for r in ex.relations for x in (r.head, r.tail)]]
+        short = short_form_map(k for k in keys if k)
+        self.docs[doc_id] = [(pos, p.id) for pos, p, _ in items]
+        for pos, p, ex in items:
+            self.pos[p.id] = pos
+            ents: list[tuple[str, str, str | None, str, int]] = []
+            rels: list[tuple[str, str, str, str, str, float, int]] = []
+            for e in ex.entities:
+                self._mention(ents, e.name, e.type, e.sentence, short)
+            for j, r in enumerate(ex.relations):
+                h = self._mention(ents, r.head, None, r.sentence, short)
+                t = self._mention(ents, r.tail, None, r.sentence, short)
+                if h is not None and t is not None and h != t:
+                    w = COOCCURRENCE_WEIGHT if r.kind == "cooccurrence" else 1.0
+                    rels.append((h, t, r.relation, r.sentence[:_TEXT_CHARS], r.kind, w, j))
+            self.ent[p.id], self.rel[p.id] = ents, rels
+            self._index(p.id, ents, rels)
 
-def _short_maps(keys: _Keys, passages: Sequence[TextPassage],
-                records: Sequence[Extraction]) -> dict[str, dict[str, str]]:
-    per_doc: dict[str, list[str]] = {}
-    for p, ex in zip(passages, records, strict=True):
-        names = [e.name for e in ex.entities]
-        names += [n for r in ex.relations for n in (r.head, r.tail)]
-        per_doc.setdefault(p.doc_id, []).extend(keys(n) for n in names)
-    return {doc: short_form_map(k for k in ks if k) for doc, ks in per_doc.items()}
-
-
-class _Nodes:
-    """Per key: id, name, text, provenance; type votes; ids taken."""
-
-    def __init__(self, keys: _Keys) -> None:
-        self.keys = keys
-        self.rec: dict[str, list[Any]] = {}  # key -> [id, name, text, {passage: None}]
-        self.types: dict[str, Counter[str]] = {}
-        self.taken: set[str] = set()
-
-    def mention(self, name: str, typ: str | None, sentence: str, passage: str,
-                short: dict[str, str]) -> str | None:
-        key = self.keys(name)
+    def _mention(self, out: list[tuple[str, str, str | None, str, int]], name: str,
+                 typ: str | None, sentence: str, short: dict[str, str]) -> str | None:
+        key = self._key(name)
         if not key:
             return None
         key = short.get(key, key)
-        if typ:
-            self.types.setdefault(key, Counter())[typ] += 1
-        rec = self.rec.get(key)
-        if rec is not None:
-            rec[3][passage] = None
-            return str(rec[0])
-        nid = surface = name.strip()
-        while nid in self.taken:
-            nid += "'"
-        self.taken.add(nid)
-        self.rec[key] = [nid, surface, sentence[:_TEXT_CHARS], {passage: None}]
-        return nid
+        out.append((key, name.strip(), typ or None, sentence[:_TEXT_CHARS], len(out)))
+        return key
 
-    def type_of(self, key: str) -> str:
-        counts = self.types.get(key)
+    def _index(self, pid: str, ents: list[Any], rels: list[Any]) -> None:
+        for key, surface, typ, sentence, i in ents:
+            per = self.by_key.setdefault(key, {})
+            if pid not in per:
+                per[pid] = (i, surface, sentence)
+            if typ:
+                self.types.setdefault(key, Counter())[typ] += 1
+            self._dirty_keys.add(key)
+        for h, t, rel, text, kind, w, j in rels:
+            self.by_edge.setdefault((h, t, rel), {}).setdefault(pid, []).append((j, text, kind, w))
+            self.edges_of.setdefault(h, set()).add((h, t, rel))
+            self.edges_of.setdefault(t, set()).add((h, t, rel))
+            self._dirty_edges.add((h, t, rel))
+
+    def _drop(self, doc_id: str) -> None:
+        for _, pid in self.docs.pop(doc_id, ()):
+            for key, _, typ, _, _ in self.ent.pop(pid, ()):
+                self.by_key.get(key, {}).pop(pid, None)
+                if typ:
+                    self.types[key][typ] -= 1
+                self._dirty_keys.add(key)
+            for h, t, rel, *_ in self.rel.pop(pid, ()):
+                self.by_edge.get((h, t, rel), {}).pop(pid, None)
+                self._dirty_edges.add((h, t, rel))
+            self.pos.pop(pid, None)
+
+    def update(self, removed: Iterable[str], added: Iterable[_Doc]) -> None:
+        """Remove the documents ``removed`` (ids), then add ``added`` (id, passages).
+
+        Places of the documents kept may be renumbered (:meth:`move`) but not reordered.
+        """
+        for doc_id in removed:
+            self._drop(doc_id)
+        for doc in added:
+            self._drop(doc[0])
+            self._resolve(doc)
+
+    def move(self, doc_id: str, places: Sequence[Pos]) -> None:
+        """Give a kept document's passages new places (same relative order)."""
+        entries = self.docs[doc_id]
+        self.docs[doc_id] = [(pos, pid) for pos, (_, pid) in zip(places, entries, strict=True)]
+        for pos, (_, pid) in zip(places, entries, strict=True):
+            self.pos[pid] = pos
+
+    # ------------------------------------------------------------------ records
+    def _first(self, key: str) -> tuple[Pos, int, str, str]:
+        pos = self.pos
+        return min(((pos[p], *m) for p, m in self.by_key[key].items()),
+                   key=lambda m: (m[0], m[1]))
+
+    def _type(self, key: str) -> str:
+        counts = +self.types.get(key, Counter())
         if not counts:
             return "Concept"
         named = {t: c for t, c in counts.items() if t not in ("Concept", "Entity")}
         pool = named or counts
         return max(pool, key=lambda t: (pool[t], t))
 
-    def build(self, extractor: str) -> list[Node]:
-        meta = {"extractor": extractor}
-        out = []
-        for key, (nid, name, text, prov) in self.rec.items():
-            check_id(nid, "node id")
-            out.append(Node(nid, check_text(name, f"name of node {nid!r}"),
-                            check_text(text, f"text of node {nid!r}"), self.type_of(key),
-                            dict(meta), tuple(prov)))
-        return out
+    def _assign_ids(self) -> list[str]:
+        """Keys in first-mention order; (re)assign ids, marking keys whose id changed."""
+        for key in [k for k in self._dirty_keys if not self.by_key.get(k)]:
+            self.by_key.pop(key, None)
+            self.types.pop(key, None)
+            self.nodes.pop(key, None)
+            self.ids.pop(key, None)
+        firsts = {k: self._first(k) for k in self.by_key}
+        order = sorted(firsts, key=lambda k: (firsts[k][0], firsts[k][1]))
+        taken: set[str] = set()
+        for key in order:
+            nid = firsts[key][2]
+            while nid in taken:
+                nid += "'"
+            taken.add(nid)
+            if self.ids.get(key) != nid:
+                self.ids[key] = nid
+                self._dirty_keys.add(key)
+                self._dirty_edges.update(self.edges_of.get(key, ()))
+        return order
+
+    def _node(self, key: str) -> Node:
+        per = self.by_key[key]
+        _, _, surface, sentence = self._first(key)
+        nid = self.ids[key]
+        prov = tuple(sorted(per, key=lambda p: self.pos[p]))
+        check_id(nid, "node id")
+        return Node(nid, check_text(surface, f"name of node {nid!r}"),
+                    check_text(sentence, f"text of node {nid!r}"), self._type(key),
+                    {"extractor": self.extractor}, prov)
+
+    def _edge(self, triple: tuple[str, str, str]) -> Edge | None:
+        per = self.by_edge.get(triple)
+        if not per:
+            return None
+        h, t, rel = triple
+        prov = tuple(sorted(per, key=lambda p: self.pos[p]))
+        occ = [o for p in prov for o in per[p]]
+        text = next((o[1] for o in occ if o[1]), "")
+        kind = next((o[2] for o in occ if o[2]), occ[0][2])
+        src, dst = self.ids[h], self.ids[t]
+        return Edge(src, dst, check_text(rel, f"relation of edge {src!r} -> {dst!r}"),
+                    check_text(text, f"text of edge {src!r} -> {dst!r}"), kind,
+                    max(o[3] for o in occ), prov, {"extractor": self.extractor})
+
+    def records(self) -> tuple[list[Node], list[Edge]]:
+        """Nodes and edges in graph order, recomputing only what the updates touched."""
+        order = self._assign_ids()
+        for key in self._dirty_keys:
+            if key in self.by_key:
+                self.nodes[key] = self._node(key)
+        for triple in self._dirty_edges:
+            edge = self._edge(triple)
+            if edge is None:
+                self.by_edge.pop(triple, None)
+                self.edges.pop(triple, None)
+                for end in triple[:2]:
+                    self.edges_of.get(end, set()).discard(triple)
+            else:
+                self.edges[triple] = edge
+        self._dirty_keys.clear()
+        self._dirty_edges.clear()
+        first = {t: min((self.pos[p], min(o[0] for o in occ))
+                        for p, occ in self.by_edge[t].items()) for t in self.edges}
+        return ([self.nodes[k] for k in order],
+                [self.edges[t] for t in sorted(self.edges, key=first.__getitem__)])
 
 
 def assemble_open(passages: Sequence[TextPassage], records: Sequence[Extraction],
-                  extractor: str) -> KnowledgeGraph:
+                  extractor: str, *, assembly: OpenAssembly | None = None) -> KnowledgeGraph:
     """A new graph of ``passages`` (in order) merged from their ``records`` (see the module).
 
     Equal to ``KnowledgeGraph()`` + ``add_passage`` of each passage +
     ``OpenExtractor.add_to_graph(graph, passages, records, report)`` for an extractor named
-    ``extractor``.
+    ``extractor``. With ``assembly`` (an :class:`OpenAssembly` the caller keeps between
+    calls) only documents whose passages or records changed since the last call are
+    resolved again, and only the keys and edges they touch recomputed.
     """
-    keys = _Keys()
-    shorts = _short_maps(keys, passages, records)
-    nodes = _Nodes(keys)
-    edges: dict[tuple[str, str, str], list[Any]] = {}
-    for p, ex in zip(passages, records, strict=True):
-        short = shorts.get(p.doc_id, {})
-        for e in ex.entities:
-            nodes.mention(e.name, e.type, e.sentence, p.id, short)
-        for r in ex.relations:
-            h = nodes.mention(r.head, None, r.sentence, p.id, short)
-            t = nodes.mention(r.tail, None, r.sentence, p.id, short)
-            if h is None or t is None or h == t:
-                continue
-            w = COOCCURRENCE_WEIGHT if r.kind == "cooccurrence" else 1.0
-            rec = edges.get((h, t, r.relation))
-            if rec is None:
-                edges[(h, t, r.relation)] = [r.sentence[:_TEXT_CHARS], r.kind, w, {p.id: None}]
-            else:
-                rec[0] = rec[0] or r.sentence[:_TEXT_CHARS]
-                rec[1] = rec[1] or r.kind
-                rec[2] = max(rec[2], w)
-                rec[3][p.id] = None
-    meta = {"extractor": extractor}
-    edge_list = [Edge(h, t, check_text(rel, f"relation of edge {h!r} -> {t!r}"),
-                      check_text(text, f"text of edge {h!r} -> {t!r}"), kind, w, tuple(prov),
-                      dict(meta))
-                 for (h, t, rel), (text, kind, w, prov) in edges.items()]
+    asm = assembly if assembly is not None else OpenAssembly(extractor)
+    docs: dict[str, list[tuple[Pos, TextPassage, Extraction]]] = {}
+    for i, (p, ex) in enumerate(zip(passages, records, strict=True)):
+        docs.setdefault(p.doc_id, []).append(((i, 0), p, ex))
+    _sync(asm, docs)
+    nodes, edges = asm.records()
     g = KnowledgeGraph()
     for p in passages:
         g.add_passage(p.id, p.text, p.metadata)
-    set_contents(g, nodes.build(extractor), edge_list)
+    set_contents(g, nodes, edges)
     return g
+
+
+def _sync(asm: OpenAssembly, docs: dict[str, list[tuple[Pos, TextPassage, Extraction]]]) -> None:
+    """Bring ``asm`` to ``docs``: re-resolve documents whose passages or records changed.
+
+    Kept documents are renumbered in place; if their relative order changed, every
+    document is resolved again (the lifecycle never reorders, but a caller may).
+    """
+    sig = {d: [(p, ex) for _, p, ex in items] for d, items in docs.items()}
+    keep = {d for d in docs if _same(asm.seen.get(d), sig[d])}
+    new_pos = {p.id: pos for items in docs.values() for pos, p, _ in items}
+    kept = [p.id for d in keep for p, _ in sig[d]]
+    if sorted(kept, key=asm.pos.__getitem__) != sorted(kept, key=new_pos.__getitem__):
+        keep = set()  # the kept passages were reordered: resolve everything again
+    asm.update([d for d in asm.seen if d not in keep],
+               [(d, docs[d]) for d in docs if d not in keep])
+    for d in keep:
+        asm.move(d, [pos for pos, _, _ in docs[d]])
+    asm.seen = sig
+
+
+def _same(old: list[tuple[TextPassage, Extraction]] | None,
+          new: list[tuple[TextPassage, Extraction]]) -> bool:
+    """The same passages with the very same record objects (a re-extraction is new)."""
+    return old is not None and len(old) == len(new) and all(
+        a[1] is b[1] and a[0] == b[0] for a, b in zip(old, new))
