@@ -15,7 +15,7 @@ import pytest
 from kgpath import ConfigError, EmbeddingError, GraphError, HashingEmbedder, KnowledgeGraph
 from kgpath.graph import NodeVectors, from_networkx, to_networkx
 from kgpath.index import GraphIndex, find_by_name
-from kgpath.ingest import Extraction, ingest_documents
+from kgpath.ingest import Extraction
 from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, OpenExtractor
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "kgpath"

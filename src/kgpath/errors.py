@@ -50,7 +50,8 @@ class GraphError(KgpathError, ValueError):
 class DocumentError(GraphError):
     """A document operation names a document wrongly: an id already holding other content
     (``add_documents``), an unknown id (``delete_documents``), or an id that collides with
-    another document's passage id. ``document_id`` names it."""
+    another document's passage id. ``document_id`` names it.
+    """
 
     def __init__(self, message: str, *, document_id: str | None = None) -> None:
         super().__init__(message)

@@ -176,33 +176,37 @@ def set_contents(graph: KnowledgeGraph, nodes: Iterable[Node], edges: Iterable[E
     [0, 1]
     """
     node_list, edge_list = list(nodes), list(edges)
-    ids: set[str] = set()
-    for n in node_list:
-        if n.id in ids:
-            raise GraphError(f"duplicate node id {n.id!r}")
-        ids.add(n.id)
-    keys: set[tuple[str, str, str]] = set()
+    index = {n.id: i for i, n in enumerate(node_list)}
+    if len(index) != len(node_list):
+        seen: set[str] = set()
+        for n in node_list:
+            if n.id in seen:
+                raise GraphError(f"duplicate node id {n.id!r}")
+            seen.add(n.id)
+    keys = {(e.source, e.target, e.relation): i for i, e in enumerate(edge_list)}
+    if len(keys) != len(edge_list):
+        raise GraphError(f"duplicate edge among {len(edge_list)} edges "
+                         f"({len(edge_list) - len(keys)} repeated (source, target, relation))")
     for e in edge_list:
-        for end in (e.source, e.target):
-            if end not in ids:
-                raise GraphError(f"edge {e.source!r} -> {e.target!r} names unknown node {end!r}")
-        key = (e.source, e.target, e.relation)
-        if key in keys:
-            raise GraphError(f"duplicate edge {key!r}")
-        keys.add(key)
+        if e.source not in index or e.target not in index:
+            end = e.source if e.source not in index else e.target
+            raise GraphError(f"edge {e.source!r} -> {e.target!r} names unknown node {end!r}")
     graph._thaw()
-    _install(graph, node_list, edge_list, graph._passages, graph)
+    _install(graph, node_list, edge_list, graph._passages, graph, index, keys)
 
 
 def _install(graph: KnowledgeGraph, nodes: list[Node], edges: list[Edge],
-             passages: dict[str, object], vectors_from: KnowledgeGraph) -> None:
+             passages: dict[str, object], vectors_from: KnowledgeGraph,
+             index: dict[str, int] | None = None,
+             keys: dict[tuple[str, str, str], int] | None = None) -> None:
     """Set the graph's records, carrying vectors by (id, search text); bump the version."""
     emb, mask = _carry(graph, nodes, vectors_from)
     graph._nodes = nodes
     graph._edges = edges
     graph._passages = passages  # type: ignore[assignment]
-    graph._node_index = {n.id: i for i, n in enumerate(nodes)}
-    graph._edge_key = {(e.source, e.target, e.relation): i for i, e in enumerate(edges)}
+    graph._node_index = index if index is not None else {n.id: i for i, n in enumerate(nodes)}
+    graph._edge_key = keys if keys is not None else {
+        (e.source, e.target, e.relation): i for i, e in enumerate(edges)}
     graph._emb, graph._emb_mask = emb, mask
     if emb is None:
         graph._emb_owner = None
@@ -210,30 +214,39 @@ def _install(graph: KnowledgeGraph, nodes: list[Node], edges: list[Edge],
     graph._version += 1
 
 
-def _rows(g: KnowledgeGraph) -> dict[tuple[str, str], np.ndarray]:
-    """``(id, search text) -> vector`` of every node of ``g`` that has one."""
+def _vector_rows(g: KnowledgeGraph) -> tuple[dict[str, int], np.ndarray | None]:
+    """``node id -> row`` of the nodes of ``g`` that have a vector, and the matrix."""
     if g._emb is None or g._emb_mask is None:
-        return {}
+        return {}, None
     n = min(len(g._nodes), g._emb_mask.shape[0])
-    return {(g._nodes[i].id, g._nodes[i].search_text): g._emb[i]
-            for i in np.flatnonzero(g._emb_mask[:n]).tolist()}
+    nodes = g._nodes
+    return {nodes[i].id: i for i in np.flatnonzero(g._emb_mask[:n]).tolist()}, g._emb
 
 
 def _carry(graph: KnowledgeGraph, nodes: list[Node],
            vectors_from: KnowledgeGraph) -> tuple[np.ndarray | None, np.ndarray | None]:
-    old = _rows(graph)
-    new = _rows(vectors_from) if vectors_from is not graph else {}
-    dims = {v.shape[0] for v in (*old.values(), *new.values())}
-    if not dims:
+    """The vector matrix and mask for ``nodes``, carried by node id and search text.
+
+    ``vectors_from``'s rows win over ``graph``'s; the same node object needs no text compare.
+    """
+    sources = [(vectors_from, *_vector_rows(vectors_from))] if vectors_from is not graph else []
+    sources.append((graph, *_vector_rows(graph)))
+    sources = [s for s in sources if s[2] is not None]
+    if not sources:
         return None, None
-    dim = graph._emb.shape[1] if graph._emb is not None else max(dims)
+    dim = int(graph._emb.shape[1]) if graph._emb is not None else int(sources[0][2].shape[1])
     emb = np.zeros((len(nodes), dim), dtype=np.float32)
     mask = np.zeros(len(nodes), dtype=bool)
-    for i, n in enumerate(nodes):
-        key = (n.id, n.search_text)
-        v = new.get(key)
-        if v is None or v.shape[0] != dim:
-            v = old.get(key)
-        if v is not None and v.shape[0] == dim:
-            emb[i], mask[i] = v, True
+    for g, rows, mat in reversed(sources):  # the graph's own first, the source's win
+        if mat.shape[1] != dim:
+            continue
+        old = g._nodes
+        dst, src = [], []
+        for i, n in enumerate(nodes):
+            r = rows.get(n.id)
+            if r is not None and (old[r] is n or old[r].search_text == n.search_text):
+                dst.append(i)
+                src.append(r)
+        emb[dst] = mat[src]
+        mask[dst] = True
     return emb, mask

@@ -35,20 +35,23 @@ the removed passages supported go, the rest keep their text), which is not a reb
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from kgpath.embeddings import Embedder, as_embedder, default_embedder
+from kgpath.embeddings import Embedder, as_embedder, default_embedder, normalize_rows
 from kgpath.errors import DocumentError, GraphError
-from kgpath.graph import KnowledgeGraph
+from kgpath.graph import KnowledgeGraph, Node, Passage
 from kgpath.graph.edit import remove_passages, replace_contents
 from kgpath.index.graph_vectors import (
     NodeVectorMode,
     aembed_graph,
     check_node_vectors,
     embed_graph,
+    passage_mean_vectors,
 )
+from kgpath.index.passage_vectors import passage_cache
 from kgpath.ingest import ChunkingConfig, Extractor, IngestReport, ingest_documents
 from kgpath.ingest.assemble import (
     aextract_pending,
@@ -236,9 +239,8 @@ class DocumentLifecycle:
         if self.ledger is None:
             return self._doc_remove_unledgered(wanted, missing_ok=missing_ok)
         report = self._doc_drop(wanted, missing_ok)
-        self._doc_install(assemble_graph(self.ledger, self._doc_extractor(None, None)))
-        if self.graph.passages and self.node_vectors == "passage_mean":
-            embed_graph(self.graph, self.embedder, node_vectors="passage_mean")
+        before = self._doc_install(assemble_graph(self.ledger, self._doc_extractor(None, None)))
+        _refresh_vectors(self, before)
         return report
 
     async def adelete_documents(self, ids: Iterable[str], *,
@@ -248,9 +250,8 @@ class DocumentLifecycle:
         if self.ledger is None:
             return self._doc_remove_unledgered(wanted, missing_ok=missing_ok)
         report = self._doc_drop(wanted, missing_ok)
-        self._doc_install(assemble_graph(self.ledger, self._doc_extractor(None, None)))
-        if self.graph.passages and self.node_vectors == "passage_mean":
-            await aembed_graph(self.graph, self.embedder, node_vectors="passage_mean")
+        before = self._doc_install(assemble_graph(self.ledger, self._doc_extractor(None, None)))
+        await _arefresh_vectors(self, before)
         return report
 
     # ------------------------------------------------------------------ internals
@@ -285,9 +286,8 @@ class DocumentLifecycle:
             raise
         if report.documents_unchanged == report.documents and not report.passages_extracted:
             return report  # nothing new: the graph is the same
-        self._doc_install(assemble_graph(ledger, ex), report)
-        if self.graph.passages and self.node_vectors == "passage_mean":
-            embed_graph(self.graph, self.embedder, node_vectors="passage_mean")
+        before = self._doc_install(assemble_graph(ledger, ex), report)
+        _refresh_vectors(self, before)
         return report
 
     async def _doc_aupdate(self, documents: Iterable[Any], replace: bool,
@@ -302,9 +302,8 @@ class DocumentLifecycle:
             raise
         if report.documents_unchanged == report.documents and not report.passages_extracted:
             return report
-        self._doc_install(assemble_graph(ledger, ex), report)
-        if self.graph.passages and self.node_vectors == "passage_mean":
-            await aembed_graph(self.graph, self.embedder, node_vectors="passage_mean")
+        before = self._doc_install(assemble_graph(ledger, ex), report)
+        await _arefresh_vectors(self, before)
         return report
 
     def _doc_drop(self, wanted: list[str], missing_ok: bool) -> IngestReport:
@@ -322,18 +321,25 @@ class DocumentLifecycle:
                 report.passages_removed += len(entry.passages)
         return report
 
-    def _doc_install(self, graph: KnowledgeGraph, report: IngestReport | None = None) -> None:
-        """Swap ``graph`` into the index's graph object; reset what indexes rows by position."""
-        old_nodes = {n.id for n in self.graph.nodes}
-        old_edges = {(e.source, e.target, e.relation) for e in self.graph.edges}
+    def _doc_install(self, graph: KnowledgeGraph,
+                     report: IngestReport | None = None) -> _Before:
+        """Swap ``graph`` into the index's graph object; reset what indexes rows by position.
+
+        Returns the node objects and passage texts from before, to tell what changed.
+        """
+        old = self.graph
+        before = _Before({n.id: n for n in old.nodes},
+                         {pid: p.text for pid, p in old.passages.items()})
         if report is not None:
-            report.nodes_new = sum(n.id not in old_nodes for n in graph.nodes)
+            old_edges = {(e.source, e.target, e.relation) for e in old.edges}
+            report.nodes_new = sum(n.id not in before.nodes for n in graph.nodes)
             report.edges_added = sum((e.source, e.target, e.relation) not in old_edges
                                      for e in graph.edges)
         assert self.ledger is not None
         self.ledger.forget_unused()
         replace_contents(self.graph, graph)
         _reset_rows(self)
+        return before
 
     def _doc_remove_unledgered(self, ids: list[str], *, missing_ok: bool) -> IngestReport:
         """Provenance-counted removal for an index without a ledger (see the module)."""
@@ -363,6 +369,102 @@ def _start(embedder: Any, documents: Iterable[Any], extractor: Extractor | None,
     ledger.documents, report = plan_documents(ledger, documents, replace=False, id_key=id_key)
     ex = ledger.extractor = extractor if extractor is not None else default_extractor(llm)
     return emb, ledger, ex, report
+
+
+@dataclass(frozen=True)
+class _Before:
+    """The graph before an update: node objects by id, passage texts by id."""
+
+    nodes: dict[str, Node]
+    passages: dict[str, str]
+
+
+class _Rows:
+    """The few nodes whose vector is recomputed, as ``passage_mean_vectors`` reads a graph."""
+
+    def __init__(self, nodes: list[Node]) -> None:
+        self.nodes = nodes
+        self.num_nodes = len(nodes)
+
+
+def _stale(index: Any, before: _Before) -> tuple[list[Passage], list[int]]:
+    """Passages the shared cache lacks; node rows whose passage-mean vector is stale.
+
+    A node is recomputed when it is a new object (the assembly re-creates exactly the
+    nodes an update touched), has no vector, or cites a passage whose text changed.
+    """
+    g = index.graph
+    cache = passage_cache(g, index.embedder)
+    with cache.lock:
+        todo = cache.missing(g)
+    changed = {pid for pid, p in g.passages.items() if before.passages.get(pid) != p.text}
+    missing = set(g.vectors.missing())
+    rows = [i for i, n in enumerate(g.nodes)
+            if i in missing or before.nodes.get(n.id) is not n
+            or (changed and not changed.isdisjoint(n.provenance))]
+    return todo, rows
+
+
+def _finish_vectors(index: Any, todo: list[Passage], raw: Any, rows: list[int],
+                    texts_raw: Any) -> None:
+    """Store new passage vectors (unit rows, as ``embed_graph``) and the stale node means."""
+    g = index.graph
+    cache = passage_cache(g, index.embedder)
+    with cache.lock:
+        if todo:
+            cache.add(todo, normalize_rows(np.asarray(raw, dtype=np.float32)))
+        pv = cache.vectors(g)
+    if index.node_vectors != "passage_mean" or not rows or pv is None:
+        return
+    nodes = [g.node_at(i) for i in rows]
+    mat, no_passage = passage_mean_vectors(cast(Any, _Rows(nodes)), pv.ids, pv.matrix)
+    if no_passage:  # not in an assembled graph (every node cites a passage); as embed_graph
+        if texts_raw is None or len(texts_raw) != len(no_passage):
+            embed_graph(g, index.embedder, node_vectors="passage_mean")
+            return
+        mat[no_passage] = normalize_rows(np.asarray(texts_raw, dtype=np.float32))
+    g.vectors.set({n.id: mat[j] for j, n in enumerate(nodes)}, owner=g.vectors.owner)
+
+
+def _needs_full(index: Any) -> bool:
+    """No owned vectors to update row by row: embed the graph as a build does."""
+    g = index.graph
+    return bool(g.passages) and (g.vectors.owner is None or g.vectors.dim is None)
+
+
+def _refresh_vectors(index: Any, before: _Before) -> None:
+    """After an update: embed new passages once, recompute the stale node vectors only."""
+    embed = index.embedder.embed_passages
+    if not index.graph.passages:
+        return
+    if _needs_full(index):
+        embed_graph(index.graph, index.embedder, node_vectors=index.node_vectors)
+        return
+    todo, rows = _stale(index, before)
+    raw = embed([p.text for p in todo]) if todo else None
+    _finish_vectors(index, todo, raw, rows, _no_passage_texts(index, rows, embed))
+
+
+async def _arefresh_vectors(index: Any, before: _Before) -> None:
+    """Async :func:`_refresh_vectors` (``aembed_passages``)."""
+    if not index.graph.passages:
+        return
+    if _needs_full(index):
+        await aembed_graph(index.graph, index.embedder, node_vectors=index.node_vectors)
+        return
+    todo, rows = _stale(index, before)
+    raw = await index.embedder.aembed_passages([p.text for p in todo]) if todo else None
+    texts = [index.graph.node_at(i).search_text for i in rows
+             if not index.graph.node_at(i).provenance]
+    traw = await index.embedder.aembed_passages(texts) if texts else None
+    _finish_vectors(index, todo, raw, rows, traw)
+
+
+def _no_passage_texts(index: Any, rows: list[int], embed: Any) -> Any:
+    """Vectors of the stale nodes that cite no passage (their own search text)."""
+    texts = [index.graph.node_at(i).search_text for i in rows
+             if not index.graph.node_at(i).provenance]
+    return embed(texts) if texts else None
 
 
 def _check_ids(ids: Iterable[str]) -> list[str]:

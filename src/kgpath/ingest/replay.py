@@ -164,6 +164,11 @@ class OpenAssembly:
         return min(((pos[p], *m) for p, m in self.by_key[key].items()),
                    key=lambda m: (m[0], m[1]))
 
+    def _first_clean(self, key: str) -> tuple[Pos, int, str, str]:
+        """:meth:`_first` of a key no update touched: its node's first passage."""
+        p0 = self.nodes[key].provenance[0]
+        return (self.pos[p0], *self.by_key[key][p0])
+
     def _type(self, key: str) -> str:
         counts = +self.types.get(key, Counter())
         if not counts:
@@ -179,7 +184,8 @@ class OpenAssembly:
             self.types.pop(key, None)
             self.nodes.pop(key, None)
             self.ids.pop(key, None)
-        firsts = {k: self._first(k) for k in self.by_key}
+        firsts = {k: self._first(k) if k in self._dirty_keys or k not in self.nodes
+                  else self._first_clean(k) for k in self.by_key}
         order = sorted(firsts, key=lambda k: (firsts[k][0], firsts[k][1]))
         taken: set[str] = set()
         for key in order:
@@ -234,8 +240,9 @@ class OpenAssembly:
                 self.edges[triple] = edge
         self._dirty_keys.clear()
         self._dirty_edges.clear()
-        first = {t: min((self.pos[p], min(o[0] for o in occ))
-                        for p, occ in self.by_edge[t].items()) for t in self.edges}
+        pos, by_edge = self.pos, self.by_edge
+        first = {t: (pos[e.provenance[0]], by_edge[t][e.provenance[0]][0][0])
+                 for t, e in self.edges.items()}
         return ([self.nodes[k] for k in order],
                 [self.edges[t] for t in sorted(self.edges, key=first.__getitem__)])
 
