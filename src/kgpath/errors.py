@@ -48,9 +48,10 @@ class GraphError(KgpathError, ValueError):
 
 
 class DocumentError(GraphError):
-    """A document operation names a document wrongly: an id already holding other content
-    (``add_documents``), an unknown id (``delete_documents``), or an id that collides with
-    another document's passage id. ``document_id`` names it.
+    """A document operation names a document wrongly; ``document_id`` names it.
+
+    An id already holding other content (``add_documents``), an unknown id
+    (``delete_documents``), or an id that collides with another document's passage id.
     """
 
     def __init__(self, message: str, *, document_id: str | None = None) -> None:
