@@ -286,3 +286,29 @@ def test_an_index_over_a_given_graph_deletes_by_provenance() -> None:
         index.delete_documents(["a"])
     index.upsert_documents([("b", SENTENCES[5])], extractor=Scripted())
     assert list(g.passages) == ["b"] and "Bohr" in g and "Warsaw" not in g
+
+
+@pytest.mark.spacy
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(start=st.lists(st.tuples(IDS, TEXTS), min_size=1, max_size=3,
+                      unique_by=lambda d: d[0]),
+       ops=st.lists(OPS, min_size=1, max_size=4))
+def test_updates_equal_a_rebuild_with_spacy(start: list[tuple[str, str]],
+                                            ops: list[tuple[Any, ...]]) -> None:
+    """The same property with the offline spaCy extractor (a rebuild reads every passage)."""
+    from kgpath.ingest.spacy_extractor import SpacyExtractor
+
+    emb = HashingEmbedder(32)
+    ex = SpacyExtractor()
+    index = GraphIndex.from_documents(start, embedder=emb, extractor=ex, chunking=CHUNKING)
+    model = list(start)
+    for op in ops:
+        apply(model, index, op)
+    ref = GraphIndex.from_documents(model, embedder=emb, extractor=ex, chunking=CHUNKING)
+    assert list(index.graph.nodes) == list(ref.graph.nodes)
+    assert list(index.graph.edges) == list(ref.graph.edges)
+    assert list(index.graph.passages.items()) == list(ref.graph.passages.items())
+    if len(ref.graph):
+        np.testing.assert_allclose(index.vector_index.vectors, ref.vector_index.vectors,
+                                   rtol=0, atol=1e-6)

@@ -152,7 +152,9 @@ def replace_contents(graph: KnowledgeGraph, source: KnowledgeGraph) -> None:
     """
     source._thaw()
     graph._thaw()
-    _install(graph, list(source._nodes), list(source._edges), dict(source._passages), source)
+    assert isinstance(source._node_index, dict)
+    _install(graph, list(source._nodes), list(source._edges), dict(source._passages), source,
+             dict(source._node_index), dict(source._edge_key))
     graph._version = max(graph._version, source._version) + 1
 
 

@@ -331,10 +331,9 @@ class DocumentLifecycle:
         before = _Before({n.id: n for n in old.nodes},
                          {pid: p.text for pid, p in old.passages.items()})
         if report is not None:
-            old_edges = {(e.source, e.target, e.relation) for e in old.edges}
+            old_edges = {id(e) for e in old.edges}  # an edge that changed is a new object
             report.nodes_new = sum(n.id not in before.nodes for n in graph.nodes)
-            report.edges_added = sum((e.source, e.target, e.relation) not in old_edges
-                                     for e in graph.edges)
+            report.edges_added = sum(id(e) not in old_edges for e in graph.edges)
         assert self.ledger is not None
         self.ledger.forget_unused()
         replace_contents(self.graph, graph)

@@ -383,7 +383,8 @@ def assemble_graph(ledger: DocumentLedger, extractor: Extractor[Any]) -> Knowled
         name = extractor.name or type(extractor).__name__
         if not isinstance(ledger.assembly, OpenAssembly) or ledger.assembly.extractor != name:
             ledger.assembly = OpenAssembly(name)
-        return assemble_open(passages, records, name, assembly=ledger.assembly)
+        return assemble_open(passages, records, name, assembly=ledger.assembly,
+                             places=ledger.places())
     g = KnowledgeGraph()
     for p in passages:
         g.add_passage(p.id, p.text, p.metadata)

@@ -52,7 +52,8 @@ class IngestReport:
     ``documents_deleted``), ``passages_removed``, ``passages_extracted`` (extractor calls
     made, retries of failed passages and checkpoint hits excluded: ``passages_resumed``) and
     ``failed``: the passages whose extraction failed (:meth:`Extractor.failed`), retried by
-    the next add or upsert.
+    the next add or upsert. There ``nodes_new`` counts node ids the graph did not have and
+    ``edges_added`` the edges that are new or changed (text, provenance, ...).
     """
 
     documents: int = 0

@@ -65,6 +65,8 @@ class DocumentLedger:
         self.failed: set[str] = set()
         self.chunking = chunking
         self.extractor = extractor
+        self._seq: dict[str, int] = {}
+        self._next = 0
         self.assembly: Any = None
         """The incremental merge state (:class:`~kgpath.ingest.replay.OpenAssembly`)."""
 
@@ -76,6 +78,22 @@ class DocumentLedger:
         """Every passage, documents in order, each document's passages in order."""
         for entry in self.documents.values():
             yield from entry.passages
+
+    def places(self) -> list[tuple[int, int]]:
+        """``(document sequence number, passage index)`` of every passage, in order.
+
+        A document keeps its number while it stays (an upsert keeps its place), new ones
+        get larger numbers, so places only grow: an incremental assembly never renumbers.
+        """
+        for doc_id in [d for d in self._seq if d not in self.documents]:
+            del self._seq[doc_id]
+        out = []
+        for doc_id, entry in self.documents.items():
+            if doc_id not in self._seq:
+                self._seq[doc_id] = self._next
+                self._next += 1
+            out += [(self._seq[doc_id], j) for j in range(len(entry.passages))]
+        return out
 
     def owners(self) -> dict[str, str]:
         """``passage id -> document id``."""

@@ -75,6 +75,13 @@ class OpenAssembly:
         self._dirty_edges: set[tuple[str, str, str]] = set()
         self.seen: dict[str, list[tuple[TextPassage, Extraction]]] = {}
         """Per document: the passages and record objects last resolved."""
+        # orders of the last call, with each key's and edge's first place; valid while
+        # places are not renumbered (move)
+        self.key_first: dict[str, tuple[Pos, int, str, str]] = {}
+        self.edge_first: dict[tuple[str, str, str], tuple[Pos, int]] = {}
+        self.key_order: list[str] = []
+        self.edge_order: list[tuple[str, str, str]] = []
+        self._moved = False
 
     def _key(self, name: str) -> str:
         k = self._key_memo.get(name)
@@ -156,7 +163,9 @@ class OpenAssembly:
         entries = self.docs[doc_id]
         self.docs[doc_id] = [(pos, pid) for pos, (_, pid) in zip(places, entries, strict=True)]
         for pos, (_, pid) in zip(places, entries, strict=True):
-            self.pos[pid] = pos
+            if self.pos.get(pid) != pos:
+                self.pos[pid] = pos
+                self._moved = True
 
     # ------------------------------------------------------------------ records
     def _first(self, key: str) -> tuple[Pos, int, str, str]:
@@ -179,14 +188,20 @@ class OpenAssembly:
 
     def _assign_ids(self) -> list[str]:
         """Keys in first-mention order; (re)assign ids, marking keys whose id changed."""
-        for key in [k for k in self._dirty_keys if not self.by_key.get(k)]:
-            self.by_key.pop(key, None)
-            self.types.pop(key, None)
-            self.nodes.pop(key, None)
-            self.ids.pop(key, None)
-        firsts = {k: self._first(k) if k in self._dirty_keys or k not in self.nodes
-                  else self._first_clean(k) for k in self.by_key}
-        order = sorted(firsts, key=lambda k: (firsts[k][0], firsts[k][1]))
+        gone = {k for k in self._dirty_keys if not self.by_key.get(k)}
+        for key in gone:
+            for d in (self.by_key, self.types, self.nodes, self.ids, self.key_first):
+                d.pop(key, None)  # type: ignore[attr-defined]
+        if self._moved:
+            self.key_first = {}
+        firsts = self.key_first
+        fresh = [k for k in self.by_key if k in self._dirty_keys or k not in firsts]
+        for k in fresh:
+            firsts[k] = self._first(k)
+        rank = {k: (firsts[k][0], firsts[k][1]) for k in fresh}
+        known = [k for k in self.key_order if k not in gone and k not in rank]
+        rank.update((k, (firsts[k][0], firsts[k][1])) for k in known)
+        order = self.key_order = sorted(known + list(dict.fromkeys(fresh)), key=rank.__getitem__)
         taken: set[str] = set()
         for key in order:
             nid = firsts[key][2]
@@ -238,29 +253,50 @@ class OpenAssembly:
                     self.edges_of.get(end, set()).discard(triple)
             else:
                 self.edges[triple] = edge
+        dirty = set(self._dirty_edges)
         self._dirty_keys.clear()
         self._dirty_edges.clear()
+        return [self.nodes[k] for k in order], [self.edges[t] for t in self._edge_order(dirty)]
+
+    def _edge_order(self, dirty: set[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+        """Edges by first occurrence: the last order, the touched edges placed again."""
+        first = self.edge_first
+        if self._moved:
+            first.clear()
+            self.edge_order = []
+            dirty = set(self.edges)
+        for t in dirty:
+            first.pop(t, None)
         pos, by_edge = self.pos, self.by_edge
-        first = {t: (pos[e.provenance[0]], by_edge[t][e.provenance[0]][0][0])
-                 for t, e in self.edges.items()}
-        return ([self.nodes[k] for k in order],
-                [self.edges[t] for t in sorted(self.edges, key=first.__getitem__)])
+        for t in dirty:
+            e = self.edges.get(t)
+            if e is not None:
+                p0 = e.provenance[0]
+                first[t] = (pos[p0], by_edge[t][p0][0][0])
+        kept = [t for t in self.edge_order if t in first and t not in dirty]
+        self.edge_order = sorted(kept + [t for t in dirty if t in first], key=first.__getitem__)
+        self._moved = False
+        return self.edge_order
 
 
 def assemble_open(passages: Sequence[TextPassage], records: Sequence[Extraction],
-                  extractor: str, *, assembly: OpenAssembly | None = None) -> KnowledgeGraph:
+                  extractor: str, *, assembly: OpenAssembly | None = None,
+                  places: Sequence[Pos] | None = None) -> KnowledgeGraph:
     """A new graph of ``passages`` (in order) merged from their ``records`` (see the module).
 
     Equal to ``KnowledgeGraph()`` + ``add_passage`` of each passage +
     ``OpenExtractor.add_to_graph(graph, passages, records, report)`` for an extractor named
     ``extractor``. With ``assembly`` (an :class:`OpenAssembly` the caller keeps between
     calls) only documents whose passages or records changed since the last call are
-    resolved again, and only the keys and edges they touch recomputed.
+    resolved again, and only the keys and edges they touch recomputed. ``places`` gives
+    each passage an increasing place that stays the same across calls (the lifecycle's
+    document sequence numbers), so nothing kept is renumbered; default: the position.
     """
     asm = assembly if assembly is not None else OpenAssembly(extractor)
     docs: dict[str, list[tuple[Pos, TextPassage, Extraction]]] = {}
-    for i, (p, ex) in enumerate(zip(passages, records, strict=True)):
-        docs.setdefault(p.doc_id, []).append(((i, 0), p, ex))
+    where = places if places is not None else [(i, 0) for i in range(len(passages))]
+    for pos, p, ex in zip(where, passages, records, strict=True):
+        docs.setdefault(p.doc_id, []).append((pos, p, ex))
     _sync(asm, docs)
     nodes, edges = asm.records()
     g = KnowledgeGraph()
