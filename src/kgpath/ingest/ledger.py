@@ -25,7 +25,7 @@ from typing import Any
 from kgpath.ingest.chunking import ChunkingConfig, TextPassage
 from kgpath.ingest.documents import SourceDocument
 
-__all__ = ["DocumentLedger", "LedgerDocument", "text_digest"]
+__all__ = ["DocumentLedger", "LedgerDocument", "ledger_from_json", "ledger_to_json", "text_digest"]
 
 
 def text_digest(text: str) -> str:
@@ -122,3 +122,70 @@ class DocumentLedger:
         for pid in [p for p in self.records if p not in live]:
             del self.records[pid]
         self.failed &= live
+
+
+LEDGER_FORMAT = "kgpath-document-ledger"
+LEDGER_VERSION = 1
+
+
+def ledger_to_json(ledger: DocumentLedger) -> dict[str, Any]:
+    """A JSON-able dict of ``ledger`` (documents, passages, records, failures; no pickle).
+
+    For whoever saves an index (``GraphIndex.save``): with the ledger restored
+    (:func:`ledger_from_json`), a reopened index updates by document exactly like the one
+    that was saved. Records must be the open family's
+    :class:`~kgpath.ingest.extraction.Extraction` (:class:`~kgpath.errors.ConfigError`
+    otherwise); the extractor itself is not saved (pass it to :func:`ledger_from_json`).
+    """
+    from kgpath.ingest.checkpoint import extraction_to_json
+
+    docs = []
+    for doc_id, e in ledger.documents.items():
+        d = e.document
+        docs.append({"id": doc_id, "title": d.title, "sentences": list(d.sentences),
+                     "metadata": dict(d.metadata), "digest": e.digest,
+                     "passages": [{"id": p.id, "text": p.text, "metadata": dict(p.metadata)}
+                                  for p in e.passages]})
+    cfg = ledger.chunking
+    return {
+        "format": LEDGER_FORMAT, "version": LEDGER_VERSION, "documents": docs,
+        "records": {pid: {"text_sha256": sha, "record": extraction_to_json(r)}
+                    for pid, (sha, r) in ledger.records.items()},
+        "failed": sorted(ledger.failed),
+        "chunking": None if cfg is None else {"max_chars": cfg.max_chars,
+                                              "overlap_sentences": cfg.overlap_sentences,
+                                              "min_chars": cfg.min_chars},
+    }
+
+
+def ledger_from_json(data: Any, extractor: Any = None) -> DocumentLedger:
+    """The :class:`DocumentLedger` written by :func:`ledger_to_json`.
+
+    Raises
+    ------
+    PersistenceError
+        For another format, a newer version or a malformed field (naming it).
+    """
+    from kgpath.errors import PersistenceError
+    from kgpath.ingest.checkpoint import extraction_from_json
+
+    if not isinstance(data, dict) or data.get("format") != LEDGER_FORMAT:
+        raise PersistenceError(f"not a {LEDGER_FORMAT}: {str(data)[:80]!r}")
+    if data.get("version") != LEDGER_VERSION:
+        raise PersistenceError(f"{LEDGER_FORMAT} version {data.get('version')!r} is not "
+                               f"{LEDGER_VERSION}")
+    try:
+        cfg = ChunkingConfig(**data["chunking"]) if data["chunking"] else None
+        ledger = DocumentLedger(cfg, extractor)
+        for d in data["documents"]:
+            doc = SourceDocument(str(d["id"]), str(d["title"]),
+                                 tuple(str(s) for s in d["sentences"]), dict(d["metadata"]))
+            passages = tuple(TextPassage(str(p["id"]), str(p["text"]), doc.id,
+                                         dict(p["metadata"])) for p in d["passages"])
+            ledger.documents[doc.id] = LedgerDocument(doc, str(d["digest"]), passages)
+        for pid, r in data["records"].items():
+            ledger.records[str(pid)] = (str(r["text_sha256"]), extraction_from_json(r["record"]))
+        ledger.failed = {str(p) for p in data["failed"]}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise PersistenceError(f"malformed {LEDGER_FORMAT}: {exc!r}") from exc
+    return ledger
