@@ -120,3 +120,18 @@ def test_removal_equals_building_without_the_passages(triples, gone) -> None:
     assert sorted((e.source, e.relation, e.target, e.provenance) for e in g.edges) == sorted(
         (e.source, e.relation, e.target, e.provenance) for e in ref.edges)
     assert list(g.passages) == list(ref.passages)
+
+
+def test_set_contents_refuses_what_a_graph_cannot_hold() -> None:
+    from kgpath.graph import Edge, Node
+    from kgpath.graph.edit import set_contents
+
+    g = KnowledgeGraph()
+    with pytest.raises(GraphError, match="duplicate node id 'a'"):
+        set_contents(g, [Node("a", "A"), Node("a", "B")], [])
+    with pytest.raises(GraphError, match="unknown node 'z'"):
+        set_contents(g, [Node("a", "A")], [Edge("a", "z", "r")])
+    with pytest.raises(GraphError, match="duplicate edge"):
+        set_contents(g, [Node("a", "A"), Node("b", "B")], [Edge("a", "b", "r")] * 2,
+                     check=False)
+    assert len(g) == 0

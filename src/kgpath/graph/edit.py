@@ -158,10 +158,13 @@ def replace_contents(graph: KnowledgeGraph, source: KnowledgeGraph) -> None:
     graph._version = max(graph._version, source._version) + 1
 
 
-def set_contents(graph: KnowledgeGraph, nodes: Iterable[Node], edges: Iterable[Edge]) -> None:
+def set_contents(graph: KnowledgeGraph, nodes: Iterable[Node], edges: Iterable[Edge], *,
+                 check: bool = True) -> None:
     """Make ``nodes`` and ``edges`` (in order) the graph's records; passages stay (in place).
 
-    Vectors of nodes with an unchanged id and search text are kept.
+    Vectors of nodes with an unchanged id and search text are kept. ``check=False`` skips
+    the endpoint check for a caller whose edges join its own nodes by construction (the
+    incremental assembly); duplicates are always refused.
 
     Raises
     ------
@@ -189,7 +192,7 @@ def set_contents(graph: KnowledgeGraph, nodes: Iterable[Node], edges: Iterable[E
     if len(keys) != len(edge_list):
         raise GraphError(f"duplicate edge among {len(edge_list)} edges "
                          f"({len(edge_list) - len(keys)} repeated (source, target, relation))")
-    for e in edge_list:
+    for e in edge_list if check else ():
         if e.source not in index or e.target not in index:
             end = e.source if e.source not in index else e.target
             raise GraphError(f"edge {e.source!r} -> {e.target!r} names unknown node {end!r}")
