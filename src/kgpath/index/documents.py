@@ -62,6 +62,7 @@ from kgpath.ingest.assemble import (
     extract_pending,
     plan_documents,
 )
+from kgpath.ingest.documents import coerce_documents
 from kgpath.ingest.ledger import DocumentLedger
 
 if TYPE_CHECKING:
@@ -185,7 +186,8 @@ class DocumentLifecycle:
             a passage id another document already has; nothing is changed then.
         """
         if self.ledger is None:
-            return ingest_documents(self.graph, documents, extractor=extractor, llm=llm,
+            return ingest_documents(self.graph, coerce_documents(documents, id_key=id_key),
+                                    extractor=extractor, llm=llm,
                                     chunking=chunking, batch_size=batch_size)
         return self._doc_update(documents, False, extractor, llm, chunking, batch_size, id_key)
 
@@ -195,7 +197,8 @@ class DocumentLifecycle:
                              id_key: str = "id") -> IngestReport:
         """Async :meth:`add_documents` (the extractor's ``aextract``)."""
         if self.ledger is None:
-            return await aingest_documents(self.graph, documents, extractor=extractor, llm=llm,
+            return await aingest_documents(self.graph, coerce_documents(documents, id_key=id_key),
+                                           extractor=extractor, llm=llm,
                                            chunking=chunking, batch_size=batch_size)
         return await self._doc_aupdate(documents, False, extractor, llm, chunking, batch_size,
                                    id_key)
@@ -210,8 +213,9 @@ class DocumentLifecycle:
         its provenance reduced, as a rebuild would have it (see the module docstring).
         """
         if self.ledger is None:
-            self._doc_remove_unledgered(_ids_of(documents, id_key), missing_ok=True)
-            return ingest_documents(self.graph, documents, extractor=extractor, llm=llm,
+            docs = coerce_documents(documents, id_key=id_key)
+            self._doc_remove_unledgered([d.id for d in docs], missing_ok=True)
+            return ingest_documents(self.graph, docs, extractor=extractor, llm=llm,
                                     chunking=chunking, batch_size=batch_size)
         return self._doc_update(documents, True, extractor, llm, chunking, batch_size, id_key)
 
@@ -221,8 +225,9 @@ class DocumentLifecycle:
                                 id_key: str = "id") -> IngestReport:
         """Async :meth:`upsert_documents`."""
         if self.ledger is None:
-            self._doc_remove_unledgered(_ids_of(documents, id_key), missing_ok=True)
-            return await aingest_documents(self.graph, documents, extractor=extractor, llm=llm,
+            docs = coerce_documents(documents, id_key=id_key)
+            self._doc_remove_unledgered([d.id for d in docs], missing_ok=True)
+            return await aingest_documents(self.graph, docs, extractor=extractor, llm=llm,
                                            chunking=chunking, batch_size=batch_size)
         return await self._doc_aupdate(documents, True, extractor, llm, chunking, batch_size,
                                    id_key)
@@ -474,12 +479,6 @@ def _check_ids(ids: Iterable[str]) -> list[str]:
         if not isinstance(d, str) or not d:
             raise GraphError(f"document id must be a non-empty string, got {d!r}")
     return out
-
-
-def _ids_of(documents: Iterable[Any], id_key: str) -> list[str]:
-    from kgpath.ingest.documents import coerce_documents
-
-    return [d.id for d in coerce_documents(list(documents), id_key=id_key)]
 
 
 def _reset_rows(index: Any) -> None:
