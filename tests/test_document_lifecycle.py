@@ -36,6 +36,7 @@ SENTENCES = [
     "Niels Bohr lived in Copenhagen.",
     "The Bohr family liked Paris.",
 ]
+METHODS = ("pcr", "pathrag", "augmented", "c2rag")  # nodes, paths, chains, recovery
 CHUNKING = ChunkingConfig(max_chars=50)  # two sentences or more: several passages
 
 
@@ -87,12 +88,13 @@ def assert_same_index(index: GraphIndex, docs: list[tuple[str, str]], emb: Any) 
     pv, rv = index.passage_vectors(), ref.passage_vectors()
     assert pv is not None and rv is not None and pv.ids == rv.ids
     np.testing.assert_allclose(pv.matrix, rv.matrix, rtol=0, atol=1e-6)
-    for query in ("Where did Curie work?", "Who met Einstein in Paris?"):
-        got = [(e.id, round(e.score, 5)) for e in
-               EvidenceRetriever("pcr", index, k=5).retrieve(query)]
-        want = [(e.id, round(e.score, 5)) for e in
-                EvidenceRetriever("pcr", ref, k=5).retrieve(query)]
-        assert got == want
+    for method in METHODS:
+        for query in ("Where did Curie work?", "Who met Einstein in Paris?"):
+            got = [(e.id, round(e.score, 5)) for e in
+                   EvidenceRetriever(method, index, k=5).retrieve(query)]
+            want = [(e.id, round(e.score, 5)) for e in
+                    EvidenceRetriever(method, ref, k=5).retrieve(query)]
+            assert got == want, method
 
 
 def apply(model: list[tuple[str, str]], index: GraphIndex, op: tuple[Any, ...]) -> None:
