@@ -36,6 +36,8 @@ SENTENCES = [
     "Niels Bohr lived in Copenhagen.",
     "The Bohr family liked Paris.",
 ]
+# tiny corpora: PathRAG warns that its num_nodes covers the graph (true, and harmless here)
+pytestmark = pytest.mark.filterwarnings("ignore:PathRAG num_nodes:UserWarning")
 METHODS = ("pcr", "pathrag", "augmented", "c2rag")  # nodes, paths, chains, recovery
 CHUNKING = ChunkingConfig(max_chars=50)  # two sentences or more: several passages
 
