@@ -112,3 +112,13 @@ def test_failed_passages_are_not_checkpointed(tmp_path) -> None:
     assert index.last_build is not None and index.last_build.failed == ["d2", "d3"]
     stored = ExtractionCheckpoint(tmp_path, "llm").load()
     assert sorted(pid for pid, _ in stored) == ["d0", "d1"]
+
+
+def test_the_plain_ingestion_reports_failed_passages() -> None:
+    from kgpath.graph import KnowledgeGraph
+    from kgpath.ingest import ingest_documents
+
+    llm = ScriptedLLM(lambda prompt: "not json" if "Person3" in prompt else reply(prompt))
+    report = ingest_documents(KnowledgeGraph(), DOCS[:4],
+                              extractor=LLMExtractor(llm, max_concurrency=1, retries=0))
+    assert report.failed == ["d2", "d3"]

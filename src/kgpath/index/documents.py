@@ -23,7 +23,14 @@ recomputed from them (``"passage_mean"``) or kept for nodes whose search text is
 and their order), edges, passages, vectors and retrieval results equal those of
 ``GraphIndex.from_documents(final documents)``, where the final documents are in index
 order: first addition order, an upserted document keeping its place
-(``tests/test_document_lifecycle.py`` checks this over random sequences).
+(``tests/test_document_lifecycle.py`` checks this over random sequences). Nothing's order
+is left to chance (node order = first mention, edge order = first occurrence, provenance =
+passage order, all as a build computes them, :mod:`kgpath.ingest.replay`); what can differ
+from a rebuild is what a rebuild would compute differently itself: an extractor that
+answers differently for the same text (an LLM: the index keeps the records it got, a
+rebuild asks again), a different ``chunking`` or extractor passed to one update, and an
+embedder whose vector for a text depends on the other texts of its batch (the index embeds
+only new passages, a rebuild all of them at once).
 
 An index over a graph it did not build (``GraphIndex(graph)``) has no ledger: there
 :meth:`~DocumentLifecycle.add_documents` is the incremental ingestion

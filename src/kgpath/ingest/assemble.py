@@ -98,6 +98,7 @@ def _merge(graph: KnowledgeGraph, extractor: Extractor[Any], passages: Sequence[
         raise ValueError(f"extractor {name!r} returned {len(records)} extractions for "
                          f"{len(passages)} passages")
     extractor.add_to_graph(graph, passages, records, report)
+    report.failed += [p.id for p, r in zip(passages, records, strict=True) if extractor.failed(r)]
     logger.info(
         "from_documents: %d document(s), %d new / %d changed / %d unchanged passage(s), "
         "%d new node(s), %d edge(s) added", report.documents, report.passages_new,
