@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kgpath.errors import GraphError
-from kgpath.graph.model import Edge, Node, short
+from kgpath.graph.model import Edge, Node, Passage, short
 
 if TYPE_CHECKING:
     from kgpath.graph.knowledge_graph import KnowledgeGraph
@@ -201,14 +201,14 @@ def set_contents(graph: KnowledgeGraph, nodes: Iterable[Node], edges: Iterable[E
 
 
 def _install(graph: KnowledgeGraph, nodes: list[Node], edges: list[Edge],
-             passages: dict[str, object], vectors_from: KnowledgeGraph,
+             passages: dict[str, Passage], vectors_from: KnowledgeGraph,
              index: dict[str, int] | None = None,
              keys: dict[tuple[str, str, str], int] | None = None) -> None:
     """Set the graph's records, carrying vectors by (id, search text); bump the version."""
     emb, mask = _carry(graph, nodes, vectors_from)
     graph._nodes = nodes
     graph._edges = edges
-    graph._passages = passages  # type: ignore[assignment]
+    graph._passages = passages
     graph._node_index = index if index is not None else {n.id: i for i, n in enumerate(nodes)}
     graph._edge_key = keys if keys is not None else {
         (e.source, e.target, e.relation): i for i, e in enumerate(edges)}
@@ -234,9 +234,11 @@ def _carry(graph: KnowledgeGraph, nodes: list[Node],
 
     ``vectors_from``'s rows win over ``graph``'s; the same node object needs no text compare.
     """
-    sources = [(vectors_from, *_vector_rows(vectors_from))] if vectors_from is not graph else []
-    sources.append((graph, *_vector_rows(graph)))
-    sources = [s for s in sources if s[2] is not None]
+    sources: list[tuple[KnowledgeGraph, dict[str, int], np.ndarray]] = []
+    for g in ([graph] if vectors_from is graph else [vectors_from, graph]):
+        rows, mat = _vector_rows(g)
+        if mat is not None:
+            sources.append((g, rows, mat))
     if not sources:
         return None, None
     dim = int(graph._emb.shape[1]) if graph._emb is not None else int(sources[0][2].shape[1])

@@ -298,8 +298,8 @@ class DocumentLifecycle:
             raise
         if report.documents_unchanged == report.documents and not report.passages_extracted:
             return report  # nothing new: the graph is the same
-        before = self._doc_install(assemble_graph(ledger, ex), report)
-        _refresh_vectors(self, before)
+        was = self._doc_install(assemble_graph(ledger, ex), report)
+        _refresh_vectors(self, was)
         return report
 
     async def _doc_aupdate(self, documents: Iterable[Any], replace: bool,
@@ -314,8 +314,8 @@ class DocumentLifecycle:
             raise
         if report.documents_unchanged == report.documents and not report.passages_extracted:
             return report
-        before = self._doc_install(assemble_graph(ledger, ex), report)
-        await _arefresh_vectors(self, before)
+        was = self._doc_install(assemble_graph(ledger, ex), report)
+        await _arefresh_vectors(self, was)
         return report
 
     def _doc_drop(self, wanted: list[str], missing_ok: bool) -> IngestReport:
@@ -410,9 +410,11 @@ def _stale(index: Any, before: _Before) -> tuple[list[Passage], list[int]]:
         todo = cache.missing(g)
     changed = {pid for pid, p in g.passages.items() if before.passages.get(pid) != p.text}
     missing = set(g.vectors.missing())
-    rows = [i for i, n in enumerate(g.nodes)
-            if i in missing or before.nodes.get(n.id) is not n
-            or (changed and not changed.isdisjoint(n.provenance))]
+    rows = []
+    for i, node in enumerate(g.nodes):
+        cites_changed = bool(changed) and not changed.isdisjoint(node.provenance)
+        if cites_changed or i in missing or before.nodes.get(node.id) is not node:
+            rows.append(i)
     return todo, rows
 
 
