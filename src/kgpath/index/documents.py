@@ -208,7 +208,7 @@ class DocumentLifecycle:
                                            extractor=extractor, llm=llm,
                                            chunking=chunking, batch_size=batch_size)
         return await self._doc_aupdate(documents, False, extractor, llm, chunking, batch_size,
-                                   id_key)
+                                       id_key)
 
     def upsert_documents(self, documents: Iterable[Any], *, extractor: Extractor | None = None,
                          llm: Any = None, chunking: ChunkingConfig | None = None,
@@ -237,7 +237,7 @@ class DocumentLifecycle:
             return await aingest_documents(self.graph, docs, extractor=extractor, llm=llm,
                                            chunking=chunking, batch_size=batch_size)
         return await self._doc_aupdate(documents, True, extractor, llm, chunking, batch_size,
-                                   id_key)
+                                       id_key)
 
     def delete_documents(self, ids: Iterable[str], *, missing_ok: bool = False) -> IngestReport:
         """Remove documents by id: their passages and what only they supported.
@@ -251,8 +251,9 @@ class DocumentLifecycle:
         if self.ledger is None:
             return self._doc_remove_unledgered(wanted, missing_ok=missing_ok)
         report = self._doc_drop(wanted, missing_ok)
-        before = self._doc_install(assemble_graph(self.ledger, self._doc_extractor(None, None)))
-        _refresh_vectors(self, before)
+        if report.documents_deleted:
+            was = self._doc_install(assemble_graph(self.ledger, self._doc_extractor(None, None)))
+            _refresh_vectors(self, was)
         return report
 
     async def adelete_documents(self, ids: Iterable[str], *,
@@ -262,8 +263,9 @@ class DocumentLifecycle:
         if self.ledger is None:
             return self._doc_remove_unledgered(wanted, missing_ok=missing_ok)
         report = self._doc_drop(wanted, missing_ok)
-        before = self._doc_install(assemble_graph(self.ledger, self._doc_extractor(None, None)))
-        await _arefresh_vectors(self, before)
+        if report.documents_deleted:
+            was = self._doc_install(assemble_graph(self.ledger, self._doc_extractor(None, None)))
+            await _arefresh_vectors(self, was)
         return report
 
     # ------------------------------------------------------------------ internals
@@ -276,8 +278,8 @@ class DocumentLifecycle:
         return cast("Extractor", self.ledger.extractor)
 
     def _doc_plan(self, documents: Iterable[Any], replace: bool, extractor: Extractor | None,
-              llm: Any, chunking: ChunkingConfig | None, batch_size: int,
-              id_key: str) -> tuple[DocumentLedger, Extractor, dict[str, Any], IngestReport]:
+                  llm: Any, chunking: ChunkingConfig | None, batch_size: int,
+                  id_key: str) -> tuple[DocumentLedger, Extractor, dict[str, Any], IngestReport]:
         check_extractor(extractor, batch_size)
         ledger = self.ledger
         assert ledger is not None
@@ -287,10 +289,10 @@ class DocumentLifecycle:
         return ledger, self._doc_extractor(extractor, llm), before, report
 
     def _doc_update(self, documents: Iterable[Any], replace: bool, extractor: Extractor | None,
-                llm: Any, chunking: ChunkingConfig | None, batch_size: int,
-                id_key: str) -> IngestReport:
-        ledger, ex, before, report = self._doc_plan(documents, replace, extractor, llm, chunking,
-                                                batch_size, id_key)
+                    llm: Any, chunking: ChunkingConfig | None, batch_size: int,
+                    id_key: str) -> IngestReport:
+        ledger, ex, before, report = self._doc_plan(documents, replace, extractor, llm,
+                                                    chunking, batch_size, id_key)
         try:
             extract_pending(ledger, ex, batch_size=batch_size, report=report)
         except BaseException:
@@ -303,10 +305,11 @@ class DocumentLifecycle:
         return report
 
     async def _doc_aupdate(self, documents: Iterable[Any], replace: bool,
-                       extractor: Extractor | None, llm: Any, chunking: ChunkingConfig | None,
-                       batch_size: int, id_key: str) -> IngestReport:
-        ledger, ex, before, report = self._doc_plan(documents, replace, extractor, llm, chunking,
-                                                batch_size, id_key)
+                           extractor: Extractor | None, llm: Any,
+                           chunking: ChunkingConfig | None, batch_size: int,
+                           id_key: str) -> IngestReport:
+        ledger, ex, before, report = self._doc_plan(documents, replace, extractor, llm,
+                                                    chunking, batch_size, id_key)
         try:
             await aextract_pending(ledger, ex, batch_size=batch_size, report=report)
         except BaseException:
