@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kgpath import GraphIndex, HashingEmbedder
-from kgpath.errors import DocumentError, GraphError
+from kgpath.errors import ConfigError, DocumentError, GraphError
 from kgpath.facade import EvidenceRetriever
 from kgpath.ingest import ChunkingConfig
 from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, Extraction, OpenExtractor
@@ -338,3 +338,35 @@ def test_a_ledger_round_trips_through_json_and_keeps_updating_exactly(tmp_path) 
     assert_same_index(reopened, [("b", SENTENCES[5])], emb)
     with pytest.raises(PersistenceError, match="version"):
         ledger_from_json({"format": "kgpath-document-ledger", "version": 99})
+
+
+NAMESPACES = st.lists(st.tuples(IDS, TEXTS, st.sampled_from(["x", "y"])), min_size=1,
+                      max_size=4, unique_by=lambda d: d[0])
+
+
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(docs=NAMESPACES)
+def test_a_namespace_index_holds_only_its_documents(docs) -> None:
+    emb = HashingEmbedder(32)
+    index = GraphIndex.from_documents(
+        [{"id": d, "text": t, "metadata": {"namespace": ns}} for d, t, ns in docs],
+        embedder=emb, extractor=Scripted(), chunking=CHUNKING)
+    for ns in ("x", "y"):
+        mine = [{"id": d, "text": t, "metadata": {"namespace": n}} for d, t, n in docs if n == ns]
+        view = index.for_namespace(ns)
+        ref = GraphIndex.from_documents(mine, embedder=emb, extractor=Scripted(),
+                                        chunking=CHUNKING)
+        assert list(view.graph.nodes) == list(ref.graph.nodes)
+        assert list(view.graph.edges) == list(ref.graph.edges)
+        assert {p.metadata["namespace"] for p in view.graph.passages.values()} <= {ns}
+        if len(ref.graph):
+            np.testing.assert_allclose(view.graph.vectors.matrix, ref.graph.vectors.matrix,
+                                       rtol=0, atol=1e-6)
+            for method in METHODS:
+                found = EvidenceRetriever(method, view, k=5).retrieve("Who met Einstein?")
+                assert all(view.graph.passage(e.id).metadata["namespace"] == ns
+                           for e in found if e.kind == "passage")
+    with pytest.raises(ConfigError, match="no document ledger"):
+        GraphIndex(index.graph, emb).for_namespace("x")
+

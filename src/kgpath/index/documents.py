@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from kgpath.embeddings import Embedder, as_embedder, default_embedder, normalize_rows
-from kgpath.errors import DocumentError, GraphError
+from kgpath.errors import ConfigError, DocumentError, GraphError
 from kgpath.graph import KnowledgeGraph, Node, Passage
 from kgpath.graph.edit import remove_passages, replace_contents
 from kgpath.index.graph_vectors import (
@@ -267,6 +267,41 @@ class DocumentLifecycle:
             was = self._doc_install(assemble_graph(self.ledger, self._doc_extractor(None, None)))
             await _arefresh_vectors(self, was)
         return report
+
+    def for_namespace(self, namespace: str, *, key: str = "namespace") -> GraphIndex:
+        """The index of the documents whose metadata ``key`` is ``namespace``, and only them.
+
+        Assembled from this index's stored records (nothing extracted) and passage vectors
+        (nothing embedded), it equals ``GraphIndex.from_documents`` over those documents:
+        an entity two namespaces mention is a node in each, with only that namespace's
+        provenance, so a retriever over it never returns, traverses through or scores
+        another namespace's nodes, edges or passages. A snapshot: updates of this index
+        do not reach it (ask again).
+
+        Raises
+        ------
+        ConfigError
+            For an index without a ledger (not built by :meth:`from_documents`).
+        """
+        if self.ledger is None:
+            raise ConfigError(f"for_namespace({namespace!r}) needs an index built by "
+                              f"from_documents (this one has no document ledger)")
+        full = self.ledger
+        sub = DocumentLedger(full.chunking, full.extractor)
+        sub.documents = {d: e for d, e in full.documents.items()
+                         if e.document.metadata.get(key) == namespace}
+        pids = [p.id for p in sub.passages()]
+        sub.records = {pid: full.records[pid] for pid in pids if pid in full.records}
+        sub.failed = full.failed & set(pids)
+        graph = assemble_graph(sub, self._doc_extractor(None, None))
+        if graph.passages:
+            pv = self.passage_vectors()
+            assert pv is not None
+            row = {pid: i for i, pid in enumerate(pv.ids)}
+            embed_graph(graph, self.embedder, node_vectors=self.node_vectors,
+                        passage_vectors=pv.matrix[[row[pid] for pid in graph.passages]])
+        report = IngestReport(documents=len(sub.documents))
+        return _made(type(self), graph, self.embedder, sub, self.node_vectors, report)
 
     # ------------------------------------------------------------------ internals
     def _doc_extractor(self, extractor: Extractor | None, llm: Any) -> Extractor:
