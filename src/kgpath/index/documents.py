@@ -295,7 +295,7 @@ class DocumentLifecycle:
         sub.failed = full.failed & set(pids)
         graph = assemble_graph(sub, self._doc_extractor(None, None))
         if graph.passages:
-            pv = self.passage_vectors()
+            pv = cast("GraphIndex", self).passage_vectors()
             assert pv is not None
             row = {pid: i for i, pid in enumerate(pv.ids)}
             embed_graph(graph, self.embedder, node_vectors=self.node_vectors,
