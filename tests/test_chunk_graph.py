@@ -315,8 +315,11 @@ def test_input_forms():
     emb = HashingEmbedder(32)
     cfg = ChunkGraphConfig(theme_nodes=False)
     g1 = build_chunk_graph(["First text. Second one.", "Other doc."], embedder=emb, config=cfg)
-    assert [p for p in g1.passages] == ["doc-0", "doc-1"]
-    assert g1.node("chunk:doc-0:0").name == ""
+    from kgpath.ingest.documents import content_digest, content_id
+
+    first = content_id(content_digest("", ["First text.", "Second one."], {}))  # no id: hash
+    assert [p for p in g1.passages] == [first, content_id(content_digest("", ["Other doc."], {}))]
+    assert g1.node(f"chunk:{first}:0").name == ""
     g2 = build_chunk_graph([("T1", "A b. C d."), SourceDocument("x", "Title X", ("S.",))],
                            embedder=emb, config=cfg)
     assert g2.node("doc:x").name == "Title X" and g2.passage("T1").metadata["title"] == "T1"
@@ -345,10 +348,15 @@ def test_chunk_graph_from_documents_reads_every_document_kind():
                                             embedder=HashingEmbedder(32))
     assert isinstance(emb, HashingEmbedder)
     docs = {n.id: dict(n.metadata) for n in graph.nodes if n.type == "document"}
-    assert list(docs) == ["doc:doc-0", "doc:doc-1", "doc:n1"]  # ids: doc-<i> or node_id
-    assert docs["doc:doc-1"]["num_sentences"] == 2 and docs["doc:n1"]["num_sentences"] == 1
-    assert graph.node("doc:doc-1").name == "Bees"  # the title
-    assert graph.passage("doc-1").metadata == {"title": "Bees"}
+    from kgpath.ingest.documents import content_digest, content_id
+
+    ants = content_id(content_digest("", ["Ants dig.", "Ants carry leaves."], {}))
+    bees = content_id(content_digest("Bees", ["Bees make honey.", "Honey is sweet."],
+                                     {"title": "Bees"}))
+    assert list(docs) == [f"doc:{ants}", f"doc:{bees}", "doc:n1"]  # content hash or node_id
+    assert docs[f"doc:{bees}"]["num_sentences"] == 2 and docs["doc:n1"]["num_sentences"] == 1
+    assert graph.node(f"doc:{bees}").name == "Bees"  # the title
+    assert graph.passage(bees).metadata == {"title": "Bees"}
     # the one coercer also reads mappings with "text" (the entity graph's forms)
     g2, _ = chunk_graph_from_documents([{"id": "m", "text": "Moths fly.", "title": "M"}],
                                        embedder=emb)

@@ -15,7 +15,7 @@ import pytest
 from kgpath import ConfigError, EmbeddingError, GraphError, HashingEmbedder, KnowledgeGraph
 from kgpath.graph import NodeVectors, from_networkx, to_networkx
 from kgpath.index import GraphIndex, find_by_name
-from kgpath.ingest import Extraction, ingest_documents
+from kgpath.ingest import Extraction
 from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, OpenExtractor
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "kgpath"
@@ -201,18 +201,30 @@ def test_graph_index_from_documents_checks_options_before_reading_documents() ->
         GraphIndex.from_documents(None, embedder=HashingEmbedder(8))  # type: ignore[arg-type]
 
 
-def test_graph_index_add_documents_is_the_incremental_ingestion() -> None:
+def test_graph_index_add_documents_extracts_only_new_passages_and_equals_a_build() -> None:
     emb = HashingEmbedder(16)
     index = GraphIndex.from_documents(DOCS[:1], embedder=emb, extractor=_Script())
     report = index.add_documents(DOCS, extractor=_Script())
-    twin = GraphIndex.from_documents(DOCS[:1], embedder=emb, extractor=_Script()).graph
-    assert report == ingest_documents(twin, DOCS, extractor=_Script())
+    # d1 is known with the same content (a no-op), d2 is read; the graph is a build's
+    assert (report.documents_unchanged, report.passages_new, report.passages_extracted,
+            report.nodes_new) == (1, 1, 1, 1)
+    built = GraphIndex.from_documents(DOCS, embedder=emb, extractor=_Script()).graph
+    assert index.graph.nodes == built.nodes and index.graph.edges == built.edges
+    assert index.graph.vectors.missing() == []  # node vectors from the passage vectors
+    np.testing.assert_array_equal(index.graph.vectors.matrix, built.vectors.matrix)
+    again = asyncio.run(index.aadd_documents([("d3", "Gamma Delta.")], extractor=_Script()))
+    assert again.nodes_new == 1 and "Delta" in index.graph
+
+
+def test_graph_index_over_a_given_graph_adds_by_incremental_ingestion() -> None:
+    twin = GraphIndex.from_documents(DOCS[:1], embedder=HashingEmbedder(16),
+                                     extractor=_Script()).graph
+    index = GraphIndex(twin, HashingEmbedder(16))  # no ledger: the incremental ingestion
+    report = index.add_documents(DOCS, extractor=_Script())
     assert (report.passages_unchanged, report.passages_new, report.nodes_new) == (1, 1, 1)
     assert index.graph.vectors.missing() == [2]  # only the new node lacks a vector
     index.build()  # ... and the next build embeds it (its search text)
     assert index.graph.vectors.missing() == []
-    again = asyncio.run(index.aadd_documents([("d3", "Gamma Delta.")], extractor=_Script()))
-    assert again.nodes_new == 1 and "Delta" in index.graph
 
 
 def test_saving_over_an_old_save_in_place_works(tmp_path) -> None:

@@ -22,6 +22,7 @@ from kgpath.ingest import (
     graph_from_documents,
     ingest_documents,
 )
+from kgpath.ingest.documents import content_digest, content_id
 from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, short_form_map
 from kgpath.ingest.llm_extractor import LLMExtractor
 from kgpath.llm import ScriptedLLM
@@ -34,9 +35,11 @@ def test_coerce_every_input_kind() -> None:
     li = SimpleNamespace(get_content=lambda: "li text", node_id="li1", metadata={"a": 1})
     lc = SimpleNamespace(page_content="lc text", id="lc1", metadata={"source": "x.txt"})
     docs = coerce_documents(["plain", ("p", "pair"), {"id": "m", "text": "map"}, li, lc])
+    plain = content_id(content_digest("", ["plain"], {}))  # no id given: the content's
     assert [(d.id, d.text) for d in docs] == [
-        ("doc0", "plain"), ("p", "pair"), ("m", "map"), ("li1", "li text"), ("lc1", "lc text")
+        (plain, "plain"), ("p", "pair"), ("m", "map"), ("li1", "li text"), ("lc1", "lc text")
     ]
+    assert plain.startswith("doc-") and len(plain) == 4 + 16
     assert docs[4].metadata == {"source": "x.txt"}
 
 
@@ -55,7 +58,9 @@ def test_one_coercer_for_both_graphs() -> None:
         ("Bees", "Bees", ("Bees fly.", "They sting")), ("Ants", "Ants", ("Ants dig.",))]
     lc = SimpleNamespace(page_content="lc text", id=None, metadata={"title": "T"})
     (a, b) = coerce_documents(["x", lc], id_prefix="doc-")  # the chunk graph's id scheme
-    assert (a.id, b.id, b.title, b.text) == ("doc-0", "doc-1", "T", "lc text")
+    assert (a.id, b.id, b.title, b.text) == (
+        content_id(content_digest("", ["x"], {})),
+        content_id(content_digest("T", ["lc text"], {"title": "T"})), "T", "lc text")
     with pytest.raises(GraphError, match="empty id"):
         coerce_documents([("", "x")])
     with pytest.raises(GraphError, match="'d' has a non-string sentence 3"):

@@ -13,6 +13,7 @@ __all__ = [
     "NodeNotFoundError",
     "EmptyGraphError",
     "GraphError",
+    "DocumentError",
     "EmbeddingError",
     "QueryError",
     "ParseError",
@@ -44,6 +45,18 @@ class CapabilityError(ConfigError):
 
 class GraphError(KgpathError, ValueError):
     """The graph is malformed (edge to an unknown node, bad weight, ...)."""
+
+
+class DocumentError(GraphError):
+    """A document operation names a document wrongly; ``document_id`` names it.
+
+    An id already holding other content (``add_documents``), an unknown id
+    (``delete_documents``), or an id that collides with another document's passage id.
+    """
+
+    def __init__(self, message: str, *, document_id: str | None = None) -> None:
+        super().__init__(message)
+        self.document_id = document_id
 
 
 class NodeNotFoundError(KgpathError, KeyError):

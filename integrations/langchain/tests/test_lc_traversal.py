@@ -27,6 +27,7 @@ from langchain_kgpath import KGTraversalRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph, ScriptedLLM
+from kgpath.ingest.documents import content_digest, content_id
 from kgpath.methods.traversal import (
     ALGORITHMS,
     TraversalConfig,
@@ -227,6 +228,9 @@ def test_llm_guided_with_kgpath_and_langchain_llms(emb):
     assert res.stop_reason == "llm: stop"
 
 
+HIVES = content_id(content_digest("", ["Hives are boxes.", "Bees live in hives."], {}))
+
+
 def test_from_documents_uses_ids_and_titles():
     docs = [
         Document(id="bees", page_content="Bees make honey. Honey is sweet.",
@@ -235,15 +239,15 @@ def test_from_documents_uses_ids_and_titles():
     ]
     r = KGTraversalRetriever.from_documents(docs, embedding=HashingEmbedder(64), k=3)
     g = r.core.graph
-    assert set(g.passages) == {"bees", "doc-1"}
+    assert set(g.passages) == {"bees", HIVES}  # the given id, else the content's hash
     assert g.passage("bees").metadata["title"] == "Bees"
     out = r.result("Where do bees live?").sentences
-    assert 1 <= len(out) and {s.doc_id for s in out} <= {"bees", "doc-1"}
+    assert 1 <= len(out) and {s.doc_id for s in out} <= {"bees", HIVES}
     # the kgpath extension links "Bees live in hives." to the document titled "Bees"
     assert [(e.source, e.target) for e in g.edges if e.type == "mentions"] == [
-        ("sent:doc-1:1", "doc:bees")]
+        (f"sent:{HIVES}:1", "doc:bees")]
     linked = r.result("Where do bees live?", algorithm="mention_expansion")
-    assert {s.doc_id for s in linked.sentences} == {"bees", "doc-1"}
+    assert {s.doc_id for s in linked.sentences} == {"bees", HIVES}
     assert linked.algorithm == "mention_expansion"
 
 
@@ -254,6 +258,6 @@ def test_from_documents_returns_the_documents():
             Document(page_content="Hives are boxes. Bees live in hives.")]
     r = KGTraversalRetriever.from_documents(docs, embedding=HashingEmbedder(64))
     out = r.invoke("Where do bees live?")
-    assert out and {d.id for d in out} <= {"bees", "doc-1"}
+    assert out and {d.id for d in out} <= {"bees", HIVES}
     assert all(d.page_content == r.core.graph.passage(d.id).text for d in out)
     assert {d.metadata["kgpath_kind"] for d in out} == {"passage"}

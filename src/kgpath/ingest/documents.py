@@ -5,24 +5,32 @@ Both constructions read documents through :func:`coerce_documents`: the entity g
 the semantic chunk graph (:func:`kgpath.ingest.chunk_graph.build_chunk_graph`, which covers
 them with windows). Accepted documents:
 
-========================================  ==================  ==========  ==============
-input                                     id                  title       metadata
-========================================  ==================  ==========  ==============
-plain string                              ``<prefix><i>``     ``""``      ``{}``
-``(id, text or [sentences])`` pair        ``id``              ``id``      ``{}``
-mapping with ``text`` (``id``,            ``id`` or default   ``title``   ``metadata``
+========================================  ===================  ==========  ==============
+input                                     id                   title       metadata
+========================================  ===================  ==========  ==============
+plain string                              content hash         ``""``      ``{}``
+``(id, text or [sentences])`` pair        ``id``               ``id``      ``{}``
+mapping with ``text`` (``id``,            ``id``, else hash    ``title``   ``metadata``
 ``title``, ``metadata`` optional)
-LangChain ``Document``                    ``id``, else        ``metadata  ``metadata``
-                                          ``metadata["id"]``  ["title"]``
-LlamaIndex ``Document`` / ``TextNode``    ``node_id``         (same)      ``metadata``
-:class:`SourceDocument`                   its own             its own     its own
-========================================  ==================  ==========  ==============
+LangChain ``Document``                    ``id``, else         ``metadata  ``metadata``
+                                          ``metadata[id_key]`` ["title"]``
+                                          (``"id"``), else hash
+LlamaIndex ``Document`` / ``TextNode``    ``node_id`` (``id_``  (same)      ``metadata``
+                                          / ``doc_id``)
+:class:`SourceDocument`                   its own              its own     its own
+========================================  ===================  ==========  ==============
 
 A whole collection may also be a mapping ``{id: text or [sentences]}`` (the id is also the
 title). Framework documents are recognised by their attributes (``page_content``;
-``get_content`` + ``node_id``), so neither framework is imported. The default id prefix is
-``"doc"`` for the entity graph (``doc0``) and ``"doc-"`` for the chunk graph (``doc-0``):
-the two id schemes predate this module and stored graphs use them.
+``get_content`` + ``node_id``), so neither framework is imported.
+
+**Identity.** A document is the id its user gave it; a document without one is named by its
+content (:func:`content_id`: ``<prefix>-`` and 16 hex digits of the SHA-256 of its title,
+sentences and metadata), never by its position, so adding ``["Einstein ..."]`` after
+``["Curie ..."]`` adds a second document instead of replacing the first. The same document
+twice in one collection (same id, same content) is kept once; the same id with different
+content is an error. :func:`content_digest` is the fingerprint the document lifecycle
+(:mod:`kgpath.index.documents`) compares to tell an unchanged document from an edited one.
 
 Text is split into sentences once, here, with :func:`kgpath.ingest.chunking.split_sentences`;
 pre-split sentences are kept as given (whitespace normalised, empty ones dropped).
@@ -30,6 +38,8 @@ pre-split sentences are kept as given (whitespace normalised, empty ones dropped
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,7 +47,7 @@ from typing import Any
 from kgpath.errors import GraphError, short
 from kgpath.ingest.chunking import split_sentences
 
-__all__ = ["SourceDocument", "coerce_documents"]
+__all__ = ["SourceDocument", "coerce_documents", "content_digest", "content_id"]
 
 
 @dataclass(frozen=True)
@@ -65,11 +75,33 @@ class SourceDocument:
         return cls(id, title, tuple(split_sentences(text)), dict(metadata or {}))
 
 
-_Fields = tuple[str, str, Any, Mapping[str, Any]]
-"""``(id, title, text or sentences, metadata)`` of one input document, not yet checked."""
+_Fields = tuple[str | None, str, Any, Mapping[str, Any]]
+"""``(id or None, title, text or sentences, metadata)`` of one input document, not checked."""
 
 
-def _from_object(doc: Any, i: int, prefix: str) -> _Fields | None:
+def content_digest(title: str, sentences: Sequence[str], metadata: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of a document's content: title, sentences and metadata (not its id).
+
+    Metadata values that JSON cannot hold are hashed through ``str``.
+
+    >>> content_digest("", ["One."], {}) == content_digest("", ("One.",), {})
+    True
+    """
+    blob = json.dumps([title, list(sentences), dict(metadata)], sort_keys=True,
+                      ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def content_id(digest: str, prefix: str = "doc") -> str:
+    """The id of a document that brings none: ``<prefix>-<16 hex digits of its digest>``.
+
+    >>> content_id("0123456789abcdef0123")
+    'doc-0123456789abcdef'
+    """
+    return f"{prefix.rstrip('-')}-{digest[:16]}"
+
+
+def _from_object(doc: Any, id_key: str) -> _Fields | None:
     """LlamaIndex Document/TextNode or LangChain Document, by attribute."""
     if hasattr(doc, "page_content"):  # LangChain Document
         text, ident = doc.page_content, getattr(doc, "id", None)
@@ -78,24 +110,28 @@ def _from_object(doc: Any, i: int, prefix: str) -> _Fields | None:
     else:
         return None
     meta = dict(getattr(doc, "metadata", None) or {})
-    return str(ident or meta.get("id") or f"{prefix}{i}"), str(meta.get("title", "")), text, meta
+    given = ident or meta.get(id_key)
+    return (str(given) if given else None), str(meta.get("title", "")), text, meta
 
 
-def _fields(doc: Any, i: int, prefix: str) -> _Fields:
+def _fields(doc: Any, i: int, id_key: str) -> _Fields:
     if isinstance(doc, SourceDocument):
         return doc.id, doc.title, list(doc.sentences), doc.metadata
     if isinstance(doc, str):
-        return f"{prefix}{i}", "", doc, {}
+        return None, "", doc, {}
     if isinstance(doc, Mapping):
         if "text" not in doc:
             raise GraphError(f"document #{i} is a mapping without 'text': {sorted(doc)}")
         meta = dict(doc.get("metadata") or {})
         title = str(doc.get("title") or meta.get("title") or "")
-        return str(doc.get("id") or f"{prefix}{i}"), title, doc["text"], meta
-    obj = _from_object(doc, i, prefix)
+        given = doc.get("id") or doc.get(id_key) or meta.get(id_key)
+        return (str(given) if given else None), title, doc["text"], meta
+    obj = _from_object(doc, id_key)
     if obj is not None:
         return obj
     if isinstance(doc, Sequence) and len(doc) == 2:
+        if not str(doc[0]):
+            raise GraphError(f"document #{i} has an empty id")
         return str(doc[0]), str(doc[0]), doc[1], {}
     raise GraphError(
         f"document #{i} must be a string, an (id, text or sentences) pair, a mapping with "
@@ -121,7 +157,8 @@ def _sentences(doc_id: str, body: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def coerce_documents(documents: Any, *, id_prefix: str = "doc") -> list[SourceDocument]:
+def coerce_documents(documents: Any, *, id_prefix: str = "doc",
+                     id_key: str = "id") -> list[SourceDocument]:
     """Return one :class:`SourceDocument` per input document (see the module docstring).
 
     Parameters
@@ -129,19 +166,22 @@ def coerce_documents(documents: Any, *, id_prefix: str = "doc") -> list[SourceDo
     documents
         A collection of documents in any accepted form, or a mapping ``{id: text}``.
     id_prefix
-        Ids of documents that bring none are ``<id_prefix><position>``.
+        Documents that bring no id are ``<id_prefix>-<content hash>`` (:func:`content_id`).
+    id_key
+        The metadata key (or mapping key) that holds a document's id when the document has
+        no id of its own (a LangChain ``Document`` without ``id``; e.g. ``"source"``).
 
     Raises
     ------
     GraphError
         For a single string instead of a collection, an unknown document type, an empty
-        or duplicate id, or a text that is neither a string nor a list of strings (each
-        naming the bad document).
+        id, the same id twice with different content, or a text that is neither a string
+        nor a list of strings (each naming the bad document).
 
     Examples
     --------
     >>> [d.id for d in coerce_documents(["a b", ("x", "c d")])]
-    ['doc0', 'x']
+    ['doc-e57ff74c27522d0f', 'x']
     >>> coerce_documents({"Bees": ["Bees fly.", "  Bees  sting. "]})[0].sentences
     ('Bees fly.', 'Bees sting.')
     """
@@ -153,14 +193,21 @@ def coerce_documents(documents: Any, *, id_prefix: str = "doc") -> list[SourceDo
     if isinstance(documents, Mapping):
         items = [(str(k), str(k), body, {}) for k, body in documents.items()]
     else:
-        items = [_fields(d, i, id_prefix) for i, d in enumerate(documents)]
+        items = [_fields(d, i, id_key) for i, d in enumerate(documents)]
     out: list[SourceDocument] = []
-    seen: set[str] = set()
-    for i, (doc_id, title, body, meta) in enumerate(items):
+    seen: dict[str, SourceDocument] = {}
+    for i, (given, title, body, meta) in enumerate(items):
+        if given is not None and not given:
+            raise GraphError(f"document #{i} has an empty id")
+        sentences = _sentences(given or f"#{i}", body)
+        doc_id = given or content_id(content_digest(title, sentences, meta), id_prefix)
         if not doc_id:
             raise GraphError(f"document #{i} has an empty id")
+        doc = SourceDocument(doc_id, title, sentences, dict(meta))
         if doc_id in seen:
-            raise GraphError(f"duplicate document id {doc_id!r}")
-        seen.add(doc_id)
-        out.append(SourceDocument(doc_id, title, _sentences(doc_id, body), dict(meta)))
+            if seen[doc_id] == doc:
+                continue  # the same document twice: kept once
+            raise GraphError(f"duplicate document id {doc_id!r} with different content")
+        seen[doc_id] = doc
+        out.append(doc)
     return out

@@ -77,6 +77,9 @@ class Extraction:
     relations: tuple[ExtractedRelation, ...] = ()
     notes: tuple[str, ...] = field(default=())
     """Why something was skipped or repaired (e.g. malformed LLM output)."""
+    failed: bool = False
+    """The passage could not be read (e.g. no usable LLM reply): retried by the next
+    ``add_documents`` / ``upsert_documents`` of the index."""
 
 
 _POSSESSIVE = re.compile(r"['’]s?$")

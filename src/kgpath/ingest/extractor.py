@@ -45,7 +45,16 @@ R = TypeVar("R")
 
 @dataclass
 class IngestReport:
-    """Counts of one ingestion, also logged at INFO."""
+    """Counts of one ingestion, also logged at INFO.
+
+    The document lifecycle (:mod:`kgpath.index.documents`) also fills the document counts
+    (``documents_unchanged``: known and identical, a no-op; ``documents_replaced``;
+    ``documents_deleted``), ``passages_removed``, ``passages_extracted`` (extractor calls
+    made, retries of failed passages and checkpoint hits excluded: ``passages_resumed``) and
+    ``failed``: the passages whose extraction failed (:meth:`Extractor.failed`), retried by
+    the next add or upsert. There ``nodes_new`` counts node ids the graph did not have and
+    ``edges_added`` the edges that are new or changed (text, provenance, ...).
+    """
 
     documents: int = 0
     passages_new: int = 0
@@ -54,6 +63,13 @@ class IngestReport:
     nodes_new: int = 0
     edges_added: int = 0
     notes: list[str] = field(default_factory=list)
+    documents_unchanged: int = 0
+    documents_replaced: int = 0
+    documents_deleted: int = 0
+    passages_removed: int = 0
+    passages_extracted: int = 0
+    passages_resumed: int = 0
+    failed: list[str] = field(default_factory=list)
 
 
 class Extractor(ABC, Generic[R]):
@@ -97,6 +113,14 @@ class Extractor(ABC, Generic[R]):
 
         runs = await aparallel_map(one, passages, limit=self.max_concurrency)
         return [r for r, _, _ in runs]
+
+    def failed(self, record: R) -> bool:
+        """Whether ``record`` stands for a failed reading (retried by the next add/upsert).
+
+        Default: the record's ``failed`` attribute (the open family's
+        :class:`~kgpath.ingest.extraction.Extraction` has one), else ``False``.
+        """
+        return bool(getattr(record, "failed", False))
 
     @abstractmethod
     def add_to_graph(self, graph: KnowledgeGraph, passages: Sequence[TextPassage],

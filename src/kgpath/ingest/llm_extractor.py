@@ -160,7 +160,7 @@ class LLMExtractor(OpenExtractor):
     def _skip(passage_id: str, notes: list[str], why: str) -> Extraction:
         logger.warning("LLM extraction of passage %r: %s", passage_id,
                        "; ".join([*notes, why])[-500:])
-        return Extraction(passage_id, notes=(*notes, why))
+        return Extraction(passage_id, notes=(*notes, why), failed=True)
 
     def _step(self, passage_id: str) -> str:
         return f"extraction of passage {passage_id!r}"

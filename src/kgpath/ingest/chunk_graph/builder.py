@@ -453,7 +453,7 @@ def chunk_graph_from_documents(
     """The semantic chunk graph over documents, and the embedder it was built with.
 
     What the adapters' ``from_documents`` call. Documents are read by
-    :func:`kgpath.ingest.documents.coerce_documents` (ids ``doc-<i>`` when a document has
+    :func:`kgpath.ingest.documents.coerce_documents` (ids ``doc-<content hash>`` when a document has
     none; a LangChain document's ``id``, a LlamaIndex node's ``node_id``; the title is
     ``metadata["title"]``); ``llm`` (if given) extracts themes; ``embedder`` defaults to
     :func:`kgpath.embeddings.default_embedder`.
