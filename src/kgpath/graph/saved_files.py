@@ -41,7 +41,9 @@ FORMAT_VERSION = 4
 """4: a saved index (:meth:`kgpath.index.GraphIndex.save`): the graph's files plus
 :data:`INDEX_FILES`; 3: the ``columns`` layout of compact graphs
 (:mod:`kgpath.graph.column_io`); 2: per-file sizes, ``saved_ns`` and the ``embedder``
-record. Object graphs are still written as version 2 (a kgpath older than version 3 reads
+record (``ledger.json``, the document ledger, was added within version 4: an older
+version-4 reader refuses such a directory by its unknown file name rather than misread
+it). Object graphs are still written as version 2 (a kgpath older than version 3 reads
 them), a graph alone never as 4; versions 1 to 3 still load."""
 INDEX_VERSION = 4
 OBJECTS_VERSION = 2
@@ -62,7 +64,8 @@ INDEX_ARRAYS: dict[str, tuple[tuple[str, ...], int]] = {
     "compact_scale.npy": (("<f4",), 1),
     "compact_exact.npy": (("<f2",), 2),
 }
-INDEX_FILES = ("index.json", "passage_ids.json", "vector_texts.json", *INDEX_ARRAYS)
+INDEX_FILES = ("index.json", "passage_ids.json", "vector_texts.json", "ledger.json",
+               *INDEX_ARRAYS)
 """The files a saved index adds to its graph's (read by :mod:`kgpath.index.persist`)."""
 ALLOWED = frozenset(REQUIRED + ARRAYS + tuple(COLUMN_FILES) + REQUIRED_COLUMNS + INDEX_FILES)
 _SHA_CHARS = frozenset("0123456789abcdef")

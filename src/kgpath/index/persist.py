@@ -17,6 +17,10 @@ of :data:`~kgpath.graph.saved_files.INDEX_FILES` beside the graph's:
     The named text sets methods derive from the graph
     (:func:`kgpath.index.passage_vectors.text_vectors`): C2RAG's relation vectors (Eq. 5),
     PathRAG's node-name and edge-text vectors; rows in the order the JSON lists them.
+``ledger.json``
+    The document ledger of an index built by ``from_documents`` (documents, passages,
+    extraction records: :func:`kgpath.ingest.ledger.ledger_to_json`); ``index.json`` then
+    also names the extractor and the node-vector mode (:mod:`kgpath.index.saved_ledger`).
 
 BM25 is not saved: its statistics are rebuilt from the node texts on first use, measured at
 0.14-0.32 s for the 9,557 nodes of the HotpotQA-100 graph (``benchmarks/bench_reopen.py``
@@ -54,6 +58,7 @@ from kgpath.graph.persistence import load_with_extra, save
 from kgpath.index.graph_vectors import passage_mean_vectors
 from kgpath.index.identity import bundled_embedder, embedder_key, trust_record
 from kgpath.index.passage_vectors import passage_cache, seed_passage_cache
+from kgpath.index.saved_ledger import ledger_files, restore_ledger
 from kgpath.search.vector import CompactVectorIndex
 
 if TYPE_CHECKING:
@@ -88,24 +93,36 @@ class DurableIndex:
         """Save the graph and every vector this index's model made for it (no pickle).
 
         Node vectors (float32 or the compact kind), passage vectors and the named text
-        sets (C2RAG's relation vectors, PathRAG's node names and edge texts) go with the
+        sets (C2RAG's relations, PathRAG's node names and edge texts) go with the
         graph into ``directory``, under the model's record (name, dimension, probe
         fingerprint), in the graph's atomic, checksummed, versioned format (see
-        :mod:`kgpath.index.persist`). Only what is computed is written: call
-        :meth:`refresh` first to embed what the graph gained since.
+        :mod:`kgpath.index.persist`), and so does the document ledger of an index built
+        by ``from_documents`` (``ledger.json``; the extractor only by name, class and, for
+        spaCy, settings). Only what is computed is written: call :meth:`refresh` first to
+        embed what the graph gained since.
         """
         save_index(self, directory)  # type: ignore[arg-type]
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str], embedder: Any = None) -> GraphIndex:
+    def load(cls, directory: str | os.PathLike[str], embedder: Any = None,
+             extractor: Any = None) -> GraphIndex:
         """Reopen an index written by :meth:`save`, embedding nothing.
 
         ``embedder=None`` rebuilds the bundled model it was saved with (``LocalEmbedder``,
         ``HashingEmbedder``); another model must be passed and is checked against the saved
         probe (one text embedded): a model that makes other vectors raises
         :class:`~kgpath.errors.EmbeddingError`.
+
+        An index built by ``from_documents`` comes back with its document ledger and
+        node-vector mode, so it updates by document exactly like the one saved. The
+        extractor is not saved: ``extractor=`` gives it (its name must be the saved one,
+        else :class:`~kgpath.errors.ConfigError`); without it the bundled spaCy extractor
+        is rebuilt from its saved settings, and any other one is a stand-in that merges
+        under the saved name but raises :class:`~kgpath.errors.ConfigError` when a new
+        passage must be read (pass ``extractor=`` here or to that update; see
+        :mod:`kgpath.index.saved_ledger`).
         """
-        return load_index(cls, directory, embedder)  # type: ignore[arg-type]
+        return load_index(cls, directory, embedder, extractor)  # type: ignore[arg-type]
 
     def refresh(self) -> dict[str, int]:
         """Bring every vector up to date with the graph; embed only what is missing.
@@ -317,6 +334,7 @@ def save_index(index: GraphIndex, directory: str | os.PathLike[str]) -> None:
     }
     _node_files(index, meta, files)
     _passage_files(index, files)
+    ledger_files(index, meta, files)
     files["index.json"] = _dumps(meta)
     save(index.graph, directory, extra=files)
 
@@ -401,7 +419,7 @@ def _dumps(obj: Any) -> bytes:
 
 # ---------------------------------------------------------------------- load
 def load_index(cls: type[GraphIndex], directory: str | os.PathLike[str],
-               embedder: Any = None) -> GraphIndex:
+               embedder: Any = None, extractor: Any = None) -> GraphIndex:
     """Reopen an index written by :func:`save_index` (see the module docstring).
 
     Raises
@@ -426,6 +444,7 @@ def load_index(cls: type[GraphIndex], directory: str | os.PathLike[str],
                 vectors=meta["vectors"], compact_chunk=meta["compact_chunk"])
     _seed_passages(d, graph, emb, record, extra)
     _seed_nodes(d, index, meta, extra)
+    restore_ledger(d, index, meta, extra, extractor)
     index._means_version = graph.version  # save_index wrote them up to date
     return index
 
