@@ -10,6 +10,7 @@ sequences of updates, saves and loads.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 import json
@@ -73,6 +74,20 @@ def test_a_reopened_index_updates_like_the_saved_one(tmp_path: Path) -> None:
     assert list(index.graph.edges) == list(again.graph.edges)
 
 
+def test_async_updates_of_a_reopened_index_equal_a_rebuild(tmp_path: Path) -> None:
+    emb = HashingEmbedder(32)
+    docs = [("a", SENTENCES[0]), ("b", SENTENCES[3] + " " + SENTENCES[4])]
+    again = reopen(build(docs, emb), tmp_path / "ix", extractor=Scripted())
+
+    async def run() -> None:
+        await again.aupsert_documents([("a", SENTENCES[6])])
+        await again.aadd_documents([("c", SENTENCES[1])])
+        await again.adelete_documents(["b"])
+
+    asyncio.run(run())
+    assert_same_index(again, [("a", SENTENCES[6]), ("c", SENTENCES[1])], emb)
+
+
 def test_text_node_vectors_are_kept_across_a_save(tmp_path: Path) -> None:
     emb = HashingEmbedder(32)
     docs = [("a", SENTENCES[0] + " " + SENTENCES[1]), ("b", SENTENCES[3])]
@@ -116,6 +131,10 @@ def test_without_extractor_a_stand_in_deletes_exactly_and_refuses_to_read(
     again.add_documents([("c", SENTENCES[6])], extractor=Scripted())  # given per update
     assert_same_index(again, [("b", SENTENCES[3] + " " + SENTENCES[4]),
                               ("c", SENTENCES[6])], emb)
+    third = reopen(again, tmp_path / "ix2")  # saved again: still the original's name
+    assert third.ledger.extractor.cls == "tests.test_document_lifecycle.Scripted"
+    third.delete_documents(["b"])
+    assert_same_index(third, [("c", SENTENCES[6])], emb)
 
 
 def test_an_extractor_of_another_name_is_refused(tmp_path: Path) -> None:

@@ -92,6 +92,8 @@ def extractor_record(extractor: Any) -> dict[str, Any] | None:
     """The saved description of ``extractor``: name, class, and spaCy's settings."""
     if extractor is None:
         return None
+    if isinstance(extractor, SavedExtractor):  # reopened without it: keep what was saved
+        return {"name": extractor.name, "class": extractor.cls}
     cls = type(extractor)
     rec: dict[str, Any] = {"name": extractor.name or cls.__name__,
                            "class": f"{cls.__module__}.{cls.__qualname__}"}
