@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from langchain_core.documents import Document
 from langchain_core.indexing import InMemoryRecordManager, index
+from langchain_kgpath import GraphAugmentedRetriever, KgpathGraphStore, PathRAGRetriever
 
 from kgpath import GraphIndex, HashingEmbedder
 from kgpath.errors import ConfigError, EmptyGraphError
 from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, Extraction, OpenExtractor
-from langchain_kgpath import GraphAugmentedRetriever, KgpathGraphStore, PathRAGRetriever
 
 pytestmark = pytest.mark.filterwarnings("ignore:PathRAG num_nodes:UserWarning")
 METHODS = ("pcr", "pathrag", "augmented", "c2rag")
