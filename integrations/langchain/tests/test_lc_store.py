@@ -172,3 +172,22 @@ def test_save_load_update(tmp_path: Any) -> None:
     assert got and {d.page_content for d in got} <= current_texts(back)
     if back.index.ledger is not None:  # the core saves the document ledger (exact updates)
         assert_rebuild(back)
+
+
+def test_a_document_of_several_passages_is_found_once() -> None:
+    from kgpath.ingest import ChunkingConfig
+
+    long = ("Marie Curie met Pierre Curie in Paris. Curie worked in Warsaw. "
+            "Einstein visited Warsaw and Paris.")
+    store = KgpathGraphStore(HashingEmbedder(64), extractor=Capitals(),
+                             chunking=ChunkingConfig(max_chars=50))
+    store.add_documents([Document(page_content=long, id="long"),
+                         Document(page_content="Bohr lived in Copenhagen.", id="bohr")])
+    assert len([p for p in store.index.graph.passages.values()
+                if p.metadata["doc_id"] == "long"]) >= 2
+    got = store.similarity_search("Einstein visited Warsaw and Paris.", k=5)
+    assert [d.id for d in got] == ["long", "bohr"]  # its best passage is an exact match
+    assert got[0].page_content == long
+    scores = dict((d.id, s) for d, s in store.similarity_search_with_relevance_scores(
+        "Einstein visited Warsaw and Paris.", k=2))
+    assert scores["long"] == pytest.approx(1.0, abs=1e-5) and 0.0 <= scores["bohr"] < 1.0
