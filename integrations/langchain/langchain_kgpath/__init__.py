@@ -13,6 +13,10 @@ LangChain ``Embeddings``, sharing passage vectors with the kgpath retrievers.
 :class:`LangChainEmbedder` and :class:`LangChainLLM` wrap LangChain models for the core; an
 ``Embeddings`` passed straight to the core is wrapped through this distribution's
 ``kgpath.embedder_adapters`` entry point (:func:`langchain_kgpath.embeddings.wrap_embeddings`).
+
+:class:`KgpathGraphStore` is a kgpath :class:`~kgpath.GraphIndex` as a LangChain
+``VectorStore`` (add / delete by document id, LangChain's indexing API, save / load), whose
+``as_retriever(method=...)`` gives any of the retrievers above over its live index.
 """
 
 from langchain_kgpath._base import (
@@ -50,6 +54,7 @@ from langchain_kgpath.retrievers import (
     PathRAGRetriever,
     SchemaGuidedRetriever,
 )
+from langchain_kgpath.store import KgpathGraphStore
 
 __version__ = "0.1.0"
 
@@ -59,6 +64,7 @@ __all__ = [
     "GraphAugmentedRetriever",
     "KGTraversalRetriever",
     "KgpathEmbeddings",
+    "KgpathGraphStore",
     "KgpathRetriever",
     "LangChainEmbedder",
     "LangChainLLM",

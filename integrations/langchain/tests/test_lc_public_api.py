@@ -14,7 +14,7 @@ PUBLIC = {
     "merge_sub_question_documents",
     "knowledge_graph_from_entity_graph", "knowledge_graph_from_graph_documents",
     "as_kgpath_embedder", "as_kgpath_llm", "evidence_to_document", "__version__",
-    "LangChainEmbedder", "LangChainLLM", "KgpathEmbeddings",
+    "LangChainEmbedder", "LangChainLLM", "KgpathEmbeddings", "KgpathGraphStore",
 }
 
 
