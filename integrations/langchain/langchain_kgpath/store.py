@@ -236,9 +236,7 @@ class KgpathGraphStore(VectorStore):
         ``extractor`` reads the passages of later updates (the extractor is not saved);
         ``llm`` as the constructor.
         """
-        index = GraphIndex.load(path, embedder=as_kgpath_embedder(embedding))
-        if extractor is not None and index.ledger is not None:
-            index.ledger.extractor = extractor
+        index = GraphIndex.load(path, embedder=as_kgpath_embedder(embedding), extractor=extractor)
         return cls(embedding, llm=llm, index=index)
 
     @classmethod
