@@ -198,3 +198,23 @@ def test_as_retriever_picks_the_method_and_names_bad_ones() -> None:
         index.as_retriever(embed_model=emb())
     with pytest.raises(ConfigError, match="GraphIndex"):
         KgpathIndex(index.graph)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("readme", ["README.md", "../../README.md"])
+def test_the_readme_example_runs(readme: str, tmp_path, monkeypatch, capsys) -> None:
+    """The build -> persist -> load -> insert -> delete_ref_doc example, as printed."""
+    from pathlib import Path
+
+    from llama_index.core import Settings
+    from llama_index.retrievers.kgpath import KgpathEmbedding
+
+    text = (Path(__file__).parent.parent / readme).read_text(encoding="utf-8")
+    start = text.index("```python\nfrom llama_index.core import Document\n"
+                       "from llama_index.core.llms import MockLLM\n"
+                       "from llama_index.retrievers.kgpath import KgpathIndex")
+    code = text[start + len("```python\n"):text.index("```", start + 3)]
+    assert len(code.strip().splitlines()) <= 12
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(Settings, "_embed_model", KgpathEmbedding(emb()))  # not the bundled
+    exec(compile(code, readme, "exec"), {})
+    assert capsys.readouterr().out == "[True]\n['Warsaw lies on the Vistula.']\n"
