@@ -91,6 +91,14 @@ def test_insert_update_delete_each_equal_a_rebuild() -> None:
     assert all("Einstein" not in n.name for n in index.graph.nodes)
 
 
+def test_an_empty_index_fills_by_insert() -> None:
+    index = KgpathIndex.from_documents([], embed_model=emb())
+    assert index.ref_doc_ids == [] and len(index.graph) == 0
+    assert index.refresh_ref_docs([CURIE, WARSAW]) == [True, True]
+    assert_rebuilt(index, [CURIE, WARSAW])
+    assert_only_from(index.as_retriever(similarity_top_k=10), [CURIE, WARSAW])
+
+
 def test_delete_ref_doc_of_an_unknown_id_names_it() -> None:
     index = KgpathIndex.from_documents([CURIE], embed_model=emb())
     with pytest.raises(DocumentError, match="'nobody'"):

@@ -35,7 +35,6 @@ from llama_index.retrievers.kgpath._base import (
     to_kgpath_embedder,
     to_kgpath_llm,
 )
-from llama_index.retrievers.kgpath._mixins import check_documents
 
 from kgpath.embeddings import default_embedder
 from kgpath.errors import ConfigError, DocumentError
@@ -101,7 +100,7 @@ class KgpathIndex:
         ----------
         documents
             LlamaIndex ``Document`` / ``TextNode`` objects (id: ``id_``), strings or ``(id,
-            text)`` pairs.
+            text)`` pairs; none gives an empty index to :meth:`insert` into.
         embed_model
             A LlamaIndex ``BaseEmbedding`` or a kgpath embedder; ``None``: a user-set
             ``Settings.embed_model``, else kgpath's bundled offline model.
@@ -115,7 +114,7 @@ class KgpathIndex:
             As :meth:`kgpath.index.GraphIndex.from_documents` (``checkpoint=``,
             ``batch_size=``, ``node_vectors=``, ``id_key=``).
         """
-        docs = check_documents(documents)
+        docs = documents if isinstance(documents, (str, bytes)) else list(documents)
         emb = to_kgpath_embedder(embed_model) or default_embedder()
         index = GraphIndex.from_documents(docs, embedder=emb, extractor=extractor,
                                           llm=to_kgpath_llm(llm) if llm else None,
