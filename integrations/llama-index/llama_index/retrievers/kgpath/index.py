@@ -206,7 +206,7 @@ class KgpathIndex:
         return await self._index.adelete_documents([_check_ref_doc_id(ref_doc_id)],
                                                    **delete_kwargs)
 
-    def changed(self, documents: Sequence[Any]) -> list[bool]:
+    def _changed(self, documents: Sequence[Any]) -> list[bool]:
         """For each document, whether the index lacks it or holds other content for its id."""
         ledger = self._index.ledger
         docs = coerce_documents(list(documents))
@@ -226,7 +226,7 @@ class KgpathIndex:
         metadata) cost nothing; the others go to the index in one update.
         """
         docs = list(documents)
-        flags = self.changed(docs)
+        flags = self._changed(docs)
         if any(flags):
             self._index.upsert_documents([d for d, f in zip(docs, flags) if f], **update_kwargs)
         return flags
@@ -235,7 +235,7 @@ class KgpathIndex:
                                 **update_kwargs: Any) -> list[bool]:
         """Async :meth:`refresh_ref_docs`."""
         docs = list(documents)
-        flags = self.changed(docs)
+        flags = self._changed(docs)
         if any(flags):
             await self._index.aupsert_documents([d for d, f in zip(docs, flags) if f],
                                                 **update_kwargs)
