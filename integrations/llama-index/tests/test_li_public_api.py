@@ -16,7 +16,7 @@ PUBLIC = {
     "graph_from_schema_llm_output", "schema_to_llamaindex_kwargs",
     "knowledge_graph_from_property_graph_store", "knowledge_graph_to_property_graph_store",
     "evidence_to_node",
-    "LlamaIndexEmbedder", "LlamaIndexLLM", "KgpathEmbedding",
+    "LlamaIndexEmbedder", "LlamaIndexLLM", "KgpathEmbedding", "KgpathIndex",
 }
 
 

@@ -11,10 +11,15 @@ LlamaIndex ``BaseEmbedding``, sharing passage vectors with the kgpath retrievers
 a ``BaseEmbedding`` passed straight to the core is wrapped through this distribution's
 ``kgpath.embedder_adapters`` entry point
 (:func:`llama_index.retrievers.kgpath.embeddings.wrap_embed_model`).
+
+:class:`KgpathIndex` is a durable, updatable kgpath index with LlamaIndex's index methods
+(``insert``, ``delete_ref_doc``, ``refresh_ref_docs``, ``persist``, ``as_retriever``,
+``as_query_engine``).
 """
 
 from llama_index.retrievers.kgpath._base import KgpathQueryBundle, evidence_to_node
 from llama_index.retrievers.kgpath.embeddings import KgpathEmbedding, LlamaIndexEmbedder
+from llama_index.retrievers.kgpath.index import KgpathIndex
 from llama_index.retrievers.kgpath.llms import LlamaIndexLLM
 from llama_index.retrievers.kgpath.postprocessors import (
     PathOrderPostprocessor,
@@ -56,6 +61,7 @@ __all__ = [
     "GraphAugmentedRetriever",
     "KGTraversalRetriever",
     "KgpathEmbedding",
+    "KgpathIndex",
     "KgpathQueryBundle",
     "KgpathRetriever",
     "LlamaIndexEmbedder",
