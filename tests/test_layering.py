@@ -153,7 +153,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("backends",),
     ("methods",),
     ("policies",),
-    ("facade",),
+    ("facade", "recipes"),
     ("testing", "eval", "viz"),
     ("demo", "cli"),
 )

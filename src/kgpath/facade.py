@@ -37,6 +37,7 @@ import difflib
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import FrameType
 from typing import Any
 
 from kgpath.embeddings import default_embedder
@@ -189,7 +190,8 @@ def _caller_level() -> int:
         return name.split(".")[0] in ("kgpath", "langchain_kgpath", "pydantic") \
             or name.startswith("llama_index.retrievers.kgpath")
 
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and ours(frame.f_globals.get("__name__") or ""):
         frame, level = frame.f_back, level + 1
     return level

@@ -29,7 +29,7 @@ from kgpath.evidence import Evidence
 from kgpath.facade import DEFAULT_K, EvidenceRetriever
 from kgpath.index import GraphIndex
 from kgpath.llm import LLM, as_llm
-from langchain_kgpath._mixins import (
+from kgpath.recipes import (
     FromTextsMixin,
     check_documents,
     picklable,

@@ -15,26 +15,22 @@ kgpath embedder, so a LangChain model passed straight to the core (e.g.
 ``GraphIndex(graph, OpenAIEmbeddings())``) is wrapped without the core importing LangChain,
 and a :class:`KgpathEmbeddings` is unwrapped to its kgpath embedder.
 
-(:class:`SharedEmbedder` is the same as the LlamaIndex adapter's: each distribution
-stands alone.)
+The passage memo both adapters use is the core's :class:`kgpath.embed_cache.SharedEmbedder`.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from kgpath._progress import progress_if
-from kgpath.embed_cache import embedder_fingerprint
-from kgpath.embeddings import BaseEmbedder, Embedder, LocalEmbedder, as_embedder
+from kgpath.embed_cache import SharedEmbedder
+from kgpath.embeddings import BaseEmbedder, LocalEmbedder, as_embedder
 
-__all__ = ["KgpathEmbeddings", "LangChainEmbedder", "SharedEmbedder", "kgpath_embedder_of",
+__all__ = ["KgpathEmbeddings", "LangChainEmbedder", "kgpath_embedder_of",
            "wrap_embeddings"]
 
 logger = logging.getLogger(__name__)
@@ -66,113 +62,6 @@ class LangChainEmbedder(BaseEmbedder):
         else:
             vecs = await e.aembed_documents(texts)
         return np.array(vecs, dtype=np.float32)
-
-
-class SharedEmbedder:
-    """A kgpath embedder that remembers the passage vectors it made, by text (bounded).
-
-    What :class:`KgpathEmbedding` hands to kgpath and uses itself: a passage embedded for
-    a ``VectorStoreIndex`` is not embedded again for a kgpath index, and the other way
-    round. Queries are not remembered. At most ``max_texts`` passages are kept (least
-    recently used dropped first); ``embedded`` counts the passages actually embedded.
-    ``fingerprint``, ``repr`` and ``vectors_of`` (the core's convention for a wrapper that
-    returns its inner embedder's vectors unchanged) say that the vectors are the wrapped
-    embedder's.
-    """
-
-    def __init__(self, embedder: Embedder, *, max_texts: int = 100_000) -> None:
-        self.embedder = embedder
-        self.max_texts = max_texts
-        self.embedded = 0
-        self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    @property
-    def dim(self) -> int:
-        """The wrapped embedder's dimension."""
-        return int(self.embedder.dim)
-
-    @property
-    def vectors_of(self) -> Embedder:
-        """The embedder whose vectors these are (the wrapped one)."""
-        return self.embedder
-
-    @property
-    def fingerprint(self) -> str:
-        """The wrapped embedder's fingerprint (:func:`kgpath.embed_cache.embedder_fingerprint`)."""
-        return embedder_fingerprint(self.embedder)
-
-    def __repr__(self) -> str:
-        return repr(self.embedder)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled as its recipe: the wrapped embedder (see :func:`portable_embedder`)."""
-        return (SharedEmbedder, (portable_embedder(self.embedder),),
-                {"max_texts": self.max_texts})
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.max_texts = state["max_texts"]
-
-    def _split(self, texts: Sequence[str]) -> list[str]:
-        with self._lock:
-            return list(dict.fromkeys(t for t in texts if t not in self._memo))
-
-    def _join(self, texts: Sequence[str], missing: list[str], new: np.ndarray) -> np.ndarray:
-        with self._lock:
-            self.embedded += len(missing)
-            found = {t: self._memo[t] for t in texts if t in self._memo}
-            found.update(zip(missing, np.asarray(new, dtype=np.float32), strict=True))
-            for t in texts:
-                self._memo[t] = found[t]
-                self._memo.move_to_end(t)
-            while len(self._memo) > self.max_texts:
-                self._memo.popitem(last=False)
-        return np.array([found[t] for t in texts], dtype=np.float32).reshape(len(texts), -1)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        """Passage vectors; only the texts not remembered are embedded."""
-        missing = self._split(texts)
-        new = self.embedder.embed_passages(missing) if missing else np.zeros((0, 0))
-        return self._join(texts, missing, new)
-
-    async def aembed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        """Async :meth:`embed_passages` (the wrapped embedder's async path)."""
-        missing = self._split(texts)
-        new = await self.embedder.aembed_passages(missing) if missing else np.zeros((0, 0))
-        return self._join(texts, missing, new)
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Query vectors (not remembered)."""
-        return self.embedder.embed_queries(texts)
-
-    async def aembed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Async :meth:`embed_queries`."""
-        return await self.embedder.aembed_queries(texts)
-
-
-def portable_embedder(embedder: Any) -> Any:
-    """``embedder``, or a pickle recipe for the bundled :class:`LocalEmbedder`.
-
-    The bundled embedder holds its loaded engine, not data: a :class:`_Bundled` recipe
-    pickles its options and rebuilds it on load.
-    """
-    if type(embedder) is LocalEmbedder:
-        return _Bundled(embedder.batch_size, embedder.show_progress)
-    return embedder
-
-
-class _Bundled:
-    """Unpickles to a new :class:`LocalEmbedder` with the same options."""
-
-    def __init__(self, batch_size: int, show_progress: bool) -> None:
-        self.options = {"batch_size": batch_size, "show_progress": show_progress}
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_local_embedder, (self.options,))
-
-
-def _local_embedder(options: dict[str, Any]) -> LocalEmbedder:
-    return LocalEmbedder(**options)
 
 
 class KgpathEmbeddings(Embeddings):

@@ -16,10 +16,9 @@ from langchain_core.documents import Document
 from langchain_core.vectorstores import InMemoryVectorStore
 from langchain_kgpath import GraphAugmentedRetriever, KgpathEmbeddings, PathConstrainedRetriever
 from langchain_kgpath._base import as_kgpath_embedder
-from langchain_kgpath.embeddings import SharedEmbedder
 
 from kgpath import HashingEmbedder, KnowledgeGraph
-from kgpath.embed_cache import embedder_fingerprint
+from kgpath.embed_cache import SharedEmbedder, embedder_fingerprint
 from kgpath.embeddings import as_embedder
 
 TEXTS = {

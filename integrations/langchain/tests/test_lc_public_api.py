@@ -36,7 +36,7 @@ def test_every_retriever_has_the_shared_constructors() -> None:
 
 
 def test_from_texts_calls_from_documents_with_a_list() -> None:
-    from langchain_kgpath._mixins import FromTextsMixin
+    from kgpath.recipes import FromTextsMixin
 
     class R(FromTextsMixin):
         @classmethod

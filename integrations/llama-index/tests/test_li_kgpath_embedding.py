@@ -20,10 +20,9 @@ from llama_index.retrievers.kgpath import (
     PathConstrainedRetriever,
 )
 from llama_index.retrievers.kgpath._base import to_kgpath_embedder
-from llama_index.retrievers.kgpath.embeddings import SharedEmbedder
 
 from kgpath import HashingEmbedder, KnowledgeGraph
-from kgpath.embed_cache import embedder_fingerprint
+from kgpath.embed_cache import SharedEmbedder, embedder_fingerprint
 from kgpath.embeddings import as_embedder
 
 TEXTS = {

@@ -30,13 +30,6 @@ from llama_index.core.prompts.mixin import PromptDictType
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.utils import print_text
-from llama_index.retrievers.kgpath._mixins import (
-    FromTextsMixin,
-    check_documents,
-    picklable,
-    rebuild,
-    recipe,
-)
 from llama_index.retrievers.kgpath.embeddings import LlamaIndexEmbedder, kgpath_embedder_of
 from llama_index.retrievers.kgpath.llms import wrap_llm
 from llama_index.retrievers.kgpath.prompts import attr_owner, to_core_template
@@ -47,6 +40,13 @@ from kgpath.evidence import METADATA_PREFIX, Evidence
 from kgpath.facade import DEFAULT_K, EvidenceRetriever, merge_call_defaults
 from kgpath.index import GraphIndex
 from kgpath.llm import LLM, as_llm
+from kgpath.recipes import (
+    FromTextsMixin,
+    check_documents,
+    picklable,
+    rebuild,
+    recipe,
+)
 
 __all__ = [
     "FRAMEWORK_HINTS",

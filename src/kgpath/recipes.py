@@ -1,4 +1,4 @@
-"""Small helpers of the adapter's base classes: ``from_texts``, document checks, pickling.
+"""What both adapters' base classes share: ``from_texts``, document checks, pickling.
 
 Pickling is by value. A retriever is pickled as its construction recipe: the graph it
 searches (with the node vectors stored in it), its models, the method's effective config
@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kgpath.embed_cache import portable_embedder
 from kgpath.errors import EmptyGraphError
 from kgpath.facade import EvidenceRetriever, is_built
 from kgpath.graph import KnowledgeGraph
@@ -69,8 +70,6 @@ def recipe(er: EvidenceRetriever, graph: Any, models: Mapping[str, Any],
 
 def picklable(kwargs: dict[str, Any] | str, name: str) -> dict[str, Any]:
     """``kwargs`` with the bundled embedder as a recipe; ``TypeError`` for a reason string."""
-    from llama_index.retrievers.kgpath.embeddings import portable_embedder
-
     if isinstance(kwargs, str):
         raise TypeError(f"cannot pickle {name}: {kwargs}; build it with from_graph(graph, ...) "
                         "to pickle it")
