@@ -230,6 +230,8 @@ class ScriptedLLM:
     delay
         Seconds to sleep per call (``asyncio.sleep`` in async), to test concurrency.
 
+    Notes
+    -----
     Every prompt is recorded in :attr:`prompts`.
     """
 

@@ -66,6 +66,8 @@ class KgpathGraphStore(VectorStore):
     index
         An existing :class:`~kgpath.GraphIndex` to wrap instead of starting empty.
 
+    Notes
+    -----
     A document's id is, in order: the ``ids=`` given, its ``Document.id``, else the core's
     content id (``doc-`` + 16 hex digits of the SHA-256 of its title, sentences and
     metadata, :func:`kgpath.ingest.documents.content_id`), so adding the same document

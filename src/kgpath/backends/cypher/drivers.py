@@ -58,6 +58,8 @@ class EmbeddedCypherDriver:
     database
         The ``Database`` object, when this driver owns it (closed by :meth:`close`).
 
+    Notes
+    -----
     Use :meth:`open` to create or open a database directory. Ladybug and Kùzu cannot be
     imported into the same process (their native bindings register the same class names);
     install and use one of them.

@@ -55,6 +55,8 @@ class TraversalRetriever:
         :class:`MentionExpansionConfig` of the ``mention_expansion`` extension
         (:data:`EXTENSIONS`), which is also accepted as ``algorithm``.
 
+    Notes
+    -----
     Every result carries the chunk graph (:attr:`TraversalResult.graph`), so
     ``result.evidence()`` returns the documents it reached with their passage text.
 

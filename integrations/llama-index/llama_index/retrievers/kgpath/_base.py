@@ -218,6 +218,8 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
         ``embedding=`` is answered with LlamaIndex's). Per call, pass a
         :class:`KgpathQueryBundle`.
 
+    Notes
+    -----
     Pickling copies the retriever by value: its graph (with its stored vectors), models,
     ``config`` and options, rebuilt on load (the bundled embedder is reloaded, not
     copied); a retriever over a prebuilt core retriever cannot be pickled.
