@@ -6,14 +6,14 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.kgpath-installed
 PYPROJECTS := pyproject.toml integrations/llama-index/pyproject.toml integrations/langchain/pyproject.toml
 
-.PHONY: setup demo test bench lint clean
+.PHONY: setup demo test bench lint docs clean
 
 setup: $(STAMP)
 
 $(STAMP): $(PYPROJECTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[local,nlp,openai,tokens,yaml,plot,graphdb,neo4j,falkordb,dev]" \
+	$(PY) -m pip install -q -e ".[local,nlp,openai,tokens,yaml,plot,graphdb,neo4j,falkordb,dev,docs]" \
 		-e "integrations/llama-index[test]" -e "integrations/langchain[test]"
 	touch $(STAMP)
 
@@ -31,5 +31,10 @@ lint: setup
 	$(VENV)/bin/mypy src/kgpath integrations/langchain/langchain_kgpath
 	cd integrations/llama-index && ../../$(VENV)/bin/mypy --explicit-package-bases -p llama_index.retrievers.kgpath
 
+# The HTML site in site/: mkdocs.yml, docs/ (pages take README/ARCHITECTURE text through
+# docs/hooks.py) and the API reference from the docstrings; any warning fails the build.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) site .pytest_cache .ruff_cache .mypy_cache
