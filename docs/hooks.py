@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+ROLE = re.compile(r":(?:class|func|meth|mod|data|attr|exc|obj):(<code>)~?")
 DIRECTIVE = re.compile(r"<!-- kgpath:(section|file|rows) ([^>]*?) -->")
 LINK = re.compile(r"\[([^\]]+)\]\((?!https?://|#)([^)]+)\)")
 
@@ -107,3 +108,8 @@ def expand(markdown: str) -> str:
 def on_page_markdown(markdown: str, **_: object) -> str:
     """MkDocs hook: expand the page's directives."""
     return expand(markdown)
+
+
+def on_post_page(output: str, **_: object) -> str:
+    """MkDocs hook: drop the Sphinx roles (``:class:`` ...) the docstrings write before code."""
+    return ROLE.sub(r"\1", output)
