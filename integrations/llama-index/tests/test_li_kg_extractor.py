@@ -94,7 +94,9 @@ def test_each_node_gets_what_its_own_text_states() -> None:
         assert {r[0] for r in got} | {r[2] for r in got} <= names
     curie = next(e for e in by_id["curie"].metadata[KG_NODES_KEY] if e.name == "Marie Curie")
     assert curie.properties["kgpath_id"] == g.node("Marie Curie").id
-    assert sorted(curie.properties["kgpath_provenance"]) == ["curie", "pierre", "radium"]
+    assert "kgpath_provenance" not in curie.properties  # read from the chunks' mentions
+    born = next(r for r in by_id["curie"].metadata[KG_RELATIONS_KEY] if r.label == "was born in")
+    assert born.properties["kgpath_provenance"] == ["curie"]
 
 
 def test_existing_kg_metadata_is_kept_in_front() -> None:
@@ -158,9 +160,31 @@ def test_property_graph_index_holds_the_triples_and_kgpath_retrieves() -> None:
     assert {(e.source, e.relation, e.target) for e in back.edges} == {
         (e.source, e.relation, e.target) for e in core.edges}
 
+    # provenance: the chunks (one per document here) that state each node and edge
+    doc_of = {c.id_: c.ref_doc_id for c in index.docstore.docs.values()}
+    assert {n.id: {doc_of[p] for p in n.provenance} for n in back.nodes} == {
+        n.id: set(n.provenance) for n in core.nodes}
+    assert {(e.source, e.relation, e.target): {doc_of[p] for p in e.provenance}
+            for e in back.edges} == {(e.source, e.relation, e.target): set(e.provenance)
+                                     for e in core.edges}
+
     sub = PCRSubRetriever(store, embed_model=HashingEmbedder(dim=64), k=3, output="native")
     hits = sub.retrieve(KgpathQueryBundle("Where was she born?", anchor="Marie Curie"))
-    assert hits and all(n.node.metadata["kgpath_anchor_id"] == "Marie Curie" for n in hits)
-    assert "Warsaw" in {n.node.metadata.get("kgpath_node_name") for n in hits} | {
-        n.node.get_content() for n in hits} or any("Warsaw" in n.node.get_content()
-                                                   for n in hits)
+    assert {n.node.metadata["kgpath_anchor_id"] for n in hits} == {"Marie Curie"}
+    assert "Marie Curie -[was born in]-> Warsaw" in {n.node.metadata["kgpath_path"]
+                                                     for n in hits}
+
+
+def test_a_later_insert_keeps_earlier_provenance() -> None:
+    docs = [Document(id_=k, text=v) for k, v in TEXTS.items()]
+    index = PropertyGraphIndex.from_documents(
+        docs[:1], kg_extractors=[KgpathSpacyExtractor()],
+        embed_model=KgpathEmbedding(HashingEmbedder(dim=64)), llm=MockLLM(),
+        embed_kg_nodes=False)
+    for doc in docs[1:]:
+        index.insert(doc)
+    back = knowledge_graph_from_property_graph_store(index.property_graph_store)
+    doc_of = {c.id_: c.ref_doc_id for c in index.docstore.docs.values()}
+    assert {doc_of[p] for p in back.node("Marie Curie").provenance} == set(TEXTS)
+    assert {(e.source, e.relation, e.target) for e in back.edges} == {
+        (e.source, e.relation, e.target) for e in _core_graph().edges}

@@ -7,8 +7,8 @@
 ``KG_NODES_KEY`` / ``KG_RELATIONS_KEY``, after what earlier extractors put there, as
 LlamaIndex's own extractors do. The entities and relations of a call are those
 :func:`kgpath.ingest.graph_from_documents` builds from the same texts (one passage per
-node, the node id as passage id), carrying kgpath's properties (``kgpath_id``,
-``kgpath_provenance``, ``weight``, ``kgpath_type``) so that
+node, the node id as passage id), carrying kgpath's properties (``kgpath_id``, a
+relation's ``kgpath_provenance``, ``weight``, ``kgpath_type``) so that
 :func:`~llama_index.retrievers.kgpath.knowledge_graph_from_property_graph_store` reads the
 store back into the same :class:`~kgpath.KnowledgeGraph`.
 """
@@ -169,8 +169,13 @@ class KgpathSpacyExtractor(TransformComponent):
         found: dict[str, tuple[list[EntityNode], list[Relation]]] = {
             n.node_id: ([], []) for n in nodes}
         for node in graph.nodes:
+            props = entity_properties(node, names[node.id])
+            # an entity's sources are the chunks that mention it (PropertyGraphIndex's
+            # MENTIONS relations): exact across inserts, while a store upsert would keep only
+            # the last call's list
+            props.pop("kgpath_provenance", None)
             entity = EntityNode(name=names[node.id], label=node.type or _NO_TYPE,
-                                properties=entity_properties(node, names[node.id]))
+                                properties=props)
             for pid in dict.fromkeys(node.provenance):
                 if pid in found:
                     found[pid][0].append(entity)
