@@ -15,10 +15,6 @@ from llama_index.core import Document, PropertyGraphIndex
 from llama_index.core.graph_stores.types import KG_NODES_KEY, KG_RELATIONS_KEY, EntityNode
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import TextNode
-
-from kgpath import ConfigError, HashingEmbedder
-from kgpath.errors import MissingDependencyError
-from kgpath.ingest import ChunkingConfig, graph_from_documents
 from llama_index.retrievers.kgpath import (
     KgpathEmbedding,
     KgpathQueryBundle,
@@ -26,6 +22,10 @@ from llama_index.retrievers.kgpath import (
     PCRSubRetriever,
     knowledge_graph_from_property_graph_store,
 )
+
+from kgpath import ConfigError, HashingEmbedder
+from kgpath.errors import MissingDependencyError
+from kgpath.ingest import ChunkingConfig, graph_from_documents
 
 
 def _spacy_ready() -> bool:

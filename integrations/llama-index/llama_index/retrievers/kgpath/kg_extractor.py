@@ -27,15 +27,15 @@ from llama_index.core.graph_stores.types import (
     Relation,
 )
 from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
-
-from kgpath.errors import ConfigError
-from kgpath.graph import KnowledgeGraph
-from kgpath.ingest import IngestReport, SpacyExtractor, TextPassage
 from llama_index.retrievers.kgpath.pg_conventions import (
     entity_names,
     entity_properties,
     relation_properties,
 )
+
+from kgpath.errors import ConfigError
+from kgpath.graph import KnowledgeGraph
+from kgpath.ingest import IngestReport, SpacyExtractor, TextPassage
 
 __all__ = ["KgpathSpacyExtractor"]
 
