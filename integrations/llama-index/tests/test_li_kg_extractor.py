@@ -188,3 +188,15 @@ def test_a_later_insert_keeps_earlier_provenance() -> None:
     assert {doc_of[p] for p in back.node("Marie Curie").provenance} == set(TEXTS)
     assert {(e.source, e.relation, e.target) for e in back.edges} == {
         (e.source, e.relation, e.target) for e in _core_graph().edges}
+
+
+def test_the_readme_example_runs(capsys) -> None:  # noqa: ANN001
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    start = text.index("```python\nfrom llama_index.core import Document, PropertyGraphIndex\n")
+    end = text.index("```", start + 3)
+    code = text[start + len("```python\n"):end]
+    shown = text.index("```\n", text.index("prints", end)) + len("```\n")
+    exec(compile(code, "README.md", "exec"), {})
+    assert capsys.readouterr().out == text[shown:text.index("```", shown)]
