@@ -9,12 +9,13 @@ retrieves over. The hand-checked triples of the Curie texts pin the extraction i
 from __future__ import annotations
 
 import pickle
+from collections.abc import Sequence
 
 import pytest
 from llama_index.core import Document, PropertyGraphIndex
 from llama_index.core.graph_stores.types import KG_NODES_KEY, KG_RELATIONS_KEY, EntityNode
 from llama_index.core.llms import MockLLM
-from llama_index.core.schema import TextNode
+from llama_index.core.schema import BaseNode, TextNode
 from llama_index.retrievers.kgpath import (
     KgpathEmbedding,
     KgpathQueryBundle,
@@ -23,7 +24,7 @@ from llama_index.retrievers.kgpath import (
     knowledge_graph_from_property_graph_store,
 )
 
-from kgpath import ConfigError, HashingEmbedder
+from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph
 from kgpath.errors import MissingDependencyError
 from kgpath.ingest import ChunkingConfig, graph_from_documents
 
@@ -47,6 +48,7 @@ TEXTS = {
     "pierre": "Pierre Curie married Marie Curie in Paris.",
     "radium": "Radium was discovered by Marie Curie. Radium treats cancer.",
 }
+Found = tuple[set[tuple[str, str]], set[tuple[str, str, str]]]  # (name, type), triples
 WHOLE = ChunkingConfig(max_chars=5000)  # one passage per text, as the component reads them
 
 
@@ -54,18 +56,18 @@ def _nodes() -> list[TextNode]:
     return [TextNode(id_=k, text=v) for k, v in TEXTS.items()]
 
 
-def _core_graph():  # noqa: ANN202
+def _core_graph() -> KnowledgeGraph:
     return graph_from_documents(list(TEXTS.items()), chunking=WHOLE)
 
 
-def _found(nodes):  # noqa: ANN001, ANN202
+def _found(nodes: Sequence[BaseNode]) -> Found:
     ents = {(e.name, e.label) for n in nodes for e in n.metadata[KG_NODES_KEY]}
     rels = {(r.source_id, r.label, r.target_id) for n in nodes
             for r in n.metadata[KG_RELATIONS_KEY]}
     return ents, rels
 
 
-def _truth():  # noqa: ANN202
+def _truth() -> Found:
     g = _core_graph()
     ents = {(n.name, n.type or "entity") for n in g.nodes}
     rels = {(g.node(e.source).name, e.relation, g.node(e.target).name) for e in g.edges}
@@ -190,7 +192,7 @@ def test_a_later_insert_keeps_earlier_provenance() -> None:
         (e.source, e.relation, e.target) for e in _core_graph().edges}
 
 
-def test_the_readme_example_runs(capsys) -> None:  # noqa: ANN001
+def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     from pathlib import Path
 
     text = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")

@@ -86,9 +86,11 @@ class KgpathSpacyExtractor(TransformComponent):
         path = MAX_PATH if max_path is None else max_path
         core = SpacyExtractor(model, cooccurrence=cooccurrence, concepts=concepts,
                               terms=terms, max_path=path, batch_size=batch_size)
-        super().__init__(model=model, cooccurrence=core.cooccurrence, concepts=core.concepts,
-                         terms=core.terms, max_path=core.max_path, batch_size=core.batch_size,
-                         num_workers=num_workers)
+        fields: dict[str, Any] = {  # TransformComponent's __init__ takes the pydantic fields
+            "model": model, "cooccurrence": core.cooccurrence, "concepts": core.concepts,
+            "terms": core.terms, "max_path": core.max_path, "batch_size": core.batch_size,
+            "num_workers": num_workers}
+        super().__init__(**fields)
         self._extractor = core
 
     @classmethod
