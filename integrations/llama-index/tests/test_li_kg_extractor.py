@@ -111,8 +111,9 @@ def test_existing_kg_metadata_is_kept_in_front() -> None:
 
 
 async def test_acall_equals_call() -> None:
-    ex = KgpathSpacyExtractor(num_workers=2)
-    assert _found(await ex.acall(_nodes())) == _found(ex(_nodes()))
+    ex = KgpathSpacyExtractor(num_workers=2, batch_size=1)
+    assert _found(await ex.acall(_nodes())) == _found(ex(_nodes(), show_progress=True))
+    assert _found(ex(_nodes())) == _truth()
 
 
 def test_empty_text_and_no_nodes() -> None:
@@ -125,7 +126,9 @@ def test_empty_text_and_no_nodes() -> None:
 def test_pickles_and_serialises() -> None:
     ex = KgpathSpacyExtractor(cooccurrence=False, num_workers=2)
     ex(_nodes()[:1])  # loads the pipeline; it is not part of the pickle
-    again = pickle.loads(pickle.dumps(ex))
+    blob = pickle.dumps(ex)
+    assert len(blob) < 5000, len(blob)  # the spaCy pipeline is megabytes
+    again = pickle.loads(blob)
     restored = KgpathSpacyExtractor.from_dict(ex.to_dict())
     for other in (again, restored):
         assert (other.cooccurrence, other.num_workers) == (False, 2)
@@ -144,12 +147,13 @@ def test_bad_arguments_are_typed_errors() -> None:
         KgpathSpacyExtractor()([TextNode(id_="x", text="A."), TextNode(id_="x", text="B.")])
 
 
-def test_property_graph_index_holds_the_triples_and_kgpath_retrieves() -> None:
+@pytest.mark.parametrize("use_async", [True, False])  # acall / __call__
+def test_property_graph_index_holds_the_triples_and_kgpath_retrieves(use_async: bool) -> None:
     docs = [Document(id_=k, text=v) for k, v in TEXTS.items()]
     emb = KgpathEmbedding(HashingEmbedder(dim=64))
     index = PropertyGraphIndex.from_documents(
         docs, kg_extractors=[KgpathSpacyExtractor()], embed_model=emb, llm=MockLLM(),
-        embed_kg_nodes=False)
+        embed_kg_nodes=False, use_async=use_async)
     store = index.property_graph_store
     held = {(t[0].name, t[1].label, t[2].name) for t in store.get_triplets(
         entity_names=[n for n, _ in _truth()[0]])}

@@ -33,6 +33,7 @@ from llama_index.retrievers.kgpath.pg_conventions import (
     relation_properties,
 )
 
+from kgpath._progress import progress_if
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.ingest import IngestReport, SpacyExtractor, TextPassage
@@ -116,10 +117,17 @@ class KgpathSpacyExtractor(TransformComponent):
 
     def __call__(self, nodes: Sequence[BaseNode], show_progress: bool = False,
                  **kwargs: Any) -> Sequence[BaseNode]:
-        """Add kgpath's entities and relations to every node's KG metadata."""
+        """Add kgpath's entities and relations to every node's KG metadata.
+
+        ``show_progress``: a bar over the ``batch_size`` batches.
+        """
         todo = list(nodes)
         graph, live = self._passages(todo)
-        return self._attach(todo, graph, live, self.extractor.extract_passages(live))
+        size = self.batch_size
+        slices = progress_if([live[i:i + size] for i in range(0, len(live), size)],
+                             show_progress, "Extracting entities and relations (spaCy)")
+        ex = self.extractor
+        return self._attach(todo, graph, live, [r for s in slices for r in ex.extract_passages(s)])
 
     async def acall(self, nodes: Sequence[BaseNode], show_progress: bool = False,
                     **kwargs: Any) -> Sequence[BaseNode]:
