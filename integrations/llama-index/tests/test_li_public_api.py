@@ -17,6 +17,7 @@ PUBLIC = {
     "knowledge_graph_from_property_graph_store", "knowledge_graph_to_property_graph_store",
     "evidence_to_node",
     "LlamaIndexEmbedder", "LlamaIndexLLM", "KgpathEmbedding", "KgpathIndex",
+    "KgpathSpacyExtractor",
 }
 
 

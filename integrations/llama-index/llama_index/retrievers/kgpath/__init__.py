@@ -14,12 +14,14 @@ a ``BaseEmbedding`` passed straight to the core is wrapped through this distribu
 
 :class:`KgpathIndex` is a durable, updatable kgpath index with LlamaIndex's index methods
 (``insert``, ``delete_ref_doc``, ``refresh_ref_docs``, ``persist``, ``as_retriever``,
-``as_query_engine``).
+``as_query_engine``). :class:`KgpathSpacyExtractor` is kgpath's offline spaCy extractor as a
+``PropertyGraphIndex`` ``kg_extractors`` component.
 """
 
 from llama_index.retrievers.kgpath._base import KgpathQueryBundle, evidence_to_node
 from llama_index.retrievers.kgpath.embeddings import KgpathEmbedding, LlamaIndexEmbedder
 from llama_index.retrievers.kgpath.index import KgpathIndex
+from llama_index.retrievers.kgpath.kg_extractor import KgpathSpacyExtractor
 from llama_index.retrievers.kgpath.llms import LlamaIndexLLM
 from llama_index.retrievers.kgpath.postprocessors import (
     PathOrderPostprocessor,
@@ -64,6 +66,7 @@ __all__ = [
     "KgpathIndex",
     "KgpathQueryBundle",
     "KgpathRetriever",
+    "KgpathSpacyExtractor",
     "LlamaIndexEmbedder",
     "LlamaIndexLLM",
     "PATHRAG_KEYWORD_TEMPLATE",
