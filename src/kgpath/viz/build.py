@@ -261,7 +261,8 @@ def _c2rag_passages(
 
     Each passage is joined to one node of the hop whose constraint's block holds it (the
     first of its candidates' entities, else of its anchors, else of an earlier hop's, that
-    the passage names; else the first): the reader follows the hops to the evidence. Ranked as :meth:`C2RAGResult.evidence` ranks (Appendix B).
+    the passage names; else the first): the reader follows the hops to the evidence.
+    Ranked as :meth:`C2RAGResult.evidence` ranks (Appendix B).
     """
     items = res.evidence()[:MAX_PASSAGES]
     block_of: dict[str, Any] = {}
