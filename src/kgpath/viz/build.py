@@ -246,18 +246,19 @@ def _from_c2rag(res: Any, graph: KnowledgeGraph | None) -> Picture:
     for var, ids in res.bindings.items():
         names = res.binding_names.get(var, ids)
         notes.append(f"{var} = {' / '.join(names)}")
-    answer = _c2rag_passages(res, nodes, edges, 2 * len(res.hops))
-    if answer is not None:
-        notes.append(f"top evidence (rank 1): {nodes[answer].text}")
+    answer = _c2rag_passages(res, nodes, edges, 2 * len(res.hops), notes)
     return Picture("c2rag", res.query, tuple(dict.fromkeys(anchors)), tuple(nodes.values()),
                    tuple(edges.values()), tuple(paths), tuple(hops), tuple(notes),
                    answer=answer)
 
 
 def _c2rag_passages(
-    res: Any, nodes: dict[str, PicNode], edges: dict[tuple[str, str, str], PicEdge], layer: int
+    res: Any, nodes: dict[str, PicNode], edges: dict[tuple[str, str, str], PicEdge], layer: int,
+    notes: list[str],
 ) -> str | None:
     """Add the first :data:`MAX_PASSAGES` evidence items after the last hop; the first's id.
+
+    The first passage's text is added to ``notes``.
 
     Each passage is joined to one node of the hop whose constraint's block holds it (the
     first of its candidates' entities, else of its anchors, else of an earlier hop's, that
@@ -287,4 +288,7 @@ def _c2rag_passages(
         for src in (named or sources)[:1]:
             edges[(src, pid, "evidence")] = PicEdge(src, pid, f"evidence #{rank}", (),
                                                     {"rank": rank})
-    return f"passage:{items[0].id}" if items else None
+    if not items:
+        return None
+    notes.append(f"top evidence (rank 1): {items[0].text}")
+    return f"passage:{items[0].id}"
