@@ -23,9 +23,17 @@ from typing import Any
 
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
-from kgpath.viz.build import build_picture
+from kgpath.viz.build import MAX_PATHS, build_picture
 from kgpath.viz.html_page import html_document, render_html
-from kgpath.viz.layout import ANCHOR_COLOUR, PATH_COLOURS, REGION_COLOUR, layout
+from kgpath.viz.layout import (
+    ANCHOR_COLOUR,
+    ANSWER_COLOUR,
+    PATH_COLOURS,
+    REGION_COLOUR,
+    LegendEntry,
+    layout,
+    legend_entries,
+)
 from kgpath.viz.picture import PicEdge, PicHop, PicNode, PicPath, Picture
 from kgpath.viz.png import render_png
 
@@ -37,6 +45,10 @@ __all__ = [
     "Picture",
     "build_picture",
     "layout",
+    "legend_entries",
+    "LegendEntry",
+    "MAX_PATHS",
+    "ANSWER_COLOUR",
     "render_png",
     "render_html",
     "render",
@@ -55,6 +67,7 @@ def render(
     *,
     png: bool = True,
     max_region: int = 40,
+    max_paths: int | None = MAX_PATHS,
 ) -> dict[str, Path]:
     """Write pictures of ``result``; returns ``{"html": path, "png": path}`` (those written).
 
@@ -65,19 +78,22 @@ def render(
     - ``render(result, graph, "out.png" | "out.html")`` writes that one file, its format
       chosen by the suffix (the form the README shows).
 
+    At most ``max_paths`` paths are drawn (the most reliable first; ``None`` draws all).
+
     Raises
     ------
     ConfigError
         For a file name without a ``.png``/``.html`` suffix, or missing arguments.
     """
     if isinstance(directory, KnowledgeGraph) or (directory is None and graph is None):
-        return _render_file(result, directory, name, max_region=max_region)
+        return _render_file(result, directory, name, max_region=max_region,
+                            max_paths=max_paths)
     if name is None:
         raise ConfigError("render(result, directory, name, graph): name is missing")
     if directory is None:
         raise ConfigError("render(result, directory, name, graph): directory is missing")
     d = Path(directory)
-    pic = build_picture(result, graph, max_region=max_region)
+    pic = build_picture(result, graph, max_region=max_region, max_paths=max_paths)
     out = {"html": render_html(pic, d / f"{name}.html")}
     if png:
         out["png"] = render_png(pic, d / f"{name}.png")
@@ -86,7 +102,7 @@ def render(
 
 def _render_file(
     result: Any, graph: KnowledgeGraph | None, file: str | os.PathLike[str] | None,
-    *, max_region: int,
+    *, max_region: int, max_paths: int | None,
 ) -> dict[str, Path]:
     """``render(result, graph, "out.png" | "out.html")``: one file, format by suffix."""
     if file is None:
@@ -97,7 +113,7 @@ def _render_file(
         raise ConfigError(
             f"render(result, graph, file): file must end in .png or .html, got {str(file)!r}"
         )
-    pic = build_picture(result, graph, max_region=max_region)
+    pic = build_picture(result, graph, max_region=max_region, max_paths=max_paths)
     if suffix == ".png":
         return {"png": render_png(pic, path)}
     return {"html": render_html(pic, path)}

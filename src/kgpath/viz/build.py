@@ -3,11 +3,14 @@
 * **PCR** (:class:`~kgpath.methods.pcr.PCRResult`): the anchor, the reachable region
   ``C_reachable`` of Eq. (1) (nodes in columns by hop distance, the closest ``max_region``
   shown), the top-k hits coloured by their Eq. (2) score, and the shortest path to each hit.
-* **PathRAG** (:class:`~kgpath.methods.pathrag.PathRAGResult`): the retrieved nodes and the
-  top-K relational paths, each labelled with its Eq. (4) reliability.
+* **PathRAG** (:class:`~kgpath.methods.pathrag.PathRAGResult`): the retrieved nodes (not
+  anchors: PathRAG has none) and the most reliable relational paths, each labelled with its
+  Eq. (4) reliability; the first ``max_paths`` (default 5) so each keeps its own colour.
 * **C2RAG** (:class:`~kgpath.methods.c2rag.C2RAGResult`): one column pair per hop - the
   anchors matched by Eq. (3) and the entities induced by the kept candidates (Eq. 13) - with
-  each candidate triple labelled by its Eq. (7) probability, and the hop's state and N_eff.
+  each candidate triple labelled by its Eq. (7) probability, and the hop's state and N_eff;
+  then the evidence passages (Eq. 16's blocks, ranked as :meth:`C2RAGResult.evidence` ranks
+  them), the first - the passage the evidence ranks first - highlighted as :attr:`Picture.answer`.
 
 Results are recognised by class name, so this module imports no method.
 """
@@ -23,24 +26,45 @@ from kgpath.viz.picture import ROLE_ORDER, PicEdge, PicHop, PicNode, PicPath, Pi
 __all__ = ["build_picture"]
 
 
+#: Paths drawn by default (PathRAG): few enough that each has its own colour and label.
+MAX_PATHS = 5
+#: Evidence passages drawn after the last C2RAG hop.
+MAX_PASSAGES = 3
+
+
 def build_picture(
-    result: Any, graph: KnowledgeGraph | None = None, *, max_region: int = 40
+    result: Any,
+    graph: KnowledgeGraph | None = None,
+    *,
+    max_region: int = 40,
+    max_paths: int | None = MAX_PATHS,
 ) -> Picture:
     """Turn a PCR, PathRAG or C2RAG result into a :class:`Picture`.
 
     ``graph`` adds context: the reachable region and the edges among drawn nodes for PCR,
     node texts for C2RAG. PathRAG results carry their graph. Without it only what the result
-    itself holds is drawn.
+    itself holds is drawn. ``max_paths`` caps the PathRAG paths drawn (the most reliable
+    first; ``None`` draws all); the rest are counted in :attr:`Picture.hidden_paths`.
+
+    Raises
+    ------
+    ConfigError
+        For a result of another type, or ``max_region`` / ``max_paths`` not an int >= 0
+        (``max_paths`` >= 1, or ``None``).
     """
     if isinstance(result, Picture):
         return result
     if isinstance(max_region, bool) or not isinstance(max_region, int) or max_region < 0:
         raise ConfigError(f"max_region must be an int >= 0, got {max_region!r}")
+    if max_paths is not None and (
+        isinstance(max_paths, bool) or not isinstance(max_paths, int) or max_paths < 1
+    ):
+        raise ConfigError(f"max_paths must be an int >= 1 or None, got {max_paths!r}")
     kind = type(result).__name__
     if kind == "PCRResult":
         return _from_pcr(result, graph, max_region)
     if kind == "PathRAGResult":
-        return _from_pathrag(result, graph or getattr(result, "graph", None))
+        return _from_pathrag(result, graph or getattr(result, "graph", None), max_paths)
     if kind == "C2RAGResult":
         return _from_c2rag(result, graph)
     raise ConfigError(
@@ -119,17 +143,19 @@ def _place_unreached(nodes: dict[str, PicNode]) -> None:
                                n.info)
 
 
-def _from_pathrag(res: Any, graph: KnowledgeGraph | None) -> Picture:
-    """Nodes on the top-K paths, in columns by their earliest position along a path.
+def _from_pathrag(res: Any, graph: KnowledgeGraph | None, max_paths: int | None) -> Picture:
+    """Nodes on the first ``max_paths`` paths, in columns by earliest position along a path.
 
-    Path ends that were retrieved (keyword matches) are drawn as anchors.
+    Path ends that were retrieved (keyword matches) are drawn as stars, named "retrieved
+    node" (:attr:`Picture.anchor_kind`): PathRAG retrieves nodes, it has no anchor.
     """
     retrieved = {rn.node.id: (rank, rn) for rank, rn in enumerate(res.nodes, 1)}
     nodes: dict[str, PicNode] = {}
     edges: dict[tuple[str, str, str], PicEdge] = {}
     paths = []
     starts: list[str] = []
-    for pi, p in enumerate(res.paths):
+    shown = list(res.paths) if max_paths is None else list(res.paths)[:max_paths]
+    for pi, p in enumerate(shown):
         paths.append(PicPath(pi, p.ids, f"P{p.rank} reliability {p.reliability:.4f}: "
                              + " -> ".join(n.name for n in p.nodes), float(p.reliability)))
         for pos, n in enumerate(p.nodes):
@@ -139,8 +165,7 @@ def _from_pathrag(res: Any, graph: KnowledgeGraph | None) -> Picture:
                 layer = min(pos, nodes[n.id].layer) if n.id in nodes else pos
                 nodes[n.id] = PicNode(n.id, n.name, "anchor", layer, n.text, score=rn.similarity,
                                       rank=rank, info={"keyword": rn.keyword})
-                if pos == 0:
-                    starts.append(n.id)
+                starts.append(n.id)
             elif n.id not in nodes:
                 nodes[n.id] = PicNode(n.id, n.name, "path", pos, n.text,
                                       info={"S(v) on first path": f"{p.resources[pos]:.4f}"})
@@ -155,10 +180,15 @@ def _from_pathrag(res: Any, graph: KnowledgeGraph | None) -> Picture:
                                  (old.paths if old else ()) + (pi,))
     notes = [f"keywords ({res.keyword_source}): {', '.join(res.keywords)}"] if res.keywords else []
     notes.append(f"{len(res.nodes)} node(s) retrieved, {len(res.paths)} path(s) kept (Eq. 4)")
+    hidden = len(res.paths) - len(shown)
+    if hidden:
+        notes.append(f"the {len(shown)} most reliable drawn; {hidden} more not drawn "
+                     "(max_paths=None draws all)")
     if res.empty_reason:
         notes.append(f"no paths: {res.empty_reason}")
     return Picture("pathrag", res.query, tuple(dict.fromkeys(starts)), tuple(nodes.values()),
-                   tuple(edges.values()), tuple(paths), (), tuple(notes))
+                   tuple(edges.values()), tuple(paths), (), tuple(notes),
+                   anchor_kind="retrieved node", hidden_paths=hidden)
 
 
 def _from_c2rag(res: Any, graph: KnowledgeGraph | None) -> Picture:
@@ -216,5 +246,49 @@ def _from_c2rag(res: Any, graph: KnowledgeGraph | None) -> Picture:
     for var, ids in res.bindings.items():
         names = res.binding_names.get(var, ids)
         notes.append(f"{var} = {' / '.join(names)}")
+    answer = _c2rag_passages(res, nodes, edges, 2 * len(res.hops), notes)
     return Picture("c2rag", res.query, tuple(dict.fromkeys(anchors)), tuple(nodes.values()),
-                   tuple(edges.values()), tuple(paths), tuple(hops), tuple(notes))
+                   tuple(edges.values()), tuple(paths), tuple(hops), tuple(notes),
+                   answer=answer)
+
+
+def _c2rag_passages(
+    res: Any, nodes: dict[str, PicNode], edges: dict[tuple[str, str, str], PicEdge], layer: int,
+    notes: list[str],
+) -> str | None:
+    """Add the first :data:`MAX_PASSAGES` evidence items after the last hop; the first's id.
+
+    The first passage's text is added to ``notes``.
+
+    Each passage is joined to one node of the hop whose constraint's block holds it (the
+    first of its candidates' entities, else of its anchors, else of an earlier hop's, that
+    the passage names; else the first): the reader follows the hops to the evidence.
+    Ranked as :meth:`C2RAGResult.evidence` ranks (Appendix B).
+    """
+    items = res.evidence()[:MAX_PASSAGES]
+    block_of: dict[str, Any] = {}
+    for b in res.blocks:
+        for item in b.evidence:
+            block_of.setdefault(item.id, b.constraint_index)
+    by_constraint = {h.constraint_index: i for i, h in enumerate(res.hops)}
+    for rank, ev in enumerate(items, 1):
+        pid = f"passage:{ev.id}"
+        nodes[pid] = PicNode(pid, f"[{ev.id}] {ev.text}", "passage", layer, ev.text,
+                             score=float(ev.score), rank=rank,
+                             info={"constraint": ev.trace.get("constraint", "")})
+        start = by_constraint.get(block_of.get(ev.id), len(res.hops) - 1)
+        sources: list[str] = []
+        for h in reversed(res.hops[: start + 1]):
+            sources = [c.entity for c in h.top] or [a.node_id for a in h.anchors]
+            sources = [s for s in dict.fromkeys(sources) if s in nodes]
+            if sources:
+                break
+        text = ev.text.lower()
+        named = [src for src in sources if nodes[src].name.lower() in text]
+        for src in (named or sources)[:1]:
+            edges[(src, pid, "evidence")] = PicEdge(src, pid, f"evidence #{rank}", (),
+                                                    {"rank": rank})
+    if not items:
+        return None
+    notes.append(f"top evidence (rank 1): {items[0].text}")
+    return f"passage:{items[0].id}"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kgpath.graph import KnowledgeGraph
-from kgpath.viz.build import build_picture
+from kgpath.viz.build import MAX_PATHS, build_picture
 from kgpath.viz.layout import layout, node_colour, path_colour, score_range, short
 from kgpath.viz.picture import PicNode, Picture
 
@@ -95,9 +95,13 @@ def render_html(
     graph: KnowledgeGraph | None = None,
     *,
     max_region: int = 40,
+    max_paths: int | None = MAX_PATHS,
 ) -> Path:
-    """Write ``result`` (or a :class:`Picture`) as a self-contained interactive HTML page."""
-    pic = build_picture(result, graph, max_region=max_region)
+    """Write ``result`` (or a :class:`Picture`) as a self-contained interactive HTML page.
+
+    At most ``max_paths`` paths are drawn (``None``: all).
+    """
+    pic = build_picture(result, graph, max_region=max_region, max_paths=max_paths)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html_document(pic), encoding="utf-8")
@@ -108,11 +112,11 @@ def render_html(
 def html_document(pic: Picture) -> str:
     """The HTML text of :func:`render_html` (inline SVG, CSS, JSON data and script)."""
     esc = html.escape
-    anchors = ", ".join(esc(a) for a in pic.anchor_names)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{esc(pic.title)}</title><style>{_CSS}</style></head><body>"
-        f"<header><h1>{esc(pic.title)}</h1><div class=\"anchor\">anchor: {anchors}</div>"
+        f"<header><h1>{esc(pic.title)}</h1>"
+        f"<div class=\"anchor\">{esc(pic.anchor_heading())}</div>"
         "</header><main><div id=\"canvas\">" + _svg(pic) + "</div>"
         + "".join(_sidebar(pic)) + "</main><div id=\"tip\"></div>"
         f'<script type="application/json" id="kgpath-data">{_payload(pic)}</script>'

@@ -13,12 +13,17 @@ from typing import Any
 __all__ = ["ROLE_ORDER", "PicEdge", "PicHop", "PicNode", "PicPath", "Picture"]
 
 #: Drawing precedence of node roles (lower first): rows within a column, merged roles.
-ROLE_ORDER = {"anchor": 0, "hit": 1, "path": 2, "region": 3}
+ROLE_ORDER = {"anchor": 0, "hit": 1, "path": 2, "region": 3, "passage": 4}
 
 
 @dataclass(frozen=True)
 class PicNode:
-    """A node to draw. ``role``: ``"anchor"``, ``"hit"``, ``"path"`` or ``"region"``."""
+    """A node to draw. ``role``: ``"anchor"``, ``"hit"``, ``"path"``, ``"region"`` or ``"passage"``.
+
+    An ``"anchor"`` node is drawn as a star; what the star means is the picture's
+    :attr:`Picture.anchor_kind` (a PathRAG result has retrieved nodes, not anchors). A
+    ``"passage"`` node is a C2RAG evidence passage.
+    """
 
     id: str
     name: str
@@ -75,6 +80,12 @@ class Picture:
     paths: tuple[PicPath, ...] = ()
     hops: tuple[PicHop, ...] = ()
     notes: tuple[str, ...] = ()
+    anchor_kind: str = "anchor"
+    """What the star nodes are: ``"anchor"`` (PCR, C2RAG) or ``"retrieved node"`` (PathRAG)."""
+    answer: str | None = None
+    """Id of the highlighted passage node: the one the result's evidence ranks first."""
+    hidden_paths: int = 0
+    """Paths of the result not drawn (beyond ``max_paths``)."""
 
     @property
     def title(self) -> str:
@@ -88,6 +99,13 @@ class Picture:
             if n.id == node_id:
                 return n
         raise KeyError(node_id)
+
+    def anchor_heading(self, limit: int | None = None) -> str:
+        """``"anchor: a"``, ``"anchors: a, b"`` or ``"retrieved nodes: a, b"`` (first ``limit``)."""
+        names = self.anchor_names
+        head = self.anchor_kind + ("s" if len(names) != 1 else "")
+        shown = names if limit is None else names[:limit]
+        return f"{head}: " + ", ".join(shown) + (" ..." if len(shown) < len(names) else "")
 
     @property
     def anchor_names(self) -> tuple[str, ...]:
