@@ -292,3 +292,10 @@ def test_planner_prompt_template_is_checked() -> None:
     r = ConstraintCheckedRetriever(_graph(), embedder=HashingEmbedder(),
                                    planner_prompt="m={m} q={query}")
     assert r.planner_input("hello") == "m=3 q=hello"
+
+
+def test_anchored_plan_is_public() -> None:
+    from kgpath.methods import c2rag
+
+    plan = c2rag.anchored_plan("Which films did Ridley Scott direct?", "Ridley Scott", hops=1)
+    assert "anchored_plan" in c2rag.__all__ and plan.constraints[0].head == "Ridley Scott"

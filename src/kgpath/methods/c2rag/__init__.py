@@ -94,7 +94,7 @@ from kgpath.methods.c2rag.config import (
     RerankInput,
     State,
 )
-from kgpath.methods.c2rag.fallback import fallback_plan
+from kgpath.methods.c2rag.fallback import anchored_plan, fallback_plan
 from kgpath.methods.c2rag.hops import HopTrace
 from kgpath.methods.c2rag.plan import PLAN_SCHEMA, Constraint, Plan, parse_plan, tokens
 from kgpath.methods.c2rag.recovery import RecoveredPassage, TextualRecovery
@@ -133,11 +133,12 @@ __all__ = [
     "format_blocks",
     "SufficiencyCheck",
     "check_sufficiency",
-    # importable before the split (module-level names of the old module)
+    # plans: the schema, the prompt, parsing, the LLM-free and anchored plans
     "PLAN_SCHEMA",
     "PLANNER_PROMPT",
     "Constraint",
     "Plan",
+    "anchored_plan",
     "fallback_plan",
     "parse_plan",
     "tokens",
