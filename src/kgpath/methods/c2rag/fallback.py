@@ -127,6 +127,8 @@ def anchored_plan(query: str, anchor: str, hops: int = 1) -> Plan:
     grounded through the bindings of hop ``i`` (Eq. 15), so an unresolved hop stops the
     chain, as the paper's pipeline does.
 
+    Examples
+    --------
     >>> [c.head for c in anchored_plan("who directed [Heat]", "Heat", 2).constraints]
     ['Heat', '?x1']
     """
