@@ -34,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from kgpath._plugins import load_plugins
 from kgpath._progress import PROGRESS_THRESHOLD, progress_enabled
 from kgpath.errors import BackendError, ConfigError, EmbeddingError, require, short
 
@@ -404,13 +405,7 @@ def _embedder_adapters() -> tuple[Callable[[Any], Any], ...]:
     One that fails to load is skipped with a warning, so a broken adapter cannot stop
     the others.
     """
-    found = []
-    for ep in sorted(entry_points(group=EMBEDDER_ADAPTERS), key=lambda e: e.name):
-        try:
-            found.append(ep.load())
-        except Exception as exc:  # noqa: BLE001 - a broken plug-in is skipped, not fatal
-            logger.warning("skipping embedder adapter %r (%s): %s", ep.name, ep.value, exc)
-    return tuple(found)
+    return load_plugins(entry_points(group=EMBEDDER_ADAPTERS), "embedder adapter", logger)
 
 
 def _adapted(obj: Any) -> Embedder | None:

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
+from kgpath._plugins import load_plugins, model_fingerprint
 from kgpath.errors import (
     BackendError,
     ConfigError,
@@ -56,7 +57,7 @@ from kgpath.errors import (
 
 __all__ = [
     "LLM", "LLM_ADAPTERS", "CallPolicy", "ReliableLLM", "OpenAILLM", "ScriptedLLM",
-    "acall_llm", "as_llm", "backoff_delay", "call_llm", "llm_fingerprint",
+    "acall_llm", "as_llm", "backoff_delay", "call_llm", "llm_fingerprint", "model_fingerprint",
     "parse_json_response", "json_depth", "MAX_REPLY_CHARS", "MAX_JSON_DEPTH",
 ]
 
@@ -296,13 +297,7 @@ def _llm_adapters() -> tuple[Callable[[Any], Any], ...]:
     One that fails to load is skipped with a warning, so a broken adapter cannot stop the
     others.
     """
-    found = []
-    for ep in sorted(entry_points(group=LLM_ADAPTERS), key=lambda e: e.name):
-        try:
-            found.append(ep.load())
-        except Exception as exc:  # noqa: BLE001 - a broken plug-in is skipped, not fatal
-            logger.warning("skipping LLM adapter %r (%s): %s", ep.name, ep.value, exc)
-    return tuple(found)
+    return load_plugins(entry_points(group=LLM_ADAPTERS), "LLM adapter", logger)
 
 
 def _framework(obj: Any) -> tuple[str, str, str, str] | None:
@@ -391,15 +386,7 @@ def llm_fingerprint(llm: Any) -> str:
     fp = getattr(llm, "fingerprint", None)
     if isinstance(fp, str) and fp:
         return fp
-    cls = type(llm)
-    parts = [f"{cls.__module__}.{cls.__qualname__}"]
-    model = getattr(llm, "model", None) or getattr(llm, "model_name", None)
-    if isinstance(model, str) and model:
-        parts.append(f"model={model}")
-    temp = getattr(llm, "temperature", None)
-    if isinstance(temp, (int, float)) and not isinstance(temp, bool):
-        parts.append(f"temperature={float(temp)}")
-    return ":".join(parts)
+    return model_fingerprint(llm, getattr(llm, "model", None) or getattr(llm, "model_name", None))
 
 
 # ---------------------------------------------------------------------- the call path

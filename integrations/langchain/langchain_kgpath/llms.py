@@ -15,6 +15,8 @@ from typing import Any
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.runnables import Runnable
 
+from kgpath.llm import model_fingerprint
+
 __all__ = ["LangChainLLM", "wrap_llm"]
 
 logger = logging.getLogger(__name__)
@@ -35,17 +37,8 @@ class LangChainLLM:
     def fingerprint(self) -> str:
         """``module.Class:model=...:temperature=...`` of the wrapped model."""
         m = self.model
-        cls = type(m)
-        parts = [f"{cls.__module__}.{cls.__qualname__}"]
-        for attr in ("model_name", "model", "model_id"):
-            v = getattr(m, attr, None)
-            if isinstance(v, str) and v:
-                parts.append(f"model={v}")
-                break
-        temp = getattr(m, "temperature", None)
-        if isinstance(temp, (int, float)) and not isinstance(temp, bool):
-            parts.append(f"temperature={float(temp)}")
-        return ":".join(parts)
+        names = (getattr(m, attr, None) for attr in ("model_name", "model", "model_id"))
+        return model_fingerprint(m, next((v for v in names if isinstance(v, str) and v), None))
 
     @staticmethod
     def _text(out: Any) -> str:

@@ -13,6 +13,8 @@ from typing import Any
 
 from llama_index.core.base.llms.base import BaseLLM
 
+from kgpath.llm import model_fingerprint
+
 __all__ = ["LlamaIndexLLM", "wrap_llm"]
 
 logger = logging.getLogger(__name__)
@@ -38,20 +40,13 @@ class LlamaIndexLLM:
     def fingerprint(self) -> str:
         """``module.Class:model=...:temperature=...`` of the wrapped model."""
         llm = self.llm
-        cls = type(llm)
-        parts = [f"{cls.__module__}.{cls.__qualname__}"]
         model = getattr(llm, "model", None) or getattr(llm, "model_name", None)
         if not isinstance(model, str) or not model:
             try:
                 model = llm.metadata.model_name
             except Exception:  # noqa: BLE001 - metadata is optional for custom LLMs
                 model = None
-        if isinstance(model, str) and model:
-            parts.append(f"model={model}")
-        temp = getattr(llm, "temperature", None)
-        if isinstance(temp, (int, float)) and not isinstance(temp, bool):
-            parts.append(f"temperature={float(temp)}")
-        return ":".join(parts)
+        return model_fingerprint(llm, model)
 
     def complete(self, prompt: str) -> str:
         """Complete via the wrapped LlamaIndex LLM."""
