@@ -19,7 +19,9 @@ compared with those the view was built from, by identity: a view is rebuilt only
 its own namespace changed, so an update of one tenant rebuilds nothing for the others.
 A rebuild costs the namespace's assembly and a passage-mean per node; passage vectors
 and the named text sets methods derive (PathRAG's node names and edge texts, C2RAG's
-relations) are carried over, so the only texts ever embedded are new ones.
+relations) are carried over, and the views of one index share one embedder that
+remembers what it embedded (:class:`~kgpath.embed_cache.SharedEmbedder`, bounded), so
+a text two namespaces share, or a traversal chunk graph's sentence, is embedded once.
 
 :class:`NamespacedRetriever` is any method's core retriever behind that view: it builds
 the method's core over the current view of the namespace it is asked for (its default,
@@ -53,6 +55,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kgpath.embed_cache import SharedEmbedder
+from kgpath.embeddings import Embedder
 from kgpath.errors import ConfigError, EmptyGraphError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_vectors import embed_graph
@@ -107,14 +111,16 @@ def _sub_ledger(full: DocumentLedger, namespace: str, key: str) -> DocumentLedge
 
 
 def namespace_index(index: GraphIndex, namespace: str, key: str = NAMESPACE_KEY,
-                    *, carry: tuple[KnowledgeGraph, ...] = ()) -> GraphIndex:
+                    *, carry: tuple[KnowledgeGraph, ...] = (),
+                    embedder: Embedder | None = None) -> GraphIndex:
     """A new index of the documents whose metadata ``key`` is ``namespace`` (a snapshot).
 
     What :meth:`GraphIndex.for_namespace <kgpath.index.GraphIndex.for_namespace>` returns:
     assembled from the stored records, passage vectors taken from ``index`` (nothing
     extracted, nothing embedded), the named text sets of ``index`` and of the graphs in
-    ``carry`` (an earlier view) copied in. Equal to ``GraphIndex.from_documents`` over
-    those documents alone.
+    ``carry`` (an earlier view) copied in; ``embedder`` (default: the index's) is the new
+    index's, e.g. a :class:`~kgpath.embed_cache.SharedEmbedder` over it. Equal to
+    ``GraphIndex.from_documents`` over those documents alone.
 
     Raises
     ------
@@ -125,27 +131,28 @@ def namespace_index(index: GraphIndex, namespace: str, key: str = NAMESPACE_KEY,
 
     check_namespace(namespace, index)
     assert index.ledger is not None
+    emb = embedder if embedder is not None else index.embedder
     sub = _sub_ledger(index.ledger, namespace, key)
     graph = assemble_graph(sub, index._doc_extractor(None, None))
     if graph.passages:
         pv = index.passage_vectors()
         assert pv is not None
         row = {pid: i for i, pid in enumerate(pv.ids)}
-        embed_graph(graph, index.embedder, node_vectors=index.node_vectors,
+        embed_graph(graph, emb, node_vectors=index.node_vectors,
                     passage_vectors=pv.matrix[[row[pid] for pid in graph.passages]])
-        _carry_sets(graph, index, (index.graph, *carry))
+        _carry_sets(graph, emb, index, (index.graph, *carry))
     report = IngestReport(documents=len(sub.documents))
-    return _made(type(index), graph, index.embedder, sub, index.node_vectors, report)
+    return _made(type(index), graph, emb, sub, index.node_vectors, report)
 
 
-def _carry_sets(graph: KnowledgeGraph, index: GraphIndex,
+def _carry_sets(graph: KnowledgeGraph, emb: Embedder, index: GraphIndex,
                 sources: tuple[KnowledgeGraph, ...]) -> None:
     """Copy the named text sets (``text -> vector``) of ``sources`` into ``graph``'s cache.
 
     A set holds vectors by text, so carrying is always right; a method asking for its
     texts of ``graph`` keeps exactly those (:func:`~kgpath.index.passage_vectors.text_vectors`).
     """
-    target = passage_cache(graph, index.embedder)
+    target = passage_cache(graph, emb)
     for src in sources:
         cache = passage_cache(src, index.embedder)
         with cache.lock:
@@ -193,8 +200,15 @@ def _same(a: list[Any], b: list[Any]) -> bool:
     return len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b))
 
 
-_VIEWS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], _View]] = (
-    weakref.WeakKeyDictionary())
+class _Tenancy:
+    """The views of one index, and the one embedder they share (texts remembered)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.memo = SharedEmbedder(embedder)
+        self.views: dict[tuple[str, str], _View] = {}
+
+
+_VIEWS: weakref.WeakKeyDictionary[Any, _Tenancy] = weakref.WeakKeyDictionary()
 _VIEWS_LOCK = threading.Lock()
 
 
@@ -211,7 +225,10 @@ def namespace_view(index: GraphIndex, namespace: str, key: str = NAMESPACE_KEY) 
     """
     check_namespace(namespace, index)
     with _VIEWS_LOCK:
-        views = _VIEWS.setdefault(index, {})
+        tenancy = _VIEWS.get(index)
+        if tenancy is None or tenancy.memo.embedder is not index.embedder:
+            tenancy = _VIEWS[index] = _Tenancy(index.embedder)
+        views = tenancy.views
         held = views.get((key, namespace))
         if held is not None and held.current(index):
             return held.view
@@ -219,8 +236,8 @@ def namespace_view(index: GraphIndex, namespace: str, key: str = NAMESPACE_KEY) 
         sources = _sources(index, namespace, key)
         if held is None or not _same(held.sources, sources):
             carry = () if held is None else (held.view.graph,)
-            held = _View(*stamp, sources,  # type: ignore[arg-type]
-                         namespace_index(index, namespace, key, carry=carry))
+            view = namespace_index(index, namespace, key, carry=carry, embedder=tenancy.memo)
+            held = _View(*stamp, sources, view)  # type: ignore[arg-type]
         else:
             held = _View(*stamp, held.sources, held.view)  # type: ignore[arg-type]
         views[(key, namespace)] = held

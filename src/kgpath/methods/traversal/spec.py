@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,29 +39,9 @@ def build(graph: Any, *, embedder: Any = None, llm: Any = None, config: Any = No
     if isinstance(graph, KnowledgeGraph) and not any(n.type == "chunk" for n in graph.nodes):
         graph = chunk_graph_of(graph, embedder)
     elif hasattr(graph, "embedder") and not any(n.type == "chunk" for n in graph.graph.nodes):
-        # a GraphIndex of documents (e.g. one namespace's): the chunk graph of its passages,
-        # sentence vectors remembered per model so a rebuilt index embeds only new ones
-        embedder = _remembering(graph.embedder)
+        embedder = graph.embedder  # a GraphIndex of documents: the chunk graph of its passages
         graph = chunk_graph_of(graph.graph, embedder)
     return TraversalRetriever(graph, embedder=embedder, llm=llm, config=config, **init)
-
-
-_MEMO: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-_MEMO_LOCK = threading.Lock()
-
-
-def _remembering(embedder: Any) -> Any:
-    """One :class:`~kgpath.embed_cache.SharedEmbedder` per embedder (sentences by text)."""
-    from kgpath.embed_cache import SharedEmbedder
-
-    with _MEMO_LOCK:
-        try:
-            memo = _MEMO.get(embedder)
-            if memo is None:
-                memo = _MEMO[embedder] = SharedEmbedder(embedder)
-        except TypeError:  # not weak-referenceable: no memo
-            return embedder
-        return memo
 
 
 def check_defaults(core: Any, defaults: Mapping[str, Any], check_graph: bool) -> None:
