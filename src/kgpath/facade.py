@@ -27,16 +27,12 @@ extractor found no entity) fails at construction with
 given at construction become per-call defaults, a config field ``k`` stays the method's,
 and a built core gets its config fields applied to a copy.
 
-``namespace=`` (at construction, or per call) confines retrieval to one namespace of a
-:class:`~kgpath.index.GraphIndex` built by ``from_documents``: the documents whose
-metadata ``namespace_key`` (``"namespace"``) has that value. The method then searches
-that namespace's own live index (:mod:`kgpath.index.tenants`): it never returns,
-traverses through or scores another namespace's nodes, edges or passages, equals a
-retriever over ``GraphIndex.from_documents`` of those documents alone, and sees every
-later add / upsert / delete on its next query. A namespace no document has returns no
-evidence (an empty list, as a metadata filter matching nothing in LlamaIndex or
-LangChain); one given with a graph or an index without a document ledger raises
-:class:`~kgpath.errors.ConfigError` naming it.
+``namespace=`` (at construction, or per call) confines retrieval to the documents of a
+``GraphIndex`` whose metadata ``namespace_key`` has that value: the method searches that
+namespace's own live index (:mod:`kgpath.index.tenants`), equal to one built from those
+documents alone and following every later update. A namespace no document has gives
+``[]`` (as a metadata filter matching nothing in LlamaIndex or LangChain); with a graph or
+an index without a document ledger it raises :class:`~kgpath.errors.ConfigError`.
 """
 
 from __future__ import annotations
@@ -56,7 +52,7 @@ from kgpath.embeddings import default_embedder
 from kgpath.errors import ConfigError, EmptyGraphError, NodeNotFoundError
 from kgpath.evidence import Evidence, check_output
 from kgpath.graph import KnowledgeGraph
-from kgpath.index.tenants import NamespacedRetriever, check_namespace
+from kgpath.index.tenants import NamespacedRetriever, check_namespace, set_path
 from kgpath.methods import registry
 from kgpath.methods.registry import MethodSpec, RegisteredMethods
 
@@ -299,24 +295,6 @@ def _build_view(spec: MethodSpec, llm: Any, init: Mapping[str, Any], view: Any,
     return core
 
 
-class _Pinned:
-    """A :class:`NamespacedRetriever` with one call's namespace."""
-
-    def __init__(self, tenants: NamespacedRetriever, namespace: str) -> None:
-        self.tenants, self.namespace = tenants, namespace
-        self.graph = tenants.view(namespace).graph  # for "did you mean" on a bad anchor
-
-    def retrieve(self, query: str, **opts: Any) -> Any:
-        return self.tenants.retrieve(query, namespace=self.namespace, **opts)
-
-    async def aretrieve(self, query: str, **opts: Any) -> Any:
-        return await self.tenants.aretrieve(query, namespace=self.namespace, **opts)
-
-    def retrieve_by_vector(self, vector: Any, *, query: str, **opts: Any) -> Any:
-        return self.tenants.retrieve_by_vector(vector, query=query, namespace=self.namespace,
-                                               **opts)
-
-
 class EvidenceRetriever:
     """A method's core retriever behind the evidence contract.
 
@@ -376,6 +354,7 @@ class EvidenceRetriever:
         self._index = graph if type(graph).__name__ == "GraphIndex" else None
         self._recipe: tuple[Any, dict[str, Any]] | None = None  # (llm, init) when building
         self._tenants: NamespacedRetriever | None = None  # per-call namespaces
+        self._core_attrs: dict[str, Any] = {}  # set_core_attr, replayed on new cores
         self.defaults: dict[str, Any] = {}
         self.hints: Mapping[str, str] = dict(hints or {})
         self.k = check_k(k)
@@ -510,7 +489,7 @@ class EvidenceRetriever:
                 raise ConfigError(f"this retriever is confined to namespace {own!r}, got "
                                   f"namespace={namespace!r}; choose per call on a retriever "
                                   "built without namespace=")
-            return _Pinned(self.core, namespace)
+            return self.core.pinned(namespace)
         check_namespace(namespace, self._index if self._index is not None else self.graph)
         if self._recipe is None or self._index is None:
             raise ConfigError(f"namespace={namespace!r} needs a retriever built from a "
@@ -521,7 +500,27 @@ class EvidenceRetriever:
             tenants = self._tenants = NamespacedRetriever(
                 self._index, functools.partial(_build_view, self.spec, llm, init),
                 key=self.namespace_key, config=self.core.config)
-        return _Pinned(tenants, namespace)
+            for path, value in self._core_attrs.items():
+                tenants.set_attr(path, value)
+        return tenants.pinned(namespace)
+
+    def set_core_attr(self, path: str, value: Any) -> None:
+        """Set the dotted attribute ``path`` (e.g. a prompt) of every core, now and later.
+
+        The core and every namespace's core, rebuilt or not (the LlamaIndex adapter's
+        prompt updates go through here).
+        """
+        self._core_attrs[path] = value
+        for core in (self.core, self._tenants):
+            if isinstance(core, NamespacedRetriever):
+                core.set_attr(path, value)
+            elif core is not None:
+                set_path(core, path, value)
+
+    @property
+    def namespace(self) -> str | None:
+        """The namespace retrieval is confined to (``None``: the whole graph)."""
+        return self.core.namespace if isinstance(self.core, NamespacedRetriever) else None
 
     @property
     def graph(self) -> KnowledgeGraph:

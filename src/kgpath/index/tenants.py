@@ -68,8 +68,8 @@ from kgpath.ingest.ledger import DocumentLedger
 if TYPE_CHECKING:
     from kgpath.index.graph_index import GraphIndex
 
-__all__ = ["EmptyResult", "NamespacedRetriever", "namespace_index", "namespace_view",
-           "namespaces"]
+__all__ = ["EmptyResult", "NamespacedRetriever", "PinnedNamespace", "check_namespace",
+           "namespace_index", "namespace_view", "namespaces", "set_path"]
 
 NAMESPACE_KEY = "namespace"
 
@@ -311,6 +311,7 @@ class NamespacedRetriever:
         self.key = key
         self.config = config
         self._cores: dict[str, tuple[GraphIndex, Any]] = {}
+        self._attrs: dict[str, Any] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -319,8 +320,10 @@ class NamespacedRetriever:
 
     def __copy__(self) -> NamespacedRetriever:
         """A copy with its own cores (a new ``config`` must not reuse the old ones)."""
-        return NamespacedRetriever(self.source, self.build, namespace=self.namespace,
-                                   key=self.key, config=self.config)
+        out = NamespacedRetriever(self.source, self.build, namespace=self.namespace,
+                                  key=self.key, config=self.config)
+        out._attrs = dict(self._attrs)
+        return out
 
     def _name(self, namespace: str | None) -> str:
         ns = namespace if namespace is not None else self.namespace
@@ -345,8 +348,28 @@ class NamespacedRetriever:
         except EmptyGraphError:
             core = None
         with self._lock:
+            for path, value in self._attrs.items():
+                if core is not None:
+                    set_path(core, path, value)
             self._cores[ns] = (view, core)
         return core
+
+    def set_attr(self, path: str, value: Any) -> None:
+        """Set the dotted attribute ``path`` (e.g. a prompt) on every core, now and later."""
+        with self._lock:
+            self._attrs[path] = value
+            for _, core in self._cores.values():
+                if core is not None:
+                    set_path(core, path, value)
+
+    def pinned(self, namespace: str) -> PinnedNamespace:
+        """A view of this retriever fixed on ``namespace`` (what the facade runs a call on)."""
+        return PinnedNamespace(self, self._name(namespace))
+
+    @property
+    def index(self) -> GraphIndex:
+        """The default namespace's current index (what a core's ``index`` would be)."""
+        return self.view()
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -380,7 +403,7 @@ class NamespacedRetriever:
         return core.retrieve(query, **options)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name in ("source", "namespace", "build", "key"):
+        if name.startswith("_") or name in ("source", "namespace", "build", "key", "config"):
             raise AttributeError(name)
         core = self.core_for(None) if self.namespace is not None else None
         if core is None:
@@ -392,3 +415,32 @@ class NamespacedRetriever:
         with self._lock:
             items = list(self._cores.items())
         return iter([(ns, core) for ns, (_, core) in items])
+
+
+class PinnedNamespace:
+    """A :class:`NamespacedRetriever` with one namespace: the core one call runs on."""
+
+    def __init__(self, tenants: NamespacedRetriever, namespace: str) -> None:
+        self.tenants, self.namespace = tenants, namespace
+        self.graph = tenants.view(namespace).graph  # for "did you mean" on a bad anchor
+
+    def retrieve(self, query: str, **options: Any) -> Any:
+        """:meth:`NamespacedRetriever.retrieve` in this namespace."""
+        return self.tenants.retrieve(query, namespace=self.namespace, **options)
+
+    async def aretrieve(self, query: str, **options: Any) -> Any:
+        """:meth:`NamespacedRetriever.aretrieve` in this namespace."""
+        return await self.tenants.aretrieve(query, namespace=self.namespace, **options)
+
+    def retrieve_by_vector(self, vector: Any, *, query: str, **options: Any) -> Any:
+        """:meth:`NamespacedRetriever.retrieve_by_vector` in this namespace."""
+        return self.tenants.retrieve_by_vector(vector, query=query, namespace=self.namespace,
+                                               **options)
+
+
+def set_path(root: Any, path: str, value: Any) -> None:
+    """``setattr`` of the dotted attribute ``path`` of ``root`` (``"decomposer.prompt"``)."""
+    *rest, last = path.split(".")
+    for name in rest:
+        root = getattr(root, name)
+    setattr(root, last, value)
