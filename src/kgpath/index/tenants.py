@@ -206,6 +206,7 @@ class _Tenancy:
     def __init__(self, embedder: Embedder) -> None:
         self.memo = SharedEmbedder(embedder)
         self.views: dict[tuple[str, str], _View] = {}
+        self.locks: dict[tuple[str, str], threading.Lock] = {}  # one builder per namespace
 
 
 _VIEWS: weakref.WeakKeyDictionary[Any, _Tenancy] = weakref.WeakKeyDictionary()
@@ -215,8 +216,9 @@ _VIEWS_LOCK = threading.Lock()
 def namespace_view(index: GraphIndex, namespace: str, key: str = NAMESPACE_KEY) -> GraphIndex:
     """The current index of one namespace of ``index``: cached, rebuilt when it changed.
 
-    See the module docstring. Thread-safe (one builder at a time per process; a view once
-    returned is never modified, so a caller may keep using it while the index moves on).
+    See the module docstring. Thread-safe: one builder per namespace, namespaces built
+    concurrently; a view once returned is never modified, so a caller may keep using it
+    while the index moves on.
 
     Raises
     ------
@@ -228,20 +230,30 @@ def namespace_view(index: GraphIndex, namespace: str, key: str = NAMESPACE_KEY) 
         tenancy = _VIEWS.get(index)
         if tenancy is None or tenancy.memo.embedder is not index.embedder:
             tenancy = _VIEWS[index] = _Tenancy(index.embedder)
-        views = tenancy.views
-        held = views.get((key, namespace))
+        held = tenancy.views.get((key, namespace))
         if held is not None and held.current(index):
             return held.view
-        stamp = (index.graph, index.graph.version, index.ledger)  # before reading the ledger
+        lock = tenancy.locks.setdefault((key, namespace), threading.Lock())
+    with lock:
+        return _refreshed(index, tenancy, namespace, key)
+
+
+def _refreshed(index: GraphIndex, tenancy: _Tenancy, namespace: str, key: str) -> GraphIndex:
+    """The namespace's view, rebuilt if its documents changed (under its builder lock)."""
+    views = tenancy.views
+    held = views.get((key, namespace))
+    if held is None or not held.current(index):
+        graph, version, ledger = index.graph, index.graph.version, index.ledger
+        assert ledger is not None  # stamped before the ledger is read: a later change shows
         sources = _sources(index, namespace, key)
         if held is None or not _same(held.sources, sources):
             carry = () if held is None else (held.view.graph,)
             view = namespace_index(index, namespace, key, carry=carry, embedder=tenancy.memo)
-            held = _View(*stamp, sources, view)  # type: ignore[arg-type]
+            held = _View(graph, version, ledger, sources, view)
         else:
-            held = _View(*stamp, held.sources, held.view)  # type: ignore[arg-type]
-        views[(key, namespace)] = held
-        return held.view
+            held = _View(graph, version, ledger, held.sources, held.view)
+        views[(key, namespace)] = held  # one assignment: readers see the old or the new
+    return held.view
 
 
 # ---------------------------------------------------------------------- retrievers
