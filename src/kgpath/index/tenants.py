@@ -26,8 +26,9 @@ a text two namespaces share, or a traversal chunk graph's sentence, is embedded 
 :class:`NamespacedRetriever` is any method's core retriever behind that view: it builds
 the method's core over the current view of the namespace it is asked for (its default,
 or the ``namespace=`` of one call) and rebuilds it when the view changes. Each call takes
-one ``(view, core)`` pair and runs on it, so two threads querying different namespaces,
-or one querying while another updates, never mix views. A namespace no document has
+one ``(view, core)`` pair and runs on it, so two threads querying different namespaces
+never mix views, and a query keeps the view it started with when an update lands (the
+updates themselves run one at a time, as for any index). A namespace no document has
 gives an empty result (:class:`EmptyResult`: no evidence), as a metadata filter that
 matches nothing does in LlamaIndex and LangChain; a namespace on an index without a
 document ledger raises :class:`~kgpath.errors.ConfigError` naming it.
@@ -84,11 +85,14 @@ def check_namespace(namespace: Any, index: Any) -> str:
     """
     if not isinstance(namespace, str) or not namespace:
         raise ConfigError(f"namespace must be a non-empty string, got {namespace!r}")
-    if getattr(index, "ledger", None) is None:
-        what = type(index).__name__
-        raise ConfigError(f"namespace {namespace!r} needs a GraphIndex built by from_documents "
-                          f"(this {what} has no document ledger, so no document namespaces)")
+    _check_ledger(index, f"namespace {namespace!r}")
     return namespace
+
+
+def _check_ledger(index: Any, what: str) -> None:
+    if getattr(index, "ledger", None) is None:
+        raise ConfigError(f"{what} needs a GraphIndex built by from_documents (this "
+                          f"{type(index).__name__} has no document ledger, so no namespaces)")
 
 
 def namespaces(index: GraphIndex, key: str = NAMESPACE_KEY) -> list[str]:
@@ -314,7 +318,10 @@ class NamespacedRetriever:
 
     def __init__(self, index: GraphIndex, build: Build, *, namespace: str | None = None,
                  key: str = NAMESPACE_KEY, config: Any = None) -> None:
-        check_namespace("*" if namespace is None else namespace, index)
+        if namespace is None:
+            _check_ledger(index, "a NamespacedRetriever")
+        else:
+            check_namespace(namespace, index)
         if not isinstance(key, str) or not key:
             raise ConfigError(f"namespace_key must be a non-empty string, got {key!r}")
         self.source = index
