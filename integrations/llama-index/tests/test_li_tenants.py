@@ -67,7 +67,8 @@ def test_a_namespaced_retriever_stays_in_its_namespace_and_follows_the_index() -
         assert "c" in {n.node.id_ for n in r.retrieve("Where did Pierre Curie live?")}, method
     index.delete_ref_doc("c")
     for method, r in pinned.items():
-        assert "c" not in {n.node.id_ for n in r.retrieve("Where did Pierre Curie live?")}
+        gone = {n.node.id_ for n in r.retrieve("Where did Pierre Curie live?")}
+        assert "c" not in gone, method
     engine = RetrieverQueryEngine.from_args(pinned["pcr"], llm=MockLLM())
     assert {n.node.id_ for n in engine.query(QUESTION).source_nodes} == {"a"}
 
