@@ -120,16 +120,50 @@ def short_form_map(keys: Iterable[str]) -> dict[str, str]:
     """
     uniq = list(dict.fromkeys(keys))
     toks = {k: k.split() for k in uniq}
+    prefix, suffix = _TokenTrie(), _TokenTrie()
+    for k, t in toks.items():
+        prefix.insert(t, k)
+        suffix.insert(t[::-1], k)
     out: dict[str, str] = {}
     for short in uniq:
         st = toks[short]
-        longer = [
-            k for k in uniq
-            if len(toks[k]) > len(st) and (toks[k][: len(st)] == st or toks[k][-len(st):] == st)
-        ]
+        longer = prefix.longer(st) | suffix.longer(st[::-1])
         if len(longer) == 1:
-            out[short] = longer[0]
+            out[short] = next(iter(longer))
     return out
+
+
+class _TokenTrie:
+    """Token sequences in a trie; each node keeps up to two keys strictly below it.
+
+    What :func:`short_form_map` asks, "which keys have more tokens and start (or, in the
+    reversed trie, end) with these tokens", answered in time linear in the tokens: only
+    whether there are none, one (and which) or more matters, so two keys per node suffice.
+    """
+
+    __slots__ = ("children", "below")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _TokenTrie] = {}
+        self.below: list[str] = []
+
+    def insert(self, tokens: Sequence[str], key: str) -> None:
+        """Add ``key`` (its ``tokens``) below every proper prefix of ``tokens``."""
+        node = self
+        for tok in tokens:
+            if len(node.below) < 2 and key not in node.below:
+                node.below.append(key)
+            nxt = node.children.get(tok)
+            if nxt is None:
+                nxt = node.children[tok] = _TokenTrie()
+            node = nxt
+
+    def longer(self, tokens: Sequence[str]) -> set[str]:
+        """Up to two keys with more tokens than ``tokens`` that start with them."""
+        node: _TokenTrie | None = self
+        for tok in tokens:
+            node = node.children.get(tok) if node is not None else None
+        return set(node.below) if node is not None else set()
 
 
 def canonical_names(mentions: Mapping[str, Sequence[str]]) -> dict[str, str]:
