@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from kgpath._files import atomic_write, user_path
 from kgpath._progress import progress
 from kgpath.embeddings import Embedder
 from kgpath.errors import (
@@ -386,18 +386,8 @@ class Hierarchy:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write JSON atomically."""
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self.to_dict(), fh, ensure_ascii=False)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, p)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(user_path(path, "hierarchy path"),
+                     json.dumps(self.to_dict(), ensure_ascii=False), what="a hierarchy")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Hierarchy:
