@@ -232,8 +232,8 @@ class SpacyExtractor(OpenExtractor):
         return Extraction(passage_id, tuple(ents), tuple(rels))
 
 
-def text_pieces(text: str, limit: int = PIECE_CHARS) -> list[str]:
-    """``text`` cut into pieces of at most ``limit`` characters, in linear time.
+def text_pieces(text: str, limit: int | None = None) -> list[str]:
+    """``text`` cut into pieces of at most ``limit`` (:data:`PIECE_CHARS`) characters.
 
     Each cut falls after the last sentence end (``". "``, a newline) of the piece, else its
     last space, else at ``limit``.
@@ -243,8 +243,9 @@ def text_pieces(text: str, limit: int = PIECE_CHARS) -> list[str]:
     >>> text_pieces("One two. Three four five.", 12)
     ['One two. ', 'Three four ', 'five.']
     """
+    limit = PIECE_CHARS if limit is None else limit
     out: list[str] = []
-    start = 0
+    start = 0  # linear time: each cut searches only its own piece
     while len(text) - start > limit:
         end = start + limit
         cut = max(text.rfind(". ", start, end - 1) + 1, text.rfind("\n", start, end))

@@ -131,8 +131,8 @@ def evidence_to_node(e: Evidence, llm_metadata_keys: Sequence[str] = ()) -> Node
     stays visible, as LlamaIndex does by default.
     """
     meta = e.metadata()
-    trace = [k for k in meta
-             if k.startswith(METADATA_PREFIX) or k in INTERNAL_METADATA_KEYS]
+    trace = [k for k in meta if k.startswith(METADATA_PREFIX)
+             or (k in INTERNAL_METADATA_KEYS and f"{METADATA_PREFIX}{k}" not in meta)]
     shown = set(llm_metadata_keys)
     node = TextNode(
         id_=e.id, text=e.text, metadata=meta,
