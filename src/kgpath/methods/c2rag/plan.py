@@ -44,6 +44,7 @@ from typing import Any
 
 from kgpath.errors import ParseError
 from kgpath.llm import parse_json_response
+from kgpath.methods.c2rag.plan_cycles import drop_cycles
 
 __all__ = [
     "PLAN_SCHEMA",
@@ -269,7 +270,7 @@ def parse_plan(
             parsed.append((i, c))
     kept = _drop_unknown_or_constant(parsed, declared, decl_given, rejected)
     kept = _drop_duplicates(kept, repairs)
-    kept = _drop_cycles(kept, rejected)
+    kept = drop_cycles(kept, rejected)
     kept = _drop_ungroundable(kept, rejected)
     if not kept:
         reasons = "; ".join(f"#{i}: {r}" for i, r in rejected) or "no constraints"
@@ -461,104 +462,6 @@ def _drop_duplicates(
         seen.add(key)
         out.append((i, c))
     return out
-
-
-def _drop_cycles(
-    kept: list[tuple[int, Constraint]], rejected: list[tuple[int, str]]
-) -> list[tuple[int, Constraint]]:
-    """Reject each two-placeholder constraint that closes a directed placeholder cycle."""
-    dag = _PlaceholderDag()
-    out = []
-    for i, c in kept:
-        if c.arity == 2:
-            path = dag.add(c.head, c.tail)
-            if path is not None:
-                cyc = " -> ".join([c.head, *path])
-                rejected.append((i, f"constraint closes a placeholder cycle {cyc}"))
-                continue
-        out.append((i, c))
-    return out
-
-
-class _PlaceholderDag:
-    """The kept placeholder edges with a topological order, kept as edges arrive.
-
-    Pearce and Kelly's dynamic topological sort ("A dynamic topological sort algorithm for
-    directed acyclic graphs", JEA 2006): an edge ``a -> b`` with ``a`` before ``b`` cannot
-    close a cycle and costs O(1); otherwise only the nodes ordered between ``b`` and ``a``
-    are searched, then reordered. A plan of thousands of constraints given in any order is
-    checked in near-linear time (a search of the whole graph per edge was quadratic).
-    """
-
-    def __init__(self) -> None:
-        self.succ: dict[str, set[str]] = {}
-        self.pred: dict[str, set[str]] = {}
-        self.order: dict[str, int] = {}
-        self.lo, self.hi = 0, -1
-
-    def add(self, a: str, b: str) -> list[str] | None:
-        """Add ``a -> b``, or return the path ``b -> ... -> a`` it would close (no change)."""
-        o = self.order
-        if a == b:
-            return [a]
-        if a not in o:  # a new head goes first, a new tail last: no cycle through either
-            if b in o:
-                self.lo -= 1
-                o[a] = self.lo
-            else:
-                self.hi += 1
-                o[a] = self.hi
-        if b not in o:
-            self.hi += 1
-            o[b] = self.hi
-        elif o[a] > o[b]:
-            found, forward = self._forward(b, a)
-            if found is not None:
-                return found
-            self._reorder(forward, self._backward(a, o[b]))
-        self.succ.setdefault(a, set()).add(b)
-        self.pred.setdefault(b, set()).add(a)
-        return None
-
-    def _forward(self, src: str, dst: str) -> tuple[list[str] | None, list[str]]:
-        """The path ``src -> ... -> dst`` (else ``None``) and the nodes searched.
-
-        Depth-first in sorted order with parent pointers, over the nodes ordered before
-        ``dst`` only (no other node can reach it): the path a search of the whole graph
-        finds, in time bounded by the nodes between ``src`` and ``dst``.
-        """
-        bound = self.order[dst]
-        parent: dict[str, str | None] = {src: None}
-        stack = [src]
-        while stack:
-            node = stack.pop()
-            if node == dst:
-                out = [node]
-                while parent[out[-1]] is not None:
-                    out.append(parent[out[-1]])  # type: ignore[arg-type]
-                return out[::-1], []
-            for nxt in sorted(self.succ.get(node, ())):
-                if nxt not in parent and self.order[nxt] <= bound:
-                    parent[nxt] = node
-                    stack.append(nxt)
-        return None, list(parent)
-
-    def _backward(self, src: str, bound: int) -> list[str]:
-        """The nodes ordered after ``bound`` that reach ``src``."""
-        seen, stack = {src}, [src]
-        while stack:
-            for prv in self.pred.get(stack.pop(), ()):
-                if prv not in seen and self.order[prv] > bound:
-                    seen.add(prv)
-                    stack.append(prv)
-        return list(seen)
-
-    def _reorder(self, forward: list[str], backward: list[str]) -> None:
-        """Move the nodes that reach ``a`` before those reached from ``b``, in their slots."""
-        o = self.order
-        nodes = sorted(backward, key=o.__getitem__) + sorted(forward, key=o.__getitem__)
-        for node, slot in zip(nodes, sorted(o[x] for x in nodes), strict=True):
-            o[node] = slot
 
 
 def _drop_ungroundable(
