@@ -1,0 +1,163 @@
+"""Issue 23, quadratic work on large input: the linear merges and checks give the results
+of the quadratic ones they replaced.
+
+Each fast function is compared with a brute-force reference (the code it replaced) on
+random inputs, and run once at a size the quadratic code took minutes for, against a
+result computed by hand from the input's structure. Timings are in
+``benchmarks/bench_linear.py`` (ratios, not asserted here).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping
+
+import pytest
+
+from kgpath.ingest import graph_from_documents
+from kgpath.ingest.extraction import short_form_map
+from kgpath.llm import ScriptedLLM
+from kgpath.methods.c2rag.plan import parse_plan
+from kgpath.methods.c2rag.plan_cycles import PlaceholderDag, cyclic_components
+
+
+# ------------------------------------------------------------------ short forms
+def short_form_reference(keys: list[str]) -> dict[str, str]:
+    """The quadratic definition: every longer key scanned for every key."""
+    uniq = list(dict.fromkeys(keys))
+    toks = {k: k.split() for k in uniq}
+    out = {}
+    for short in uniq:
+        st = toks[short]
+        longer = [k for k in uniq if len(toks[k]) > len(st)
+                  and (toks[k][: len(st)] == st or toks[k][-len(st):] == st)]
+        if len(longer) == 1:
+            out[short] = longer[0]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_short_form_map_equals_the_scan_of_every_key(seed):
+    rnd = random.Random(seed)
+    for _ in range(1500):
+        words = ["curie", "marie", "pierre", "bohr", "é"][: rnd.randint(1, 5)]
+        keys = [rnd.choice([" ", "  "]).join(rnd.choice(words) for _ in range(rnd.randint(0, 5)))
+                for _ in range(rnd.randint(0, 12))]
+        got, want = short_form_map(keys), short_form_reference(keys)
+        assert got == want and list(got) == list(want), keys
+
+
+def test_short_form_map_of_20k_names_by_hand():
+    """20k full names ``first<i> last<i mod m>`` (each last name shared by 3 of them), the
+    lone last names (ambiguous: unmerged) and every other lone first name (unique)."""
+    n, m = 20_000, 20_000 // 3 + 1
+    keys = [f"first{i} last{i % m}" for i in range(n)]
+    keys += [f"last{j}" for j in range(m)] + [f"first{i}" for i in range(0, n, 2)]
+    assert short_form_map(keys) == {f"first{i}": f"first{i} last{i % m}"
+                                    for i in range(0, n, 2)}
+
+
+def test_extraction_of_one_reply_with_20k_triples():
+    """Issue 23: one reply of 4k triples took 10 s, 15k over 120 s (the per-document merge)."""
+    n = 20_000
+    triples = [[f"Ann {i:x}", "r", f"{i:x}"] for i in range(n)]  # "ann 1f" and its "1f"
+    reply = json.dumps({"triples": triples}, separators=(",", ":"))
+    g = graph_from_documents([("d", "text")], llm=ScriptedLLM(lambda p: reply))
+    # each lone "<hex>" is the last word of exactly one "Ann <hex>" -> merged into it, so
+    # every triple is a self-loop and is dropped; one node per full name
+    assert g.num_nodes == n and g.num_edges == 0
+    assert {nd.name for nd in g.nodes} == {f"Ann {i:x}" for i in range(n)}
+
+
+# ------------------------------------------------------------------ plan cycles
+def cycles_reference(edges: list[tuple[str, str]]) -> list[list[str] | None]:
+    """The quadratic definition: a sorted depth-first search of every kept edge per edge."""
+    succ: dict[str, set[str]] = {}
+    out: list[list[str] | None] = []
+    for a, b in edges:
+        path = _path(succ, b, a)
+        out.append(path)
+        if path is None:
+            succ.setdefault(a, set()).add(b)
+    return out
+
+
+def _path(succ: Mapping[str, set[str]], src: str, dst: str) -> list[str] | None:
+    parent: dict[str, str | None] = {src: None}
+    stack = [src]
+    while stack:
+        node = stack.pop()
+        if node == dst:
+            out = [node]
+            while parent[out[-1]] is not None:
+                out.append(parent[out[-1]])  # type: ignore[arg-type]
+            return out[::-1]
+        for nxt in sorted(succ.get(node, ())):
+            if nxt not in parent:
+                parent[nxt] = node
+                stack.append(nxt)
+    return None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dynamic_order_rejects_the_edges_and_names_the_paths_of_the_full_search(seed):
+    rnd = random.Random(seed)
+    for _ in range(400):
+        nodes = [f"?v{i}" for i in range(rnd.randint(1, 12))]
+        edges = [(rnd.choice(nodes), rnd.choice(nodes)) for _ in range(rnd.randint(1, 40))]
+        dag = PlaceholderDag()
+        assert [dag.add(a, b) for a, b in edges] == cycles_reference(edges), edges
+
+
+def test_cyclic_components_by_hand():
+    edges = [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("d", "e"), ("e", "d"),
+             ("f", "f"), ("g", "a")]
+    comp = cyclic_components(edges)
+    assert set(comp) == {"a", "b", "c", "d", "e"}  # a self-loop is not a component
+    assert comp["a"] == comp["b"] == comp["c"] != comp["d"] == comp["e"]
+
+
+def c(h: str, t: str, r: str = "r") -> dict[str, object]:
+    return {"head": h, "relation": r, "tail": t, "variants": ["v"]}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_parse_plan_rejects_what_the_full_search_rejects(seed):
+    rnd = random.Random(seed)
+    for _ in range(300):
+        ph = [f"?v{i}" for i in range(rnd.randint(1, 15))]
+        edges = [(rnd.choice(ph), rnd.choice(ph)) for _ in range(rnd.randint(1, 50))]
+        cs = [c("X", "?v0", "anchor")] + [c(a, b, f"r{i}") for i, (a, b) in enumerate(edges)]
+        plan = parse_plan({"constraints": cs})
+        want = {(i + 1, f"constraint closes a placeholder cycle {' -> '.join([a, *p])}")
+                for i, ((a, _), p) in enumerate(zip(edges, cycles_reference(edges)))
+                if p is not None}
+        assert {(i, r) for i, r in plan.rejected if "cycle" in r} == want, edges
+
+
+def test_parse_plan_of_20k_constraints_by_hand():
+    """Issue 23: 3k constraints took 50 s (a whole-graph search per constraint)."""
+    n = 20_000
+    chain = [c(f"?v{i}", f"?v{i + 1}") for i in reversed(range(n))] + [c("X", "?v0")]
+    plan = parse_plan({"constraints": chain})
+    assert len(plan) == n + 1 and not plan.rejected
+    rnd = random.Random(0)
+    shuffled = chain[:-1]
+    rnd.shuffle(shuffled)
+    back = [c(f"?v{i + 1}", f"?v{i}", "back") for i in range(0, n, 2)]  # 2-cycles
+    plan = parse_plan({"constraints": [chain[-1], *shuffled, *back]})
+    assert len(plan) == n + 1 and len(plan.rejected) == n // 2
+    assert {r for _, r in plan.rejected} == {
+        f"constraint closes a placeholder cycle ?v{i + 1} -> ?v{i} -> ?v{i + 1}"
+        for i in range(0, n, 2)}
+    undeclared = [c("X", f"?u{i}", f"r{i}") for i in range(n)] + [c("X", "?v0")]
+    plan = parse_plan({"placeholders": {f"?v{i}": "t" for i in range(n)},
+                       "constraints": undeclared})
+    assert len(plan) == 1 and len(plan.rejected) == n
+    assert plan.rejected[0][1] == ("unknown placeholder '?u0' (declared: ['?v0', '?v1', "
+                                   "'?v10', '?v100', '?v1000', '?v10000', '?v10001', "
+                                   "'?v10002', '?v10003', '?v10004'] and 19990 more)")
+    ungrounded = [c(f"?v{i}", f"?v{i + 1}") for i in reversed(range(n))] + [c("X", "?w")]
+    plan = parse_plan({"constraints": ungrounded})
+    assert len(plan) == 1 and len(plan.rejected) == n
