@@ -161,3 +161,69 @@ def test_parse_plan_of_20k_constraints_by_hand():
     ungrounded = [c(f"?v{i}", f"?v{i + 1}") for i in reversed(range(n))] + [c("X", "?w")]
     plan = parse_plan({"constraints": ungrounded})
     assert len(plan) == 1 and len(plan.rejected) == n
+
+
+# ------------------------------------------------------------------ the name merge
+REPLY = json.dumps({"entities": [{"name": "Marie Curie", "type": "Person"},
+                                 {"name": "Paris", "type": "Place"}],
+                    "triples": [["Marie Curie", "lived in", "Paris"]]})
+
+
+def test_an_entity_in_every_document_is_written_once(monkeypatch):
+    """Issue 23 (found in the sweep): an entity and a triple named in each of ``P``
+    documents were re-written with their whole provenance per document, ``P^2/2`` passage
+    ids checked (10k documents: 28 s). Counted here, not timed."""
+    import kgpath.graph.knowledge_graph as K
+
+    checked = [0]
+    real = K.as_provenance
+
+    def counting(value, what):  # type: ignore[no-untyped-def]
+        out = real(value, what)
+        checked[0] += len(out)
+        return out
+
+    monkeypatch.setattr(K, "as_provenance", counting)
+    n = 3000
+    g = graph_from_documents([(f"d{i}", f"Text {i}.") for i in range(n)],
+                             llm=ScriptedLLM(lambda p: REPLY), batch_size=n)
+    ids = tuple(f"d{i}" for i in range(n))
+    assert [(nd.name, nd.type, nd.provenance) for nd in g.nodes] == [
+        ("Marie Curie", "Person", ids), ("Paris", "Place", ids)]
+    (edge,) = g.edges
+    assert (edge.relation, edge.provenance) == ("lived in", ids)
+    assert checked[0] <= 10 * n  # each id checked a few times, not once per later document
+
+
+def test_batch_merge_equals_one_passage_at_a_time():
+    from kgpath.graph import KnowledgeGraph
+    from kgpath.ingest.chunking import TextPassage
+    from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, Extraction
+    from kgpath.ingest.extractor import IngestReport
+    from kgpath.ingest.llm_extractor import LLMExtractor
+
+    rnd = random.Random(3)
+    names = ["Marie Curie", "Curie", "Pierre Curie", "Paris", "the Paris", "X", ""]
+    for _ in range(300):
+        passages, records = [], []
+        for i in range(rnd.randint(1, 8)):  # one passage per document: same short forms
+            passages.append(TextPassage(f"d{i}", "text", f"d{i}"))
+            records.append(Extraction(
+                f"d{i}",
+                tuple(ExtractedEntity(rnd.choice(names), rnd.choice(["Person", "Concept"]))
+                      for _ in range(rnd.randint(0, 3))),
+                tuple(ExtractedRelation(rnd.choice(names), rnd.choice("rq"), rnd.choice(names),
+                                        rnd.choice(["svo", "cooccurrence"]),
+                                        rnd.choice(["", "s"]))
+                      for _ in range(rnd.randint(0, 4)))))
+        ex = LLMExtractor(ScriptedLLM(lambda p: REPLY))
+        graphs = []
+        for batches in ([list(range(len(passages)))], [[i] for i in range(len(passages))]):
+            g = KnowledgeGraph()
+            for b in batches:
+                ex.add_to_graph(g, [passages[i] for i in b], [records[i] for i in b],
+                                IngestReport())
+            graphs.append(([(n.id, n.provenance) for n in g.nodes],  # types: votes per call
+                           [(e.source, e.target, e.relation, e.text, e.type, e.weight,
+                             e.provenance) for e in g.edges]))
+        assert graphs[0] == graphs[1]
