@@ -20,8 +20,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 from itertools import accumulate
+from typing import Any
 
 from kgpath.graph import KnowledgeGraph
 from kgpath.ingest.chunking import TextPassage
