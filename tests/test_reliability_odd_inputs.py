@@ -303,3 +303,17 @@ def test_index_with_user_doc_ids_updates_by_its_own_ids():
 def test_paths_are_path_objects_or_strings():
     with pytest.raises(ConfigError, match="str or os.PathLike"):
         small_graph().save(42)  # type: ignore[arg-type]
+
+
+def test_chunk_graph_config_as_a_dict():
+    from kgpath.ingest.chunk_graph import ChunkGraphConfig, build_chunk_graph
+
+    docs = [("d", "Marie Curie lived in Paris. She won two prizes. Paris is in France.")]
+    a = build_chunk_graph(docs, embedder=HashingEmbedder(dim=16), config={"window": 2})
+    b = build_chunk_graph(docs, embedder=HashingEmbedder(dim=16),
+                          config=ChunkGraphConfig(window=2))
+    assert sorted(n.id for n in a.nodes) == sorted(n.id for n in b.nodes)
+    with pytest.raises(ConfigError, match=r"unknown field\(s\) \['windows'\]"):
+        build_chunk_graph(docs, embedder=HashingEmbedder(dim=16), config={"windows": 2})
+    with pytest.raises(ConfigError, match="got 'big'"):
+        build_chunk_graph(docs, embedder=HashingEmbedder(dim=16), config="big")

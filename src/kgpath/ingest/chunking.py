@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kgpath._config import from_mapping
 from kgpath.errors import ConfigError, GraphError, short
 
 if TYPE_CHECKING:
@@ -170,11 +171,7 @@ def as_chunking(value: Any) -> ChunkingConfig | None:
     if value is None or isinstance(value, ChunkingConfig):
         return value
     if isinstance(value, Mapping):
-        known = [f for f in ChunkingConfig.__dataclass_fields__]
-        unknown = sorted(str(k) for k in value if k not in known)
-        if unknown:
-            raise ConfigError(f"chunking has unknown field(s) {unknown}; the fields are {known}")
-        return ChunkingConfig(**value)
+        return from_mapping(ChunkingConfig, value, label="chunking")
     if isinstance(value, int) and not isinstance(value, bool):
         return ChunkingConfig(max_chars=value)
     raise ConfigError(
