@@ -317,3 +317,14 @@ def test_chunk_graph_config_as_a_dict():
         build_chunk_graph(docs, embedder=HashingEmbedder(dim=16), config={"windows": 2})
     with pytest.raises(ConfigError, match="got 'big'"):
         build_chunk_graph(docs, embedder=HashingEmbedder(dim=16), config="big")
+
+
+def test_schema_and_hierarchy_paths_under_home_and_directories(tmp_path, monkeypatch):
+    from kgpath.ingest import Hierarchy, Schema
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    schema = Schema(entities=["Person"])
+    schema.save("~/s.json")
+    assert Schema.load("~/s.json") == schema
+    with pytest.raises(PersistenceError):
+        Hierarchy.load(tmp_path)  # a directory: typed, not IsADirectoryError

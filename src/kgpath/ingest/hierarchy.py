@@ -31,7 +31,6 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -392,13 +391,15 @@ class Hierarchy:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Hierarchy:
         """Read a hierarchy written by :meth:`save`."""
-        p = Path(path)
+        p = user_path(path, "hierarchy path")
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
             raise PersistenceError(f"hierarchy file {str(p)!r} does not exist") from exc
         except ValueError as exc:
             raise PersistenceError(f"hierarchy file {str(p)!r} is not valid JSON: {exc}") from exc
+        except OSError as exc:  # a directory, no permission, ...
+            raise PersistenceError(f"hierarchy file {str(p)!r} cannot be read: {exc}") from exc
         return cls.from_dict(data)
 
 

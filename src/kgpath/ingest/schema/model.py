@@ -11,7 +11,6 @@ import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgpath._files import atomic_write, user_path
@@ -312,7 +311,7 @@ class Schema:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Schema:
         """Read a schema written by :meth:`save` or by hand (JSON, or YAML if installed)."""
-        p = Path(path)
+        p = user_path(path, "schema path")
         if not p.is_file():
             raise PersistenceError(f"schema file {str(p)!r} does not exist")
         try:
