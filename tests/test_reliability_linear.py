@@ -258,3 +258,55 @@ def test_schema_family_writes_a_repeated_triple_once(monkeypatch):
     assert edge.provenance == ids and edge.metadata["confidence"] == (n - 1) / n  # the last
     assert res.graph.node("Marie Curie").provenance == ids and len(res.triples) == n
     assert checked[0] <= 10 * n
+
+
+# ------------------------------------------------------------------ dependency paths
+def _old_shortest_path(a, b):  # type: ignore[no-untyped-def]
+    up_a, up_b = [a, *a.ancestors], [b, *b.ancestors]
+    pos_b = {t.i: k for k, t in enumerate(up_b)}
+    for k, t in enumerate(up_a):
+        if t.i in pos_b:
+            return up_a[:k + 1] + list(reversed(up_b[:pos_b[t.i]]))
+    return []
+
+
+@pytest.mark.spacy
+def test_paths_and_tops_equal_the_ancestor_definitions():
+    from kgpath.ingest import dependency_relations as D
+    from kgpath.ingest.spacy_extractor import load_pipeline
+
+    doc = load_pipeline()(
+        "Bohr spent a year in Manchester and proposed the Bohr model. The film was "
+        "directed, written and produced by John Smith and starred Anna Lee as Maria, a "
+        "nurse from Boston, Massachusetts. X and Y founded Z.")
+    memo: dict[int, int] = {}
+    for a in doc:
+        for b in doc:
+            old = _old_shortest_path(a, b)
+            assert [t.i for t in D.shortest_path(a, b, memo)] == [t.i for t in old]
+            assert [t.i for t in D.shortest_path(a, b)] == [t.i for t in old]
+            if old:
+                want = min(range(len(old)), key=lambda k: len(list(old[k].ancestors)))
+                assert D._top(old) == want
+
+
+@pytest.mark.spacy
+def test_a_run_on_sentence_pairs_each_mention_with_a_bounded_number(monkeypatch):
+    """Found in the sweep: a 4,000-character sentence without a full stop took 6 s to read
+    (every pair of its mentions, each path found through every token's ancestors)."""
+    from kgpath.ingest import dependency_relations as D
+    from kgpath.ingest.spacy_extractor import load_pipeline
+
+    doc = load_pipeline()(" ".join(f"Anna{i} met Bob{i} in Rome and" for i in range(150)))
+    mentions = [D.Mention(t.text, "Person", t.i, t.i + 1, t.i) for t in doc
+                if t.text[:1] in "AB" and t.text[-1:].isdigit()]
+    tried = [0]
+    real = D.shortest_path
+
+    def counting(a, b, depth=None):  # type: ignore[no-untyped-def]
+        tried[0] += 1
+        return real(a, b, depth)
+
+    monkeypatch.setattr(D, "shortest_path", counting)
+    list(D.path_relations(doc, mentions, doc.text))
+    assert len(mentions) == 300 and tried[0] <= D.MAX_PAIR_SPAN * len(mentions)

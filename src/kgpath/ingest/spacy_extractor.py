@@ -224,8 +224,8 @@ class SpacyExtractor(OpenExtractor):
             ents.extend(reader.entities())
             mentions = reader.mentions(self.concepts)
             found = list(path_relations(doc, mentions, reader.text, max_path=self.max_path))
-            found += [r for r in _acronyms(sent) if frozenset((r.head, r.tail)) not in {
-                frozenset((f.head, f.tail)) for f in found}]
+            pairs = {frozenset((f.head, f.tail)) for f in found}  # once, not per acronym
+            found += [r for r in _acronyms(sent) if frozenset((r.head, r.tail)) not in pairs]
             rels.extend(found)
             if self.cooccurrence:
                 rels.extend(reader.cooccurrences(found, self.terms))
