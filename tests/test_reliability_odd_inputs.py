@@ -79,6 +79,10 @@ def test_empty_paths_are_refused_by_name(bad, tmp_path, monkeypatch):
         KnowledgeGraph.load(bad)
     with pytest.raises(ConfigError, match="must not be empty"):
         ExtractionCheckpoint(bad, "llm")
+    with pytest.raises(ConfigError, match="cache_dir must not be empty"):
+        LLMExtractor(llm(), cache_dir=bad)
+    with pytest.raises(ConfigError, match="must not be empty"):
+        GraphIndex(small_graph(), HashingEmbedder(dim=16)).save(bad)
     assert os.listdir(tmp_path) == []  # nothing written in the current directory
 
 
