@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from kgpath.errors import ConfigError
 
-__all__ = ["with_overrides"]
+__all__ = ["from_mapping", "with_overrides"]
 
 C = TypeVar("C")
 
@@ -37,3 +37,19 @@ def with_overrides(
     if unknown:
         raise ConfigError(f"unknown {label} option(s): {sorted(unknown)}")
     return dataclasses.replace(config, **clean) if clean else config  # type: ignore[type-var]
+
+
+def from_mapping(cls: type[C], value: Mapping[str, Any], *, label: str) -> C:
+    """``cls(**value)`` for a plain ``{"field": value}`` given where a config is expected.
+
+    Raises
+    ------
+    ConfigError
+        For a key that is not a field of ``cls`` (listing the fields), or a bad value (the
+        config's own validation), prefixed with ``label``.
+    """
+    fields = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    unknown = sorted(str(k) for k in value if k not in fields)
+    if unknown:
+        raise ConfigError(f"{label} has unknown field(s) {unknown}; the fields are {fields}")
+    return cls(**value)

@@ -26,7 +26,7 @@ from langchain_core.vectorstores import VectorStore
 from kgpath.embeddings import default_embedder, normalize_rows
 from kgpath.errors import ConfigError
 from kgpath.index import GraphIndex
-from kgpath.ingest.chunking import split_sentences
+from kgpath.ingest.chunking import passage_document, split_sentences, user_metadata
 from kgpath.ingest.documents import SourceDocument, content_digest, content_id
 from langchain_kgpath._base import KgpathRetriever, as_kgpath_embedder, as_kgpath_llm
 from langchain_kgpath.retrievers import (
@@ -301,7 +301,7 @@ def _rank_documents(store: KgpathGraphStore, passage_ids: Sequence[str], scores:
     passages = store.index.graph.passages
     best: dict[str, float] = {}
     for pid, s in zip(passage_ids, scores.tolist()):
-        doc_id = str(passages[pid].metadata.get("doc_id", pid))
+        doc_id = passage_document(passages[pid].metadata, pid)
         if s > best.get(doc_id, -np.inf):
             best[doc_id] = s
     order = sorted(best, key=lambda d: -best[d])[:max(k, 0)]
@@ -317,12 +317,11 @@ def _from_passages(index: GraphIndex, ids: Sequence[str]) -> list[Document]:
     """
     by_doc: dict[str, list[Any]] = {}
     for pid, p in index.graph.passages.items():
-        by_doc.setdefault(str(p.metadata.get("doc_id", pid)), []).append(p)
+        by_doc.setdefault(passage_document(p.metadata, pid), []).append(p)
     out = []
     for i in ids:
         if i in by_doc:
-            meta = {key: v for key, v in by_doc[i][0].metadata.items()
-                    if key not in ("doc_id", "chunk_index")}
+            meta = user_metadata(by_doc[i][0].metadata)
             text = " ".join(p.text for p in by_doc[i])
             out.append(Document(page_content=text, metadata=meta, id=i))
     return out

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kgpath._files import write_chunked
 from kgpath.errors import GraphError, PersistenceError
 from kgpath.graph.columns import (
     EdgeColumns,
@@ -122,13 +123,30 @@ class _HashingFile(io.RawIOBase):
         return view.nbytes
 
 
+class _Descriptor:
+    """``write`` of every byte to a file descriptor (a short write raises, see write_all)."""
+
+    def __init__(self, fd: int, what: str) -> None:
+        self.fd, self.what = fd, what
+
+    def write(self, b: Any) -> int:
+        view = memoryview(b).cast("B")
+        write_chunked(self.fd, view, what=self.what)
+        return view.nbytes
+
+
 def write_npy(path: Path, arr: np.ndarray) -> dict[str, Any]:
-    """Write ``arr`` as ``.npy`` (no pickle), fsynced; return its ``{"sha256", "size"}``."""
-    with open(path, "wb") as fh:
-        out = _HashingFile(fh)
+    """Write ``arr`` as ``.npy`` (no pickle), fsynced; return its ``{"sha256", "size"}``.
+
+    Raises :class:`~kgpath.errors.PersistenceError` on a failed or short write.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        out = _HashingFile(_Descriptor(fd, str(path)))
         np.save(out, np.ascontiguousarray(arr), allow_pickle=False)
-        fh.flush()
-        os.fsync(fh.fileno())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     return {"sha256": out.sha.hexdigest(), "size": out.size}
 
 

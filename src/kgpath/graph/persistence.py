@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from kgpath._files import user_path, write_file
 from kgpath.errors import KgpathError, PersistenceError
 from kgpath.graph import column_io, saved_files
 from kgpath.graph.column_io import LAYOUT
@@ -97,9 +98,19 @@ def save(g: KnowledgeGraph, directory: str | os.PathLike[str], *,
     ------
     PersistenceError
         If ``directory`` holds something other than a saved graph, another save holds the
-        lock for longer than :data:`LOCK_TIMEOUT`, or the file system fails.
+        lock for longer than :data:`LOCK_TIMEOUT`, or the file system fails (a full disk
+        included: every write is checked, :func:`kgpath._files.write_all`).
+    ConfigError
+        If ``directory`` is empty (``""``) or not a path.
+
+    Notes
+    -----
+    ``directory`` may be relative, ``"."`` or start with ``~``: it is made absolute first,
+    so the temporary sibling lands next to it, never inside it. Saving to the current
+    directory replaces it with the new one and enters that (``os.chdir`` to the same
+    path), so ``"."`` names the saved graph afterwards.
     """
-    dest = Path(directory)
+    dest = _absolute(directory, "save path")
     try:
         check_target(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -113,7 +124,10 @@ def save(g: KnowledgeGraph, directory: str | os.PathLike[str], *,
                 else:  # the graph alone (tests replace _write_graph with a 2-argument fake)
                     _write_graph(g, tmp)
                 check_target(dest)  # again: another program may have put files there
+                inside = _cwd_inside(dest)
                 _swap_into_place(tmp, dest)
+                if inside:  # the old directory is gone: enter the new one at the same path
+                    os.chdir(dest)
             except BaseException:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise
@@ -122,6 +136,19 @@ def save(g: KnowledgeGraph, directory: str | os.PathLike[str], *,
     except (OSError, ValueError, TypeError, RecursionError) as exc:
         raise PersistenceError(f"saving the graph to {dest} failed: {exc}"[:500]) from exc
     logger.info("saved %r to %s", g, dest)
+
+
+def _absolute(directory: str | os.PathLike[str], what: str) -> Path:
+    """``directory`` made absolute (``~`` expanded, ``..`` folded, links kept as they are)."""
+    return Path(os.path.abspath(user_path(directory, what)))
+
+
+def _cwd_inside(dest: Path) -> bool:
+    """Whether the process's current directory is ``dest`` (a graph has no sub-directory)."""
+    try:
+        return os.path.samefile(os.getcwd(), dest)
+    except OSError:
+        return False
 
 
 def check_target(dest: Path) -> None:
@@ -359,7 +386,7 @@ def load(
     (checksum mismatch, bad JSON, wrong shapes), unsafe (symlinks, special files, oversize)
     or written by a newer format version.
     """
-    g = _load_verified(Path(directory), cls)
+    g = _load_verified(_absolute(directory, "load path"), cls)
     if compact is True and not g.compact:
         return column_io.to_compact(g)
     if compact is False:
@@ -376,7 +403,7 @@ def load_with_extra(
     each file checked like the graph's (size, SHA-256, ``.npy`` header, no pickle).
     """
     got: dict[str, bytes | np.ndarray] = {}
-    g = _load_verified(Path(directory), cls, got)
+    g = _load_verified(_absolute(directory, "load path"), cls, got)
     return g, got
 
 
@@ -527,10 +554,11 @@ def _dumps(obj: Any) -> bytes:
 
 
 def _write_synced(path: Path, data: bytes) -> None:
-    with open(path, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        write_file(fd, data, what=str(path))
+    finally:
+        os.close(fd)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -64,12 +64,14 @@ from kgpath.ingest import ChunkingConfig, Extractor, IngestReport, ingest_docume
 from kgpath.ingest.assemble import (
     aextract_pending,
     aingest_documents,
+    as_extractor,
     assemble_graph,
     check_extractor,
     default_extractor,
     extract_pending,
     plan_documents,
 )
+from kgpath.ingest.chunking import passage_document
 from kgpath.ingest.documents import coerce_documents
 from kgpath.ingest.ledger import DocumentLedger
 
@@ -293,9 +295,9 @@ class DocumentLifecycle:
 
     # ------------------------------------------------------------------ internals
     def _doc_extractor(self, extractor: Extractor | None, llm: Any) -> Extractor:
-        check_extractor(extractor, 1)
+        check_extractor(extractor, 1, llm)
         if extractor is not None:
-            return extractor
+            return as_extractor(extractor, llm)
         if llm is not None or self.ledger is None or self.ledger.extractor is None:
             return default_extractor(llm)
         return cast("Extractor", self.ledger.extractor)
@@ -383,7 +385,7 @@ class DocumentLifecycle:
         passages = self.graph.passages
         by_doc: dict[str, list[str]] = {}
         for pid, p in passages.items():
-            by_doc.setdefault(str(p.metadata.get("doc_id", pid)), []).append(pid)
+            by_doc.setdefault(passage_document(p.metadata, pid), []).append(pid)
         unknown = [d for d in ids if d not in by_doc]
         if unknown and not missing_ok:
             raise DocumentError(f"no document {unknown[0]!r} in the graph's passages",
@@ -401,10 +403,10 @@ def _start(embedder: Any, documents: Iterable[Any], extractor: Extractor | None,
     """Check the options, then read the documents into a new ledger (no extraction yet)."""
     emb = as_embedder(embedder) if embedder is not None else default_embedder()
     check_node_vectors(node_vectors)
-    check_extractor(extractor, batch_size)
+    check_extractor(extractor, batch_size, llm)
     ledger = DocumentLedger(chunking)
     ledger.documents, report = plan_documents(ledger, documents, replace=False, id_key=id_key)
-    ex = ledger.extractor = extractor if extractor is not None else default_extractor(llm)
+    ex = ledger.extractor = as_extractor(extractor, llm)
     return emb, ledger, ex, report
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgpath.errors import ConfigError, PersistenceError
+from kgpath.ingest.assemble import as_extractor
 from kgpath.ingest.documents import content_digest
 from kgpath.ingest.extraction import Extraction, OpenExtractor
 from kgpath.ingest.extractor import Extractor
@@ -157,9 +158,7 @@ def _mismatch(ledger: DocumentLedger, graph: KnowledgeGraph) -> str:
 
 def _extractor(rec: dict[str, Any] | None, given: Any) -> Extractor[Any] | None:
     if given is not None:
-        if not isinstance(given, Extractor):
-            raise ConfigError(f"extractor must be a kgpath.ingest.Extractor, got "
-                              f"{type(given).__name__}")
+        given = as_extractor(given)  # an Extractor or a name ("spacy"), else ConfigError
         name = given.name or type(given).__name__
         if rec is not None and name != rec["name"]:
             raise ConfigError(f"the index was saved with the extractor {rec['name']!r} "

@@ -25,10 +25,16 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kgpath._progress import progress
-from kgpath.errors import ConfigError, DocumentError
+from kgpath.errors import ConfigError, DocumentError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.ingest.checkpoint import ExtractionCheckpoint
-from kgpath.ingest.chunking import ChunkingConfig, TextPassage, chunk_document
+from kgpath.ingest.chunking import (
+    ChunkingConfig,
+    TextPassage,
+    as_chunking,
+    chunk_document,
+    passage_document,
+)
 from kgpath.ingest.documents import coerce_documents, content_digest
 from kgpath.ingest.extraction import Extraction, OpenExtractor
 from kgpath.ingest.extractor import Extractor, IngestReport
@@ -36,9 +42,11 @@ from kgpath.ingest.ledger import DocumentLedger, LedgerDocument, text_digest
 from kgpath.ingest.replay import OpenAssembly, assemble_open
 
 __all__ = [
+    "EXTRACTOR_NAMES",
     "agraph_from_documents",
     "aextract_pending",
     "aingest_documents",
+    "as_extractor",
     "assemble_graph",
     "check_extractor",
     "default_extractor",
@@ -62,6 +70,53 @@ def default_extractor(llm: Any) -> Extractor[Any]:
     return SpacyExtractor()
 
 
+#: Extractor names :func:`as_extractor` accepts (those that need nothing but ``llm=``).
+EXTRACTOR_NAMES = ("spacy", "llm")
+
+
+def as_extractor(extractor: Any, llm: Any = None) -> Extractor[Any]:
+    """The one reading of an ``extractor=`` argument (``llm=`` used by the default).
+
+    ``None`` (the LLM extractor with ``llm``, else spaCy), an
+    :class:`~kgpath.ingest.extractor.Extractor`, or a name: ``"spacy"``
+    (:class:`~kgpath.ingest.SpacyExtractor` with its defaults) or ``"llm"``
+    (:class:`~kgpath.ingest.LLMExtractor` over ``llm``).
+
+    Raises
+    ------
+    ConfigError
+        For anything else, naming the value and what is accepted (the schema and pattern
+        extractors need a schema: build them and pass the object).
+    """
+    if extractor is None:
+        return default_extractor(llm)
+    if isinstance(extractor, Extractor):
+        return extractor
+    _check_name(extractor, llm is not None)
+    if extractor.strip().lower() == "spacy":
+        from kgpath.ingest.spacy_extractor import SpacyExtractor
+
+        return SpacyExtractor()
+    return default_extractor(llm)
+
+
+def _check_name(extractor: object, has_llm: bool) -> None:
+    """Raise :class:`ConfigError` unless ``extractor`` is a name :func:`as_extractor` reads."""
+    name = extractor.strip().lower() if isinstance(extractor, str) else None
+    if name == "spacy" or (name == "llm" and has_llm):
+        return
+    got = short(extractor) if isinstance(extractor, str) else type(extractor).__name__
+    hint = ("; extractor='llm' needs llm=" if name == "llm" else
+            "; the schema and pattern extractors need a schema: pass SchemaExtractor(schema, "
+            "llm) or PatternExtractor(schema, gazetteer)" if name in ("schema", "pattern")
+            else "")
+    raise ConfigError(
+        f"extractor must be a kgpath.ingest.Extractor (SpacyExtractor, LLMExtractor, "
+        f"SchemaExtractor, PatternExtractor or a subclass) or one of the names "
+        f"{list(EXTRACTOR_NAMES)}, got {got}{hint}"
+    )
+
+
 def _passages_to_extract(graph: KnowledgeGraph, documents: Iterable[Any],
                          chunking: ChunkingConfig | None,
                          report: IngestReport) -> list[TextPassage]:
@@ -70,7 +125,7 @@ def _passages_to_extract(graph: KnowledgeGraph, documents: Iterable[Any],
     report.documents = len(docs)
     todo: list[TextPassage] = []
     held = graph.passages
-    owners = {k: str(v.metadata.get("doc_id", k)) for k, v in held.items()}
+    owners = {k: passage_document(v.metadata, k) for k, v in held.items()}
     for doc in progress(docs, desc="chunking", unit="doc"):
         for p in chunk_document(doc, chunking):
             old = held.get(p.id)
@@ -117,22 +172,23 @@ def _prepare(graph: KnowledgeGraph, documents: Iterable[Any], extractor: Extract
              ) -> tuple[IngestReport, list[TextPassage], Extractor[Any],
                         list[Sequence[TextPassage]]]:
     """Validate, chunk and add passages; the extractor and the batches still to extract."""
-    check_extractor(extractor, batch_size)
+    check_extractor(extractor, batch_size, llm)
     report = IngestReport()
-    todo = _passages_to_extract(graph, documents, chunking, report)
-    ex = extractor if extractor is not None else default_extractor(llm)
+    todo = _passages_to_extract(graph, documents, as_chunking(chunking), report)
+    ex = as_extractor(extractor, llm)
     return report, todo, ex, _batches(todo, batch_size)
 
 
-def check_extractor(extractor: object, batch_size: object) -> None:
-    """Raise :class:`ConfigError` for a bad ``batch_size`` or a non-extractor."""
+def check_extractor(extractor: object, batch_size: object, llm: Any = True) -> None:
+    """Raise :class:`ConfigError` for a bad ``batch_size`` or an unreadable ``extractor``.
+
+    ``extractor`` is checked as :func:`as_extractor` reads it (``"llm"`` needs ``llm``,
+    when ``llm`` is passed).
+    """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ConfigError(f"batch_size must be a positive int, got {batch_size!r}")
     if extractor is not None and not isinstance(extractor, Extractor):
-        raise ConfigError(
-            f"extractor must be a kgpath.ingest.Extractor (SpacyExtractor, LLMExtractor, "
-            f"SchemaExtractor, PatternExtractor or a subclass), got {type(extractor).__name__}"
-        )
+        _check_name(extractor, llm is not None)
 
 
 def ingest_documents(
@@ -252,7 +308,7 @@ def plan_documents(ledger: DocumentLedger, documents: Iterable[Any], *, replace:
         another document already has (a document ``d#0`` beside a chunked ``d``), naming it.
     """
     docs = coerce_documents(documents, id_key=id_key)
-    cfg = chunking or ledger.chunking
+    cfg = as_chunking(chunking) or ledger.chunking
     report = IngestReport(documents=len(docs))
     new = dict(ledger.documents)
     for d in docs:

@@ -4,7 +4,8 @@
 batch to ``dir`` before reading the next one; a build killed at passage 900 of 1,000 and
 started again with the same ``dir`` reads the finished passages' records back and extracts
 only the rest. Each batch is one file ``part-<n>.json``, written to a temporary file,
-fsynced and renamed into place (a killed write leaves no partial part), holding a format
+fsynced and renamed into place (a killed or failed write leaves no partial part; a full
+disk is a :class:`~kgpath.errors.PersistenceError`), holding a format
 tag and version, the extractor's name, the records and the SHA-256 of the records' JSON; a
 part that fails its checksum or does not parse is ignored (its passages are extracted
 again) with a warning. Never pickled.
@@ -21,12 +22,12 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kgpath.errors import ConfigError, PersistenceError
+from kgpath._files import atomic_write, check_directory, user_path
+from kgpath.errors import ConfigError
 from kgpath.ingest.chunking import TextPassage
 from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, Extraction
 from kgpath.ingest.ledger import text_digest
@@ -89,10 +90,7 @@ class ExtractionCheckpoint:
     """
 
     def __init__(self, directory: str | os.PathLike[str], extractor_name: str) -> None:
-        self.directory = Path(directory)
-        if self.directory.exists() and not self.directory.is_dir():
-            raise PersistenceError(f"checkpoint path {str(self.directory)!r} is not a directory")
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory = check_directory(user_path(directory, "checkpoint"), "checkpoint path")
         self.extractor_name = extractor_name
         self._next = 1 + max((self._number(p) for p in self._parts()), default=-1)
 
@@ -137,14 +135,6 @@ class ExtractionCheckpoint:
             return
         body = {"format": FORMAT, "version": VERSION, "extractor": self.extractor_name,
                 "sha256": _digest(items), "records": items}
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-part-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(body, fh, ensure_ascii=False)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.directory / f"part-{self._next:06d}.json")
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(self.directory / f"part-{self._next:06d}.json",
+                     json.dumps(body, ensure_ascii=False), what="a checkpoint part")
         self._next += 1

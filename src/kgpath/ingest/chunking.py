@@ -25,15 +25,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kgpath.errors import ConfigError, GraphError
+from kgpath._config import from_mapping
+from kgpath.errors import ConfigError, GraphError, short
 
 if TYPE_CHECKING:
     from kgpath.ingest.documents import SourceDocument
 
 __all__ = [
+    "PASSAGE_KEYS",
     "ChunkingConfig",
     "TextPassage",
+    "as_chunking",
     "chunk_document",
+    "passage_document",
+    "user_metadata",
     "sliding_windows",
     "split_at_punctuation",
     "split_sentences",
@@ -147,6 +152,75 @@ class ChunkingConfig:
                 raise ConfigError(f"{name} must be an int >= {low}, got {v!r}")
 
 
+def as_chunking(value: Any) -> ChunkingConfig | None:
+    """The one reading of a ``chunking=`` argument.
+
+    ``None`` (the default chunking), a :class:`ChunkingConfig`, a mapping of its fields
+    (``{"max_chars": 100}``) or an int (``max_chars``).
+
+    Raises
+    ------
+    ConfigError
+        For anything else, or a mapping with an unknown field, naming the value.
+
+    Examples
+    --------
+    >>> as_chunking({"max_chars": 100}) == as_chunking(100) == ChunkingConfig(max_chars=100)
+    True
+    """
+    if value is None or isinstance(value, ChunkingConfig):
+        return value
+    if isinstance(value, Mapping):
+        return from_mapping(ChunkingConfig, value, label="chunking")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return ChunkingConfig(max_chars=value)
+    raise ConfigError(
+        f"chunking must be a kgpath ChunkingConfig, a dict of its fields (e.g. "
+        f"{{'max_chars': 1200}}) or an int (max_chars), got {short(value)}"
+    )
+
+
+#: Metadata keys the chunker gives every passage (``"doc_id"``: the document's id,
+#: ``"chunk_index"``: the passage's number in it). A document whose own metadata already
+#: holds one of them with another value keeps its value; kgpath's goes under
+#: ``"kgpath_" + key`` instead (:func:`passage_document` reads it back).
+PASSAGE_KEYS = ("doc_id", "chunk_index")
+
+
+def _passage_metadata(doc_meta: Mapping[str, Any], doc_id: str, index: int) -> dict[str, Any]:
+    """The document's metadata with kgpath's keys added, never overwriting the user's."""
+    out = dict(doc_meta)
+    for key, ours in zip(PASSAGE_KEYS, (doc_id, index), strict=True):
+        if key in out and out[key] != ours:
+            out[f"kgpath_{key}"] = ours
+        else:
+            out[key] = ours
+    return out
+
+
+def passage_document(metadata: Mapping[str, Any], default: str) -> str:
+    """The id of the document a passage came from (``default`` when not recorded).
+
+    Examples
+    --------
+    >>> passage_document({"doc_id": "mine", "kgpath_doc_id": "d"}, "p")
+    'd'
+    """
+    return str(metadata.get("kgpath_doc_id", metadata.get("doc_id", default)))
+
+
+def user_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """A passage's metadata without what the chunker added: the document's own metadata.
+
+    Examples
+    --------
+    >>> user_metadata({"doc_id": "mine", "kgpath_doc_id": "d", "chunk_index": 0, "a": 1})
+    {'doc_id': 'mine', 'a': 1}
+    """
+    added = {f"kgpath_{k}" if f"kgpath_{k}" in metadata else k for k in PASSAGE_KEYS}
+    return {k: v for k, v in metadata.items() if k not in added}
+
+
 @dataclass(frozen=True)
 class TextPassage:
     """A chunk of a document: the unit extraction reads and retrievers return."""
@@ -161,7 +235,9 @@ def chunk_document(doc: SourceDocument, config: ChunkingConfig | None = None) ->
     """Split one document into passages of whole sentences.
 
     A document that fits in one passage keeps its id as the passage id; otherwise the
-    passages are ``<id>#0``, ``<id>#1``, ...
+    passages are ``<id>#0``, ``<id>#1``, ... Each passage's metadata is the document's plus
+    :data:`PASSAGE_KEYS` (a user's own ``doc_id`` / ``chunk_index`` is kept). ``config``
+    is read by :func:`as_chunking`.
 
     Examples
     --------
@@ -170,7 +246,7 @@ def chunk_document(doc: SourceDocument, config: ChunkingConfig | None = None) ->
     >>> [p.id for p in chunk_document(SourceDocument.from_text("d", "One two three. " * 6), cfg)]
     ['d#0', 'd#1']
     """
-    cfg = config or ChunkingConfig()
+    cfg = as_chunking(config) or ChunkingConfig()
     groups: list[list[str]] = []
     cur: list[str] = []
     size = 0
@@ -186,6 +262,6 @@ def chunk_document(doc: SourceDocument, config: ChunkingConfig | None = None) ->
     single = len(groups) == 1
     return [
         TextPassage(doc.id if single else f"{doc.id}#{i}", " ".join(g), doc.id,
-                    {**dict(doc.metadata), "doc_id": doc.id, "chunk_index": i})
+                    _passage_metadata(doc.metadata, doc.id, i))
         for i, g in enumerate(groups)
     ]

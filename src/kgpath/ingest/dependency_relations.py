@@ -53,6 +53,10 @@ _ARG_DEPS = ("nsubj", "nsubjpass", "dobj", "pobj", "attr", "appos", "conj", "dat
 _SUBJ_DEPS = ("nsubj", "csubj", "agent")
 _DETERMINERS = ("det", "poss", "nummod", "predet")
 _ADJUNCT_DEPS = ("prep", "npadvmod", "advmod", "advcl", "tmod")
+MAX_PAIR_SPAN = 32
+"""Mentions after a mention (in sentence order) it is paired with (:func:`path_relations`);
+a kgpath bound on the work of a run-on sentence, reached by no sentence of the labelled
+HotpotQA passages."""
 MAX_PREDICATES = 2
 """Most verbs/copulas inside a path (2 beat 1 on passages 0-24: recall 0.57 vs 0.48 at
 precision 0.66 vs 0.67)."""
@@ -162,7 +166,8 @@ def _concept_path(path: Sequence[Any]) -> bool:
     """
     inner = [t for t in path[1:-1]]
     verbs = [t for t in inner if t.pos_ == "VERB"]  # a verb coordinated with the subject's
-    main = [t for t in verbs if not _verb_conj(t, path)]  # verb shares its subject
+    on = {x.i for x in path}
+    main = [t for t in verbs if not _verb_conj(t, path, on)]  # verb shares its subject
     return (len(main) == 1 and all(t in verbs or t.dep_ == "agent" for t in inner)
             and any(t.dep_ in ("nsubj", "pobj") for t in (path[0], path[-1])))
 
@@ -180,15 +185,45 @@ def _strip_conj(path: list[Any]) -> list[Any]:
     return path
 
 
-def shortest_path(a: Any, b: Any) -> list[Any]:
-    """Tokens on the dependency-tree path from ``a`` to ``b`` (both included)."""
-    up_a = [a, *a.ancestors]
-    up_b = [b, *b.ancestors]
-    pos_b = {t.i: k for k, t in enumerate(up_b)}
-    for k, t in enumerate(up_a):
-        if t.i in pos_b:
-            return up_a[:k + 1] + list(reversed(up_b[:pos_b[t.i]]))
-    return []
+def shortest_path(a: Any, b: Any, depth: dict[int, int] | None = None) -> list[Any]:
+    """Tokens on the dependency-tree path from ``a`` to ``b`` (both included).
+
+    Both ends climb to their lowest common ancestor, the deeper first, so the cost is the
+    path's length, not the tree's depth (``depth``: a memo of token depths, shared by the
+    calls of one document; ``[]`` when the two are in different trees).
+    """
+    memo = {} if depth is None else depth
+    left, right = [a], [b]
+    x, y = a, b
+    dx, dy = _depth(x, memo), _depth(y, memo)
+    while dx > dy:
+        x = x.head
+        left.append(x)
+        dx -= 1
+    while dy > dx:
+        y = y.head
+        right.append(y)
+        dy -= 1
+    while x.i != y.i:
+        if x.head.i == x.i:  # two roots: not one tree
+            return []
+        x, y = x.head, y.head
+        left.append(x)
+        right.append(y)
+    return left + right[-2::-1]
+
+
+def _depth(tok: Any, memo: dict[int, int]) -> int:
+    """Edges from ``tok`` up to its root (memoised: linear over a whole document)."""
+    chain = []
+    while tok.i not in memo and tok.head.i != tok.i:
+        chain.append(tok.i)
+        tok = tok.head
+    d = memo.setdefault(tok.i, 0)
+    for i in reversed(chain):
+        d += 1
+        memo[i] = d
+    return memo[chain[0]] if chain else d
 
 
 def _conjuncts(path: Sequence[Any]) -> bool:
@@ -238,8 +273,13 @@ def _adjuncts_of_one_head(path: Sequence[Any]) -> bool:
 
 
 def _top(path: Sequence[Any]) -> int:
-    """Index of the path's highest token (the two ends' lowest common ancestor)."""
-    return min(range(len(path)), key=lambda k: len(list(path[k].ancestors)))
+    """Index of the path's highest token (the two ends' lowest common ancestor).
+
+    On a tree path it is the one token whose head is not on the path (or the root): found
+    in the path's length, not the tree's depth per token.
+    """
+    on = {t.i for t in path}
+    return next((k for k, t in enumerate(path) if t.head.i == t.i or t.head.i not in on), 0)
 
 
 def _crosses_clause(path: Sequence[Any]) -> bool:
@@ -312,15 +352,19 @@ def _predicates(path: Sequence[Any]) -> int:
     "directed, written and produced by X" is one predicate with a shared agent
     (:func:`_free_edges`).
     """
-    return sum((t.pos_ == "VERB" or (t.pos_ == "AUX" and t.dep_ not in ("aux", "auxpass")))
-               and not _verb_conj(t, path) for t in path[1:-1])
-
-
-def _verb_conj(t: Any, path: Sequence[Any]) -> bool:
-    """``t`` is a verb coordinated with (the conjunct of) a verb on the path."""
     on = {x.i for x in path}
-    return (t.dep_ == "conj" and t.pos_ == "VERB" and t.head.pos_ == "VERB"
-            and t.head.i in on)
+    return sum((t.pos_ == "VERB" or (t.pos_ == "AUX" and t.dep_ not in ("aux", "auxpass")))
+               and not _verb_conj(t, path, on) for t in path[1:-1])
+
+
+def _verb_conj(t: Any, path: Sequence[Any], on: set[int] | None = None) -> bool:
+    """``t`` is a verb coordinated with (the conjunct of) a verb on the path.
+
+    ``on``: the path's token indices, when the caller asks for many tokens of one path.
+    """
+    if not (t.dep_ == "conj" and t.pos_ == "VERB" and t.head.pos_ == "VERB"):
+        return False
+    return t.head.i in ({x.i for x in path} if on is None else on)
 
 
 def _copula_collapse(path: Sequence[Any]) -> bool:
@@ -349,7 +393,8 @@ def _free_edges(path: Sequence[Any]) -> int:
     passages 25-49 (issue 11, second helper): 9 of the 77 missed gold triples were "X is a
     <noun> <participle> ... Y" at 5-7 edges.
     """
-    conj = sum(_verb_conj(t, path) for t in path)
+    on = {x.i for x in path}
+    conj = sum(_verb_conj(t, path, on) for t in path)
     return conj + (2 if _copula_collapse(path) else 0) + (2 if _as_role(path) else 0)
 
 
@@ -373,8 +418,10 @@ def _label(path: Sequence[Any]) -> str:
     """Verb phrases, nouns and prepositions of the path's inside, in sentence order."""
     words: list[str] = []
     active = any(t.dep_ == "agent" for t in path)  # "discovered by X" reads "X discovered"
+    on = {x.i for x in path}
+    conj_heads = {u.head.i for u in path if _verb_conj(u, path, on)}
     for t in sorted(path[1:-1], key=lambda t: t.i):
-        if t.dep_ == "agent" or any(_verb_conj(u, path) and u.head.i == t.i for u in path):
+        if t.dep_ == "agent" or t.i in conj_heads:
             continue  # of coordinated verbs, the one the argument hangs from is the label
         if t.pos_ in ("VERB", "AUX"):
             aux = [c.text.lower() for c in t.children
@@ -415,16 +462,22 @@ def _is_head_side(path: Sequence[Any]) -> bool | None:
 
 def path_relations(doc: Any, mentions: Sequence[Mention], text: str, *,
                    max_path: int = 4) -> Iterator[ExtractedRelation]:
-    """One relation per pair of mentions joined by a short, triggered, mention-free path."""
+    """One relation per pair of mentions joined by a short, triggered, mention-free path.
+
+    A mention is paired with the next :data:`MAX_PAIR_SPAN` mentions of its sentence (every
+    pair in a sentence of up to 33 mentions; a run-on "sentence" of thousands of mentions,
+    a table or a list without punctuation, costs linear time, not quadratic).
+    """
     owner = {i: m for m in mentions for i in range(m.start, m.end)}
     named_roots = {m.root for m in mentions if m.named}
     seen: set[frozenset[str]] = set()
+    depth: dict[int, int] = {}
     for x, a in enumerate(mentions):
-        for b in mentions[x + 1:]:
+        for b in mentions[x + 1:x + 1 + MAX_PAIR_SPAN]:
             pair = frozenset((a.name, b.name))
             if len(pair) < 2 or pair in seen or not (a.named or b.named):
                 continue
-            path = _strip_conj(shortest_path(doc[a.root], doc[b.root]))
+            path = _strip_conj(shortest_path(doc[a.root], doc[b.root], depth))
             address = _address(path, a, b)
             if (_conjuncts(path) and not address) or (
                     not (a.named and b.named) and not _concept_path(path)):

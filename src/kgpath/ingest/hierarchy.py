@@ -28,15 +28,14 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from kgpath._files import atomic_write, user_path
 from kgpath._progress import progress
 from kgpath.embeddings import Embedder
 from kgpath.errors import (
@@ -386,29 +385,21 @@ class Hierarchy:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write JSON atomically."""
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self.to_dict(), fh, ensure_ascii=False)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, p)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(user_path(path, "hierarchy path"),
+                     json.dumps(self.to_dict(), ensure_ascii=False), what="a hierarchy")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Hierarchy:
         """Read a hierarchy written by :meth:`save`."""
-        p = Path(path)
+        p = user_path(path, "hierarchy path")
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
             raise PersistenceError(f"hierarchy file {str(p)!r} does not exist") from exc
         except ValueError as exc:
             raise PersistenceError(f"hierarchy file {str(p)!r} is not valid JSON: {exc}") from exc
+        except OSError as exc:  # a directory, no permission, ...
+            raise PersistenceError(f"hierarchy file {str(p)!r} cannot be read: {exc}") from exc
         return cls.from_dict(data)
 
 

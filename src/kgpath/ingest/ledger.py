@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kgpath.ingest.chunking import ChunkingConfig, TextPassage
+from kgpath.ingest.chunking import ChunkingConfig, TextPassage, as_chunking
 from kgpath.ingest.documents import SourceDocument
 
 __all__ = ["DocumentLedger", "LedgerDocument", "ledger_from_json", "ledger_to_json", "text_digest"]
@@ -63,7 +63,7 @@ class DocumentLedger:
         self.documents: dict[str, LedgerDocument] = {}
         self.records: dict[str, tuple[str, Any]] = {}
         self.failed: set[str] = set()
-        self.chunking = chunking
+        self.chunking = as_chunking(chunking)
         self.extractor = extractor
         self._seq: dict[str, int] = {}
         self._next = 0

@@ -22,12 +22,11 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Generator, Sequence
-from pathlib import Path
 from typing import Any
 
-from kgpath.errors import BackendError, ConfigError, ParseError, short
+from kgpath._files import atomic_write, user_path
+from kgpath.errors import BackendError, ConfigError, ParseError, PersistenceError, short
 from kgpath.ingest.chunking import TextPassage
 from kgpath.ingest.extract.parse import read_reply
 from kgpath.ingest.extraction import (
@@ -65,7 +64,10 @@ class LLMExtractor(OpenExtractor):
         Extra attempts after an unusable reply (errors of the model itself are retried by
         the call path, per ``policy``).
     cache_dir
-        Directory of cached replies (``None``: no cache).
+        Directory of cached replies (``None``: no cache), created when the first reply is
+        stored; a path that exists and is not a directory is a
+        :class:`~kgpath.errors.PersistenceError`, and so is a reply that cannot be written
+        (a full disk), never a partial cache file.
     policy
         :class:`~kgpath.llm.CallPolicy` of the model calls (retries, timeout, backoff);
         ``None``: the model's own (:class:`~kgpath.llm.ReliableLLM`) or the default.
@@ -94,7 +96,11 @@ class LLMExtractor(OpenExtractor):
                 raise ConfigError(f"{label} must be an int >= {low}, got {v!r}")
         self.llm, self.schema, self.prompt = llm, schema, prompt
         self.max_triples, self.max_concurrency, self.retries = max_triples, max_concurrency, retries
-        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.cache_dir = None if cache_dir is None else user_path(cache_dir, "cache_dir")
+        if self.cache_dir is not None and os.path.lexists(self.cache_dir) \
+                and not self.cache_dir.is_dir():
+            raise PersistenceError(f"cache_dir {str(self.cache_dir)!r} exists and is not a "
+                                   "directory")
         self.policy = policy
 
     # ------------------------------------------------------------------ prompt + cache
@@ -125,11 +131,8 @@ class LLMExtractor(OpenExtractor):
     def _store(self, prompt: str, reply: str) -> None:
         if self.cache_dir is None:
             return
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.cache_dir, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"reply": reply}, fh)
-        os.replace(tmp, self.cache_dir / f"{self._key(prompt)}.json")
+        atomic_write(self.cache_dir / f"{self._key(prompt)}.json",
+                     json.dumps({"reply": reply}), what="a cached LLM reply")
 
     # ------------------------------------------------------------------ one passage
     def _attempts(self, passage_id: str,

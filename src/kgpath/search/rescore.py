@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from kgpath.errors import ConfigError
+from kgpath._files import write_all
+from kgpath.errors import ConfigError, PersistenceError
 
 __all__ = ["RESCORE_TOP", "Float16File", "rescore"]
 
@@ -46,14 +47,23 @@ class Float16File:
     200 PCR queries at 10^6 nodes made the whole 732 MB file resident (RSS 669 -> 1402 MB,
     ``benchmarks/bench_compact.py``). The file has no name (``tempfile.TemporaryFile``):
     it vanishes when the store is dropped or the process ends. Never pickled.
+
+    A write that fails or stops short (a full temporary directory) raises
+    :class:`~kgpath.errors.PersistenceError`, and the rows of that :meth:`put` are marked
+    unwritten: reading one raises too until a later :meth:`put` writes it, so an unwritten
+    row is never scored as zeros.
     """
 
     def __init__(self, n: int, dim: int, directory: str | os.PathLike[str] | None = None
                  ) -> None:
         if n < 0 or dim <= 0:
             raise ConfigError(f"Float16File needs n >= 0 and dim > 0, got ({n}, {dim})")
-        self._f = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 - owned by self
+        try:
+            self._f = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 - owned by self
+        except OSError as exc:
+            raise PersistenceError(f"cannot create the float16 re-scoring file: {exc}") from exc
         self.dim, self.n = dim, 0
+        self._unwritten = np.zeros(0, dtype=bool)  # rows whose last put failed
         self.grow(n)
 
     @property
@@ -69,18 +79,33 @@ class Float16File:
     def grow(self, n: int) -> None:
         """Extend to ``n`` rows (new rows read as zeros)."""
         if n > self.n:
-            os.ftruncate(self._f.fileno(), n * self.row_bytes)
+            try:
+                os.ftruncate(self._f.fileno(), n * self.row_bytes)
+            except OSError as exc:
+                raise PersistenceError(
+                    f"cannot extend the float16 re-scoring file to {n} rows: {exc}") from exc
+            self._unwritten = np.concatenate([self._unwritten, np.zeros(n - self.n, bool)])
             self.n = n
 
     def put(self, rows: Sequence[int] | np.ndarray, vecs: np.ndarray) -> None:
-        """Write ``vecs`` (rounded to float16) to ``rows``, one ``pwrite`` per run."""
+        """Write ``vecs`` (rounded to float16) to ``rows``, one ``pwrite`` per run.
+
+        Raises
+        ------
+        PersistenceError
+            If a write fails or is short; ``rows`` then read as unwritten (an error).
+        """
         idx = np.asarray(rows, dtype=np.int64)
         order = np.argsort(idx, kind="stable")
         idx = idx[order]
         v16 = np.ascontiguousarray(np.asarray(vecs, dtype=np.float32)[order].astype(np.float16))
         fd = self._f.fileno()
+        self._unwritten[idx] = True  # until every run is written
         for a, b in _runs(idx):
-            os.pwrite(fd, v16[a:b].tobytes(), int(idx[a]) * self.row_bytes)
+            write_all(fd, v16[a:b].data, offset=int(idx[a]) * self.row_bytes,
+                      what=f"float16 vectors (rows {int(idx[a])}..{int(idx[b - 1])}) to the "
+                           "re-scoring file in the temporary directory")
+        self._unwritten[idx] = False
 
     def read(self, rows: np.ndarray | slice) -> np.ndarray:
         """float32 copies of ``rows`` (a slice reads every row it names: avoid on big files)."""
@@ -88,10 +113,18 @@ class Float16File:
             else np.asarray(rows, dtype=np.int64).reshape(-1)
         if idx.size and (idx.min() < 0 or idx.max() >= self.n):
             raise ConfigError(f"row out of range [0, {self.n})")
+        if idx.size and self._unwritten[idx].any():
+            bad = int(idx[np.flatnonzero(self._unwritten[idx])[0]])
+            raise PersistenceError(
+                f"float16 row {bad} was never written (an earlier write to the re-scoring "
+                "file failed); rebuild or refresh the index")
         order = np.argsort(idx, kind="stable")
         srt = idx[order]
         fd, rb = self._f.fileno(), self.row_bytes
         raw = b"".join(os.pread(fd, (b - a) * rb, int(srt[a]) * rb) for a, b in _runs(srt))
+        if len(raw) != idx.size * rb:
+            raise PersistenceError(f"the float16 re-scoring file returned {len(raw)} bytes "
+                                   f"for {idx.size} rows of {rb}")
         out = np.empty((idx.size, self.dim), dtype=np.float32)
         out[order] = np.frombuffer(raw, dtype=np.float16).reshape(idx.size, self.dim)
         return out

@@ -228,10 +228,10 @@ class CompactVectorIndex:
             return
         peak = np.abs(v).max(axis=1)
         scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+        if self.exact is not None:  # first: a failed write leaves the codes as they were
+            self.exact.put(idx, v)
         self.codes[idx] = np.rint(v / scale[:, None]).astype(np.int8)
         self.scale[idx] = scale
-        if self.exact is not None:
-            self.exact.put(idx, v)
 
     def decode(self, rows: np.ndarray | slice) -> np.ndarray:
         """float32 rows (as stored: rounded or dequantised; the float16 copy if there is one)."""

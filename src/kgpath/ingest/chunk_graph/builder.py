@@ -16,15 +16,16 @@ import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from kgpath._config import from_mapping
 from kgpath.embed_cache import CachedEmbedder
 from kgpath.embeddings import Embedder, default_embedder
-from kgpath.errors import EmbeddingError, GraphError, PersistenceError
+from kgpath.errors import ConfigError, EmbeddingError, GraphError, PersistenceError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.ingest.chunk_graph.config import (
     NODE_CHUNK,
@@ -141,6 +142,11 @@ class ChunkGraphBuilder:
         cache_dir: str | os.PathLike[str] | None = None,
         cache_key: str | None = None,
     ) -> None:
+        if isinstance(config, Mapping):  # a plain {"field": value}, as chunking= takes
+            config = from_mapping(ChunkGraphConfig, config, label="chunk graph config")
+        if config is not None and not isinstance(config, ChunkGraphConfig):
+            raise ConfigError(f"config must be a ChunkGraphConfig or a dict of its fields, "
+                              f"got {short(config)}")
         self.config = config or ChunkGraphConfig()
         base = embedder if embedder is not None else default_embedder()
         self._base = base

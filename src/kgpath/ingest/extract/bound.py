@@ -73,7 +73,7 @@ class _Assembly:
                 "schema_type": n.metadata.get("schema_type", n.type),
                 "attributes": dict(n.metadata.get("attributes") or {}),
                 "metadata": dict(n.metadata), "provenance": list(n.provenance),
-                "existing": True,
+                "cited": set(n.provenance), "existing": True,
             }
             for n in graph.nodes
         }
@@ -106,7 +106,7 @@ class _Assembly:
                 meta["off_schema"] = off
             self.info[nid] = {
                 "name": nid, "text": desc, "type": typ, "schema_type": typ, "attributes": {},
-                "metadata": meta, "provenance": [], "existing": False,
+                "metadata": meta, "provenance": [], "cited": set(), "existing": False,
             }
         rec = self.info[nid]
         if rec["schema_type"] is None and typ is not None and not off:
@@ -118,8 +118,9 @@ class _Assembly:
                                    "source": source})
         if desc and not rec["text"]:
             rec["text"] = desc
-        if source and source not in rec["provenance"]:
+        if source and source not in rec["cited"]:  # a set: linear in the mentions
             rec["provenance"].append(source)
+            rec["cited"].add(source)
         return nid
 
     def add_entity(self, e: TypedEntity) -> None:
@@ -196,21 +197,30 @@ class _Assembly:
             )
 
     def _write_edges(self) -> list[TypedTriple]:
+        """Write each distinct edge once, its duplicates merged as ``add_edge`` merges them.
+
+        One ``add_edge`` per triple re-wrote the growing provenance: quadratic.
+        """
         g = self.g
-        kept: list[TypedTriple] = []
+        merged: dict[tuple[str, str, str], list[Any]] = {}
         for tr, off in self.edges:
             meta = {"schema_type": None if off else tr.relation, "confidence": tr.confidence,
                     **dict(tr.properties)}
             if off:
                 meta["off_schema"] = off
-            g.add_edge(
-                tr.head, tr.tail, relation=tr.relation,
-                text=f"{g.node(tr.head).name} {tr.relation} {g.node(tr.tail).name}",
-                type=None if off else tr.relation,
-                provenance=(tr.source,) if tr.source else (), metadata=meta,
-            )
-            kept.append(tr)
-        return kept
+            kind = None if off else tr.relation
+            prov = {tr.source: None} if tr.source else {}
+            got = merged.get((tr.head, tr.tail, tr.relation))
+            if got is None:
+                merged[(tr.head, tr.tail, tr.relation)] = [kind, prov, meta]
+            else:
+                got[0] = got[0] or kind
+                got[1].update(prov)
+                got[2].update(meta)
+        for (h, t, rel), (kind, prov, meta) in merged.items():
+            g.add_edge(h, t, relation=rel, text=f"{g.node(h).name} {rel} {g.node(t).name}",
+                       type=kind, provenance=tuple(prov), metadata=meta)
+        return [tr for tr, _ in self.edges]
 
     def finish(self) -> ExtractionResult:
         """Write nodes then edges into the graph and report what was kept and rejected."""

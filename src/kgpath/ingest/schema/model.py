@@ -9,12 +9,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kgpath._files import atomic_write, user_path
 from kgpath.errors import PersistenceError, require
 from kgpath.ingest.schema.types import (
     _KINDS,
@@ -300,29 +299,19 @@ class Schema:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write JSON (or YAML for ``.yaml``/``.yml``) atomically (temp file + rename)."""
-        p = Path(path)
+        p = user_path(path, "schema path")
         data = self.to_dict()
         if p.suffix.lower() in (".yaml", ".yml"):
             yaml: Any = require("yaml", "kgpath[yaml]")
             text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
         else:
             text = json.dumps(data, ensure_ascii=False, indent=2)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, p)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(p, text, what="a schema")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Schema:
         """Read a schema written by :meth:`save` or by hand (JSON, or YAML if installed)."""
-        p = Path(path)
+        p = user_path(path, "schema path")
         if not p.is_file():
             raise PersistenceError(f"schema file {str(p)!r} does not exist")
         try:

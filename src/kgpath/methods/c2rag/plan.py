@@ -44,6 +44,7 @@ from typing import Any
 
 from kgpath.errors import ParseError
 from kgpath.llm import parse_json_response
+from kgpath.methods.c2rag.plan_cycles import drop_cycles
 
 __all__ = [
     "PLAN_SCHEMA",
@@ -269,7 +270,7 @@ def parse_plan(
             parsed.append((i, c))
     kept = _drop_unknown_or_constant(parsed, declared, decl_given, rejected)
     kept = _drop_duplicates(kept, repairs)
-    kept = _drop_cycles(kept, rejected)
+    kept = drop_cycles(kept, rejected)
     kept = _drop_ungroundable(kept, rejected)
     if not kept:
         reasons = "; ".join(f"#{i}: {r}" for i, r in rejected) or "no constraints"
@@ -328,12 +329,12 @@ def _drop_unknown_or_constant(
 ) -> list[tuple[int, Constraint]]:
     """Reject undeclared placeholders (when declared) and placeholder-free constraints."""
     kept: list[tuple[int, Constraint]] = []
+    names = sorted(declared)  # once: sorting per rejection was quadratic
+    shown = f"{names}" if len(names) <= 10 else f"{names[:10]} and {len(names) - 10} more"
     for i, c in parsed:
         unknown = [v for v in c.placeholders if decl_given and v not in declared]
         if unknown:
-            rejected.append(
-                (i, f"unknown placeholder {unknown[0]!r} (declared: {sorted(declared)})")
-            )
+            rejected.append((i, f"unknown placeholder {unknown[0]!r} (declared: {shown})"))
             continue
         if c.arity == 0:
             rejected.append((i, f"constraint {c.linearize()!r} has no placeholder"))
@@ -463,62 +464,24 @@ def _drop_duplicates(
     return out
 
 
-def _drop_cycles(
-    kept: list[tuple[int, Constraint]], rejected: list[tuple[int, str]]
-) -> list[tuple[int, Constraint]]:
-    """Reject each two-placeholder constraint that closes a directed placeholder cycle."""
-    succ: dict[str, set[str]] = {}
-    out = []
-    for i, c in kept:
-        if c.arity == 2:
-            a, b = c.head, c.tail
-            path = _path(succ, b, a)
-            if path is not None:
-                cyc = " -> ".join([a, *path])
-                rejected.append((i, f"constraint closes a placeholder cycle {cyc}"))
-                continue
-            succ.setdefault(a, set()).add(b)
-        out.append((i, c))
-    return out
-
-
-def _path(succ: Mapping[str, set[str]], src: str, dst: str) -> list[str] | None:
-    """Return a path ``src -> ... -> dst`` in ``succ`` (``[src]`` if equal), else ``None``.
-
-    Depth-first with parent pointers (the path is rebuilt once at the end, never copied
-    per step), so each call is linear in the placeholder graph.
-    """
-    parent: dict[str, str | None] = {src: None}
-    stack = [src]
-    while stack:
-        node = stack.pop()
-        if node == dst:
-            out = [node]
-            while parent[out[-1]] is not None:
-                out.append(parent[out[-1]])  # type: ignore[arg-type]
-            return out[::-1]
-        for nxt in sorted(succ.get(node, ())):  # same visiting order as before
-            if nxt not in parent:
-                parent[nxt] = node
-                stack.append(nxt)
-    return None
-
-
 def _drop_ungroundable(
     kept: list[tuple[int, Constraint]], rejected: list[tuple[int, str]]
 ) -> list[tuple[int, Constraint]]:
     """Reject constraints with no constant end and no placeholder solvable from a constant."""
     solvable: set[str] = set()
+    linked: dict[str, list[str]] = {}
     for _, c in kept:
         if c.arity == 1:
             solvable.update(c.placeholders)
-    changed = True
-    while changed:
-        changed = False
-        for _, c in kept:
-            if c.arity == 2 and (c.head in solvable) != (c.tail in solvable):
-                solvable.update(c.placeholders)
-                changed = True
+        elif c.arity == 2:
+            linked.setdefault(c.head, []).append(c.tail)
+            linked.setdefault(c.tail, []).append(c.head)
+    stack = list(solvable)  # a placeholder linked to a solvable one is solvable
+    while stack:
+        for nxt in linked.get(stack.pop(), ()):
+            if nxt not in solvable:
+                solvable.add(nxt)
+                stack.append(nxt)
     out = []
     for i, c in kept:
         if c.arity == 2 and not (set(c.placeholders) & solvable):

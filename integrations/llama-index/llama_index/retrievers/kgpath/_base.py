@@ -131,8 +131,9 @@ def evidence_to_node(e: Evidence, llm_metadata_keys: Sequence[str] = ()) -> Node
     stays visible, as LlamaIndex does by default.
     """
     meta = e.metadata()
-    trace = [k for k in meta
-             if k.startswith(METADATA_PREFIX) or k in INTERNAL_METADATA_KEYS]
+    src = e.source_metadata  # a user's own doc_id / chunk_index (kgpath's: kgpath_<key>)
+    trace = [k for k in meta if k.startswith(METADATA_PREFIX)
+             or (k in INTERNAL_METADATA_KEYS and f"{METADATA_PREFIX}{k}" not in src)]
     shown = set(llm_metadata_keys)
     node = TextNode(
         id_=e.id, text=e.text, metadata=meta,

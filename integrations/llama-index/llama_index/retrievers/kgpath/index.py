@@ -41,6 +41,7 @@ from kgpath.errors import ConfigError, DocumentError
 from kgpath.graph.model import short
 from kgpath.index import GraphIndex
 from kgpath.ingest import IngestReport
+from kgpath.ingest.chunking import passage_document
 from kgpath.ingest.documents import coerce_documents, content_digest
 
 __all__ = ["KgpathIndex"]
@@ -161,7 +162,7 @@ class KgpathIndex:
         ledger = self._index.ledger
         if ledger is not None:
             return list(ledger.documents)
-        return list(dict.fromkeys(str(p.metadata.get("doc_id", pid))
+        return list(dict.fromkeys(passage_document(p.metadata, pid)
                                   for pid, p in self._index.graph.passages.items()))
 
     def insert(self, document: Any, **insert_kwargs: Any) -> IngestReport:
