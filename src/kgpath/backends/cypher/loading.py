@@ -74,10 +74,14 @@ def load_graph(
     nodes = node_rows(g, embeddings=g.vectors.matrix if use_emb else None,
                       show_progress=show_progress)
     edges = edge_rows(g)
+    passages = passage_rows(g)
+    drv.dialect.check_ids(s, (r["id"] for r in nodes), "node")  # before anything is written
+    if s.passage_label is not None:
+        drv.dialect.check_ids(s, (r["id"] for r in passages), "passage")
     drv.dialect.bulk_load(
         drv, s, nodes, edges, batch_size=batch_size, show_progress=show_progress
     )
-    n_passages = _load_passages(drv, s, passage_rows(g), batch_size, show_progress)
+    n_passages = _load_passages(drv, s, passages, batch_size, show_progress)
     logger.info(
         "loaded %d nodes, %d edges and %d passages into %s in %.2f s",
         len(nodes), len(edges), n_passages, drv.dialect.name, time.perf_counter() - t0,
@@ -156,6 +160,7 @@ def _load_passages(
     if not props or not rows:
         return 0
     items = ", ".join(f"{quote_identifier(p)}: row.{quote_identifier(k)}" for k, p in props)
+    items += drv.dialect.key_items(s, "row.`id`")
     query = f"UNWIND $rows AS row CREATE (:{quote_identifier(s.passage_label)} {{{items}}})"
     for start in progress(range(0, len(rows), batch_size), show_progress, "passages"):
         drv.run(query, {"rows": rows[start : start + batch_size]})

@@ -114,7 +114,7 @@ def fetch_nodes(
     out: dict[str, dict[str, Any]] = {}
     # UNWIND + equality uses the id index; ``IN $ids`` is a linear scan per row on Kùzu
     q = (
-        f"UNWIND $ids AS x MATCH (n:{schema.n}) WHERE {schema.prop('n', schema.id_property)} = x "
+        f"UNWIND $ids AS x MATCH (n:{schema.n}) WHERE {driver.dialect.id_match(schema, 'n', 'x')} "
         f"RETURN {schema.node_return('n', embedding=embedding)}"
     )
     ids = list(ids)
@@ -192,7 +192,7 @@ def expand_one_hop(
             else f"(m:{s.n})-[r:{s.rels}]->(n:{s.n})"
         )
         q = (
-            f"UNWIND $ids AS x MATCH {pattern} WHERE {s.prop('n', s.id_property)} = x "
+            f"UNWIND $ids AS x MATCH {pattern} WHERE {driver.dialect.id_match(s, 'n', 'x')} "
             f"RETURN {s.prop('n', s.id_property)} AS node, {s.prop('m', s.id_property)} AS nb, "
             f"{ord_expr} AS nb_ord, {s.edge_return('r', driver.dialect)}"
         )
@@ -286,7 +286,8 @@ def node_row(driver: CypherDriver, schema: CypherSchema, node_id: str) -> dict[s
     """The row of one node by id, or ``None``."""
     s = schema
     rows = driver.run(
-        f"MATCH (n:{s.n}) WHERE {s.prop('n', s.id_property)} = $id RETURN {s.node_return('n')}",
+        f"MATCH (n:{s.n}) WHERE {driver.dialect.id_match(s, 'n', '$id')} "
+        f"RETURN {s.node_return('n')}",
         {"id": node_id},
     )
     return rows[0] if rows else None
@@ -305,7 +306,7 @@ def rows_by_name(driver: CypherDriver, schema: CypherSchema, name: str) -> list[
         lower = driver.dialect.lower_function
         cond = f"{lower}(trim({s.prop('n', s.name_property)})) = $key"
     else:
-        cond = f"{s.prop('n', s.id_property)} = $name"
+        cond = driver.dialect.id_match(s, "n", "$name")
     return driver.run(
         f"MATCH (n:{s.n}) WHERE {cond} RETURN {s.node_return('n')}",
         {"key": norm_name(name), "name": name},
@@ -337,7 +338,8 @@ def fetch_passages(
         return []
     q = (
         f"UNWIND $ids AS x MATCH (p:{quote_identifier(s.passage_label)}) "
-        f"WHERE {s.prop('p', s.passage_id_property)} = x RETURN {s.passage_return('p')}"
+        f"WHERE {driver.dialect.id_match(s, 'p', 'x', passage=True)} "
+        f"RETURN {s.passage_return('p')}"
     )
     return driver.run(q, {"ids": list(ids)})
 
@@ -368,7 +370,7 @@ def adjacent_pairs(
     for pattern, fwd in ((f"(n:{s.n})-[:{s.rels}]->(m:{s.n})", True),
                          (f"(m:{s.n})-[:{s.rels}]->(n:{s.n})", False)):
         q = (
-            f"UNWIND $ids AS x MATCH {pattern} WHERE {s.prop('n', s.id_property)} = x "
+            f"UNWIND $ids AS x MATCH {pattern} WHERE {driver.dialect.id_match(s, 'n', 'x')} "
             f"RETURN DISTINCT {s.prop('n', s.id_property)} AS a, "
             f"{s.prop('m', s.id_property)} AS b"
         )
@@ -392,7 +394,7 @@ def order_and_degree(
     arrow = "->" if directed else "-"
     ord_expr = s.prop("n", s.order_property) if s.order_property else "NULL"
     q = (
-        f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {s.prop('n', s.id_property)} = x "
+        f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {driver.dialect.id_match(s, 'n', 'x')} "
         f"OPTIONAL MATCH (n)-[:{s.rels}]{arrow}(m:{s.n}) "
         f"RETURN {s.prop('n', s.id_property)} AS id, {ord_expr} AS ord, "
         f"count(DISTINCT m) AS deg"

@@ -53,11 +53,17 @@ class CypherSchema:
     metadata_property, provenance_property, edge_*_property
         JSON text (metadata as an object, provenance as a list); a plain string provenance
         value is read as one passage id.
+    key_property
+        A lookup key derived from the id, for engines whose index cannot hold every id
+        (FalkorDB: keys over 4,096 bytes, keys ending in whitespace). Written and indexed by
+        :func:`load_graph` on such engines, ignored by the others; set it to ``None`` to
+        read a FalkorDB graph kgpath did not write (lookups then compare the id itself).
     """
 
     node_label: str = "KgNode"
     rel_types: tuple[str, ...] = ("KG_EDGE",)
     id_property: str = "id"
+    key_property: str | None = "id_key"
     name_property: str | None = "name"
     name_key_property: str | None = "name_key"
     text_property: str | None = "text"
@@ -120,6 +126,7 @@ class CypherSchema:
             edge_metadata_property=None,
             edge_order_property=None,
             passage_label=None,
+            key_property=None,
         )
 
     # -- query fragments (all identifiers validated in __post_init__)
