@@ -184,7 +184,7 @@ def check_timeout(timeout: object) -> None:
     if timeout is None:
         return
     ok = (isinstance(timeout, numbers.Real) and not isinstance(timeout, bool)
-          and math.isfinite(timeout) and timeout > 0)
+          and math.isfinite(timeout) and float(timeout) > 0)
     if not ok:
         hint = " (None waits forever)" if timeout == math.inf else ""
         raise ConfigError(
