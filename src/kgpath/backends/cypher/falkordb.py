@@ -121,13 +121,16 @@ class FalkorDBDialect(CypherDialect):
             )
 
     def create_schema(self, driver: Runner, schema: CypherSchema) -> None:
-        """Range indexes on the node key (or id), the name key and the passage key (idempotent)."""
+        """Range indexes on node key (or id), name and entity keys, passage key and order."""
         key = schema.key_property
         wanted = [(schema.node_label, key or schema.id_property)]
-        if schema.name_key_property is not None:
-            wanted.append((schema.node_label, schema.name_key_property))
+        for prop in (schema.name_key_property, schema.entity_key_property):
+            if prop is not None:
+                wanted.append((schema.node_label, prop))
         if schema.passage_label is not None:
             wanted.append((schema.passage_label, key or schema.passage_id_property))
+            if schema.passage_order_property is not None:
+                wanted.append((schema.passage_label, schema.passage_order_property))
         for label, prop in wanted:
             try:
                 driver.run(

@@ -23,8 +23,9 @@ from kgpath.backends.cypher.schema import CypherSchema, passage_props
 from kgpath.errors import ConfigError, EmptyGraphError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
+from kgpath.ingest.extraction import entity_key
 
-__all__ = ["load_graph", "node_rows", "edge_rows", "passage_rows"]
+__all__ = ["load_graph", "node_rows", "edge_rows", "passage_matrix", "passage_rows"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,7 @@ def load_graph(
         g = graph
     if len(g) == 0:
         raise EmptyGraphError("cannot load an empty graph into the database")
+    pvec = passage_matrix(graph) if embeddings and s.passage_embedding_property else None
     t0 = time.perf_counter()
     drv.dialect.create_schema(drv, s)
     _make_room(drv, s, replace)
@@ -74,7 +76,7 @@ def load_graph(
     nodes = node_rows(g, embeddings=g.vectors.matrix if use_emb else None,
                       show_progress=show_progress)
     edges = edge_rows(g)
-    passages = passage_rows(g)
+    passages = passage_rows(g, vectors=pvec)
     drv.dialect.check_ids(s, (r["id"] for r in nodes), "node")  # before anything is written
     if s.passage_label is not None:
         drv.dialect.check_ids(s, (r["id"] for r in passages), "passage")
@@ -119,6 +121,7 @@ def node_rows(
             "provenance": json.dumps(list(n.provenance)),
             "embedding": None if embeddings is None else embeddings[i].tolist(),
             "ord": i,
+            "entity_key": entity_key(n.name or n.id),
         }
         for i, n in enumerate(progress(g.nodes, show_progress, "prepare nodes"))
     ]
@@ -142,13 +145,36 @@ def edge_rows(g: KnowledgeGraph) -> list[dict[str, Any]]:
     ]
 
 
-def passage_rows(g: KnowledgeGraph) -> list[dict[str, Any]]:
-    """One row per passage (``id``, ``text``, ``metadata`` as JSON)."""
-    return [
-        {"id": p.id, "text": p.text,
-         "metadata": json.dumps(dict(p.metadata), sort_keys=True, default=str)}
-        for p in g.passages.values()
-    ]
+def passage_rows(
+    g: KnowledgeGraph, *, vectors: dict[str, np.ndarray] | None = None
+) -> list[dict[str, Any]]:
+    """One row per passage: ``id``, ``text``, ``metadata`` (JSON), ``ord`` (its position),
+    ``entities`` (JSON list of the ids of the nodes citing it, in node order) and
+    ``embedding`` (from ``vectors``, else ``None``)."""
+    citing: dict[str, list[str]] = {}
+    for n in g.nodes:
+        for pid in dict.fromkeys(n.provenance):
+            citing.setdefault(pid, []).append(n.id)
+    rows = []
+    for i, p in enumerate(g.passages.values()):
+        vec = None if vectors is None else vectors.get(p.id)
+        rows.append({
+            "id": p.id, "text": p.text,
+            "metadata": json.dumps(dict(p.metadata), sort_keys=True, default=str),
+            "ord": i, "entities": json.dumps(citing.get(p.id, [])),
+            "embedding": None if vec is None else vec.tolist(),
+        })
+    return rows
+
+
+def passage_matrix(graph: KnowledgeGraph | GraphIndex) -> dict[str, np.ndarray] | None:
+    """The index's shared passage vectors by passage id (``None`` for a bare graph)."""
+    if not isinstance(graph, GraphIndex) or not graph.graph.passages:
+        return None
+    pv = graph.passage_vectors()
+    if pv is None:
+        return None
+    return {pid: pv.matrix[i] for i, pid in enumerate(pv.ids)}
 
 
 def _load_passages(

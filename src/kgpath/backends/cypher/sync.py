@@ -43,7 +43,13 @@ from typing import Any
 
 from kgpath.backends.cypher.drivers import CypherDriver, as_cypher_driver
 from kgpath.backends.cypher.identifiers import quote_identifier
-from kgpath.backends.cypher.loading import edge_rows, load_graph, node_rows, passage_rows
+from kgpath.backends.cypher.loading import (
+    edge_rows,
+    load_graph,
+    node_rows,
+    passage_matrix,
+    passage_rows,
+)
 from kgpath.backends.cypher.schema import CypherSchema, edge_props, node_props, passage_props
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
@@ -161,7 +167,7 @@ class CypherSync:
             schema = load_graph(self.driver, graph, schema=self.schema,
                                 embeddings=self.embeddings, replace=replace,
                                 batch_size=self.batch_size)
-            self._written = self._rows(_graph_of(graph)).digests()
+            self._written = self._rows(graph).digests()
             return schema
 
     def attach(self, graph: KnowledgeGraph | GraphIndex) -> None:
@@ -170,7 +176,7 @@ class CypherSync:
         Nothing is written; the next :meth:`push` sends what differs from ``graph``.
         """
         with self._lock:
-            self._written = self._rows(_graph_of(graph)).digests()
+            self._written = self._rows(graph).digests()
 
     def push(self, graph: KnowledgeGraph | GraphIndex) -> SyncReport:
         """Write the differences between the graph now and what was last written.
@@ -185,7 +191,7 @@ class CypherSync:
             if self._written is None:
                 raise ConfigError("CypherSync.push before load() or attach(): the database's "
                                   "contents are unknown")
-            now = self._rows(_graph_of(graph))
+            now = self._rows(graph)
             report = SyncReport()
             self._write(now, report)
             self._written = now.digests()
@@ -194,7 +200,8 @@ class CypherSync:
         return report
 
     # -- rows and digests
-    def _rows(self, g: KnowledgeGraph) -> _Snapshot:
+    def _rows(self, source: KnowledgeGraph | GraphIndex) -> _Snapshot:
+        g = _graph_of(source)
         use_emb = (self.embeddings and self.schema.embedding_property is not None
                    and len(g) > 0 and not g.vectors.missing())
         mat = g.vectors.matrix if use_emb else None
@@ -211,7 +218,9 @@ class CypherSync:
             edges[key] = (row, _digest(row))
         passages = {}
         if self.schema.passage_label is not None:
-            passages = {r["id"]: (r, _digest(r)) for r in passage_rows(g)}
+            pvec = (passage_matrix(source) if self.embeddings
+                    and self.schema.passage_embedding_property else None)
+            passages = {r["id"]: (r, _digest(r)) for r in passage_rows(g, vectors=pvec)}
         return _Snapshot(nodes, edges, passages, mat)
 
     def _write(self, now: _Snapshot, report: SyncReport) -> None:
