@@ -148,9 +148,11 @@ def edge_rows(g: KnowledgeGraph) -> list[dict[str, Any]]:
 def passage_rows(
     g: KnowledgeGraph, *, vectors: dict[str, np.ndarray] | None = None
 ) -> list[dict[str, Any]]:
-    """One row per passage: ``id``, ``text``, ``metadata`` (JSON), ``ord`` (its position),
-    ``entities`` (JSON list of the ids of the nodes citing it, in node order) and
-    ``embedding`` (from ``vectors``, else ``None``)."""
+    """One row per passage, keyed as :func:`~kgpath.backends.cypher.schema.passage_props` says.
+
+    ``metadata`` is JSON, ``ord`` the passage's position, ``entities`` the JSON list of the
+    ids of the nodes citing it (node order), ``embedding`` its vector in ``vectors``.
+    """
     citing: dict[str, list[str]] = {}
     for n in g.nodes:
         for pid in dict.fromkeys(n.provenance):
