@@ -45,6 +45,8 @@ __all__ = [
     "reachable_hops",
     "fetch_nodes",
     "fetch_passages",
+    "passage_page",
+    "rows_by_entity_key",
     "node_row",
     "rows_by_name",
     "node_page",
@@ -330,18 +332,52 @@ def node_page(
 
 
 def fetch_passages(
-    driver: CypherDriver, schema: CypherSchema, ids: Sequence[str]
+    driver: CypherDriver, schema: CypherSchema, ids: Sequence[str], *, full: bool = False,
+    batch_size: int = 10_000,
 ) -> list[dict[str, Any]]:
-    """Rows (``id``, ``text``, ``metadata``) of the passages with these ids that exist."""
+    """Rows (``id``, ``text``, ``metadata``) of the passages with these ids that exist.
+
+    ``full`` adds ``ord``, ``entities`` and ``embedding``
+    (:meth:`CypherSchema.passage_full_return`).
+    """
     s = schema
     if s.passage_label is None or not ids:
         return []
+    ret = s.passage_full_return("p") if full else s.passage_return("p")
     q = (
         f"UNWIND $ids AS x MATCH (p:{quote_identifier(s.passage_label)}) "
-        f"WHERE {driver.dialect.id_match(s, 'p', 'x', passage=True)} "
-        f"RETURN {s.passage_return('p')}"
+        f"WHERE {driver.dialect.id_match(s, 'p', 'x', passage=True)} RETURN {ret}"
     )
-    return driver.run(q, {"ids": list(ids)})
+    return _batched(driver, q, list(dict.fromkeys(ids)), batch_size)
+
+
+def passage_page(
+    driver: CypherDriver, schema: CypherSchema, after: Any, limit: int
+) -> list[dict[str, Any]]:
+    """One keyset page of full passage rows in passage order (``page_key`` > ``after``)."""
+    s = schema
+    label = quote_identifier(s.passage_label)
+    key = s.prop("p", s.passage_order_property or s.passage_id_property)
+    ret = (f"RETURN {s.passage_full_return('p')}, {key} AS page_key "
+           f"ORDER BY {key} LIMIT $limit")
+    if after is None:
+        return driver.run(f"MATCH (p:{label}) {ret}", {"limit": limit})
+    return driver.run(f"MATCH (p:{label}) WHERE {key} > $after {ret}",
+                      {"after": after, "limit": limit})
+
+
+def rows_by_entity_key(
+    driver: CypherDriver, schema: CypherSchema, keys: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Node rows (no embedding) whose ``entity_key_property`` is one of ``keys``."""
+    s = schema
+    if s.entity_key_property is None:
+        raise ConfigError("looking nodes up by entity key needs schema.entity_key_property")
+    if not keys:
+        return []
+    q = (f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {s.prop('n', s.entity_key_property)} = x "
+         f"RETURN {s.node_return('n', embedding=False)}")
+    return _batched(driver, q, list(dict.fromkeys(keys)), 10_000)
 
 
 def _batched(
