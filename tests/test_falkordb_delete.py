@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from kgpath import GraphIndex, HashingEmbedder, PathConstrainedRetriever
 from kgpath.backends.cypher import CypherSchema, FalkorDBDriver, load_graph
+from kgpath.backends.cypher.loading import decode_vector
 from kgpath.backends.cypher.sync import CypherSync, DatabaseIndex
 from kgpath.errors import ConfigError, DocumentError
 from kgpath.ingest import ChunkingConfig
@@ -86,8 +87,8 @@ def contents(drv: FalkorDBDriver, schema: CypherSchema) -> dict[str, Any]:
     """Every node, edge and passage with every property, embeddings rounded (float32 sums)."""
     def clean(props: dict[str, Any]) -> str:
         p = dict(props)
-        if "embedding" in p:
-            p["embedding"] = [round(x, 5) for x in p["embedding"]]
+        if "embedding" in p:  # node vectors: lists; passage vectors: base64 float32
+            p["embedding"] = [round(float(x), 5) for x in decode_vector(p["embedding"])]
         return json.dumps(p, sort_keys=True)
 
     nodes = drv.run(f"MATCH (n:{schema.n}) RETURN properties(n) AS p")

@@ -17,8 +17,8 @@ This package imports no method; a method's database code lives in its own packag
 from kgpath.backends.base import (
     BackendNames,
     BFSTree,
-    GraphBackend,
     EntityRecord,
+    GraphBackend,
     InProcessGraph,
     KeyTree,
     NeighbourhoodPushDown,

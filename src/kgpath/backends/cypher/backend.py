@@ -52,6 +52,7 @@ from kgpath.backends.base import (
 )
 from kgpath.backends.cypher.drivers import CypherDriver, as_cypher_driver
 from kgpath.backends.cypher.identifiers import quote_identifier
+from kgpath.backends.cypher.loading import decode_vector
 from kgpath.backends.cypher.queries import (
     Step,
     adjacent_pairs,
@@ -443,12 +444,12 @@ class CypherBackend(
         """Passage records by id (order, citing node ids, stored vector)."""
         out = {}
         for r in fetch_passages(self._run, self.schema, list(ids), full=True):
-            emb = r.get("embedding")
+            emb = decode_vector(r.get("embedding"))
             out[str(r["id"])] = PassageRecord(
                 passage_from_row(r),
                 (1, 0, str(r["id"])) if r.get("ord") is None else (0, int(r["ord"]), ""),
                 tuple(_json_list(r.get("entities"))),
-                None if emb is None else np.asarray(emb, dtype=np.float32))
+                emb)
         return out
 
     def passages_held(self, ids: Sequence[str]) -> set[str]:
@@ -482,8 +483,8 @@ def _json_list(value: Any) -> list[str]:
 
 
 def _passage_matrix(rows: Sequence[Mapping[str, Any]], dim: int) -> np.ndarray:
-    vecs = [r.get("embedding") for r in rows]
-    missing = [r["id"] for r, v in zip(rows, vecs) if v is None or len(v) != dim]
+    vecs = [decode_vector(r.get("embedding")) for r in rows]
+    missing = [r["id"] for r, v in zip(rows, vecs) if v is None or v.shape != (dim,)]
     if missing:
         raise ConfigError(
             f"passages without a stored vector of dimension {dim}: {missing[:5]!r}; load "

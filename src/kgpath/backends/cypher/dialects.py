@@ -182,7 +182,7 @@ class KuzuDialect(CypherDialect):
             )
         pprops = passage_props(s)
         if pprops:
-            ptypes = {s.passage_order_property: "INT64", s.passage_embedding_property: "FLOAT[]"}
+            ptypes = {s.passage_order_property: "INT64"}
             pcols = [f"{quote_identifier(p)} {ptypes.get(p, 'STRING')}" for _k, p in pprops]
             pcols.append(f"PRIMARY KEY({quote_identifier(s.passage_id_property)})")
             driver.run(

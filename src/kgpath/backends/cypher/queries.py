@@ -354,12 +354,17 @@ def fetch_passages(
 def passage_page(
     driver: CypherDriver, schema: CypherSchema, after: Any, limit: int
 ) -> list[dict[str, Any]]:
-    """One keyset page of full passage rows in passage order (``page_key`` > ``after``)."""
+    """One keyset page of passage ``id`` and ``embedding`` rows in passage order.
+
+    Rows whose ``page_key`` is above ``after`` (``None``: the first page).
+    """
     s = schema
     label = quote_identifier(s.passage_label)
     key = s.prop("p", s.passage_order_property or s.passage_id_property)
-    ret = (f"RETURN {s.passage_full_return('p')}, {key} AS page_key "
-           f"ORDER BY {key} LIMIT $limit")
+    emb = (s.prop("p", s.passage_embedding_property) if s.passage_embedding_property
+           else "NULL")
+    ret = (f"RETURN {s.prop('p', s.passage_id_property)} AS id, {emb} AS embedding, "
+           f"{key} AS page_key ORDER BY {key} LIMIT $limit")
     if after is None:
         return driver.run(f"MATCH (p:{label}) {ret}", {"limit": limit})
     return driver.run(f"MATCH (p:{label}) WHERE {key} > $after {ret}",
