@@ -22,7 +22,7 @@ from kgpath.backends.cypher.drivers import CypherDriver, as_cypher_driver
 from kgpath.backends.cypher.identifiers import norm_name, quote_identifier
 from kgpath.backends.cypher.schema import CypherSchema, passage_props
 from kgpath.errors import ConfigError, EmptyGraphError
-from kgpath.graph import KnowledgeGraph
+from kgpath.graph import Edge, KnowledgeGraph, Node, Passage
 from kgpath.index.graph_index import GraphIndex
 from kgpath.ingest.extraction import entity_key
 
@@ -34,6 +34,10 @@ __all__ = [
     "node_rows",
     "passage_matrix",
     "passage_rows",
+    "node_content",
+    "edge_content",
+    "passage_content",
+    "citing_nodes",
 ]
 
 logger = logging.getLogger(__name__)
@@ -115,43 +119,63 @@ def _make_room(drv: CypherDriver, s: CypherSchema, replace: bool) -> None:
         drv.run(f"MATCH (p:{quote_identifier(s.passage_label)}) DETACH DELETE p", {})
 
 
+def node_content(n: Node) -> dict[str, Any]:
+    """A node's row without its position and embedding (a function of the node alone)."""
+    return {
+        "id": n.id,
+        "name": n.name,
+        "name_key": norm_name(n.name),
+        "text": n.text,
+        "type": n.type,
+        "metadata": json.dumps(dict(n.metadata), sort_keys=True, default=str),
+        "provenance": json.dumps(list(n.provenance)),
+        "entity_key": entity_key(n.name or n.id),
+    }
+
+
 def node_rows(
     g: KnowledgeGraph, *, embeddings: np.ndarray | None = None, show_progress: bool = False
 ) -> list[dict[str, Any]]:
     """One row per node, keyed as :func:`~kgpath.backends.cypher.schema.node_props` says."""
     return [
-        {
-            "id": n.id,
-            "name": n.name,
-            "name_key": norm_name(n.name),
-            "text": n.text,
-            "type": n.type,
-            "metadata": json.dumps(dict(n.metadata), sort_keys=True, default=str),
-            "provenance": json.dumps(list(n.provenance)),
-            "embedding": None if embeddings is None else embeddings[i].tolist(),
-            "ord": i,
-            "entity_key": entity_key(n.name or n.id),
-        }
+        {**node_content(n), "ord": i,
+         "embedding": None if embeddings is None else embeddings[i].tolist()}
         for i, n in enumerate(progress(g.nodes, show_progress, "prepare nodes"))
     ]
 
 
+def edge_content(e: Edge) -> dict[str, Any]:
+    """An edge's row without its position."""
+    return {
+        "source": e.source,
+        "target": e.target,
+        "relation": e.relation,
+        "etext": e.text,
+        "etype": e.type,
+        "weight": float(e.weight),
+        "eprov": json.dumps(list(e.provenance)),
+        "emeta": json.dumps(dict(e.metadata), sort_keys=True, default=str),
+    }
+
+
 def edge_rows(g: KnowledgeGraph) -> list[dict[str, Any]]:
     """One row per edge, keyed as :func:`~kgpath.backends.cypher.schema.edge_props` says."""
-    return [
-        {
-            "source": e.source,
-            "target": e.target,
-            "relation": e.relation,
-            "etext": e.text,
-            "etype": e.type,
-            "weight": float(e.weight),
-            "eprov": json.dumps(list(e.provenance)),
-            "emeta": json.dumps(dict(e.metadata), sort_keys=True, default=str),
-            "rank": j,
-        }
-        for j, e in enumerate(g.edges)
-    ]
+    return [{**edge_content(e), "rank": j} for j, e in enumerate(g.edges)]
+
+
+def passage_content(p: Passage) -> dict[str, Any]:
+    """A passage's row without its position, citing nodes and vector."""
+    return {"id": p.id, "text": p.text,
+            "metadata": json.dumps(dict(p.metadata), sort_keys=True, default=str)}
+
+
+def citing_nodes(g: KnowledgeGraph) -> dict[str, list[str]]:
+    """``passage id -> ids of the nodes citing it``, in node order."""
+    citing: dict[str, list[str]] = {}
+    for n in g.nodes:
+        for pid in dict.fromkeys(n.provenance):
+            citing.setdefault(pid, []).append(n.id)
+    return citing
 
 
 def passage_rows(
@@ -163,19 +187,13 @@ def passage_rows(
     ids of the nodes citing it (node order), ``embedding`` its vector in ``vectors``
     (:func:`encode_vector`).
     """
-    citing: dict[str, list[str]] = {}
-    for n in g.nodes:
-        for pid in dict.fromkeys(n.provenance):
-            citing.setdefault(pid, []).append(n.id)
+    citing = citing_nodes(g)
     rows = []
     for i, p in enumerate(g.passages.values()):
         vec = None if vectors is None else vectors.get(p.id)
-        rows.append({
-            "id": p.id, "text": p.text,
-            "metadata": json.dumps(dict(p.metadata), sort_keys=True, default=str),
-            "ord": i, "entities": json.dumps(citing.get(p.id, [])),
-            "embedding": None if vec is None else encode_vector(vec),
-        })
+        rows.append({**passage_content(p), "ord": i,
+                     "entities": json.dumps(citing.get(p.id, [])),
+                     "embedding": None if vec is None else encode_vector(vec)})
     return rows
 
 

@@ -41,14 +41,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
+import numpy as np
+
 from kgpath.backends.cypher.drivers import CypherDriver, as_cypher_driver
 from kgpath.backends.cypher.identifiers import quote_identifier
 from kgpath.backends.cypher.loading import (
-    edge_rows,
+    citing_nodes,
+    edge_content,
+    encode_vector,
     load_graph,
-    node_rows,
+    node_content,
+    passage_content,
     passage_matrix,
-    passage_rows,
 )
 from kgpath.backends.cypher.schema import CypherSchema, edge_props, node_props, passage_props
 from kgpath.errors import ConfigError
@@ -88,21 +92,27 @@ class SyncReport:
 class _Snapshot:
     """Rows of a graph by key, with their digests (rows without embeddings)."""
 
-    nodes: dict[str, tuple[dict[str, Any], str]]
-    edges: dict[EdgeKey, tuple[dict[str, Any], str]]
-    passages: dict[str, tuple[dict[str, Any], str]]
+    nodes: dict[str, tuple[dict[str, Any], Any]]
+    edges: dict[EdgeKey, tuple[dict[str, Any], Any]]
+    passages: dict[str, tuple[dict[str, Any], Any]]
     vectors: Any
+    passage_vectors: dict[str, Any] | None
+    cache: dict[int, tuple[Any, dict[str, Any], bytes]]
 
-    def digests(self) -> tuple[dict[str, str], dict[EdgeKey, str], dict[str, str]]:
+    def digests(self) -> tuple[dict[str, Any], dict[EdgeKey, Any], dict[str, Any]]:
         return ({k: d for k, (_, d) in self.nodes.items()},
                 {k: d for k, (_, d) in self.edges.items()},
                 {k: d for k, (_, d) in self.passages.items()})
 
 
-def _digest(row: dict[str, Any], extra: bytes = b"") -> str:
-    h = hashlib.blake2b(json.dumps(row, sort_keys=True, default=str).encode(), digest_size=16)
-    h.update(extra)
-    return h.hexdigest()
+def _digest(row: dict[str, Any]) -> bytes:
+    return hashlib.blake2b(json.dumps(row, sort_keys=True, default=str).encode(),
+                           digest_size=16).digest()
+
+
+def _placed(content: bytes, *parts: Any) -> tuple[Any, ...]:
+    """What identifies a row's value: its content digest, position and vector bytes."""
+    return (content, *parts)
 
 
 def _graph_of(graph: KnowledgeGraph | GraphIndex) -> KnowledgeGraph:
@@ -158,7 +168,8 @@ class CypherSync:
             raise ConfigError(f"batch_size must be an int >= 1, got {batch_size!r}")
         self.embeddings = embeddings
         self.batch_size = batch_size
-        self._written: tuple[dict[str, str], dict[EdgeKey, str], dict[str, str]] | None = None
+        self._written: tuple[dict[str, Any], dict[EdgeKey, Any], dict[str, Any]] | None = None
+        self._cache: dict[int, tuple[Any, dict[str, Any], bytes]] = {}
         self._lock = threading.Lock()
 
     def load(self, graph: KnowledgeGraph | GraphIndex, *, replace: bool = False) -> CypherSchema:
@@ -167,7 +178,7 @@ class CypherSync:
             schema = load_graph(self.driver, graph, schema=self.schema,
                                 embeddings=self.embeddings, replace=replace,
                                 batch_size=self.batch_size)
-            self._written = self._rows(graph).digests()
+            self._remember(self._rows(graph))
             return schema
 
     def attach(self, graph: KnowledgeGraph | GraphIndex) -> None:
@@ -176,7 +187,7 @@ class CypherSync:
         Nothing is written; the next :meth:`push` sends what differs from ``graph``.
         """
         with self._lock:
-            self._written = self._rows(graph).digests()
+            self._remember(self._rows(graph))
 
     def push(self, graph: KnowledgeGraph | GraphIndex) -> SyncReport:
         """Write the differences between the graph now and what was last written.
@@ -194,34 +205,64 @@ class CypherSync:
             now = self._rows(graph)
             report = SyncReport()
             self._write(now, report)
-            self._written = now.digests()
+            self._remember(now)
         if report.changed:
             logger.info("pushed to %s: %s", self.driver.dialect.name, report)
         return report
 
+    def _remember(self, now: _Snapshot) -> None:
+        """What the database now holds (after a complete load or push)."""
+        self._written = now.digests()
+        self._cache = now.cache
+
     # -- rows and digests
     def _rows(self, source: KnowledgeGraph | GraphIndex) -> _Snapshot:
+        """Every row of the graph with its digest; content digests are cached per object.
+
+        Nodes, edges and passages are immutable, and an update re-creates only those it
+        changes, so a push re-digests only those (plus positions and vectors).
+        """
         g = _graph_of(source)
         use_emb = (self.embeddings and self.schema.embedding_property is not None
                    and len(g) > 0 and not g.vectors.missing())
         mat = g.vectors.matrix if use_emb else None
-        nodes: dict[str, tuple[dict[str, Any], str]] = {}
-        for i, row in enumerate(node_rows(g)):
-            extra = b"" if mat is None else mat[i].astype("float32").tobytes()
-            nodes[row["id"]] = (row, _digest(row, extra))
-        edges: dict[EdgeKey, tuple[dict[str, Any], str]] = {}
-        for row in edge_rows(g):
-            key = (row["source"], row["target"], row["relation"])
+        old, cache = self._cache, {}
+
+        def content(obj: Any, make: Any) -> tuple[dict[str, Any], bytes]:
+            hit = old.get(id(obj))
+            if hit is None or hit[0] is not obj:
+                row = make(obj)
+                hit = (obj, row, _digest(row))
+            cache[id(obj)] = hit
+            return hit[1], hit[2]
+
+        nodes: dict[str, tuple[dict[str, Any], Any]] = {}
+        for i, n in enumerate(g.nodes):
+            row, d = content(n, node_content)
+            vec = b"" if mat is None else mat[i].astype("<f4").tobytes()
+            nodes[n.id] = ({**row, "ord": i, "embedding": None}, _placed(d, i, vec))
+        edges: dict[EdgeKey, tuple[dict[str, Any], Any]] = {}
+        for j, e in enumerate(g.edges):
+            key = (e.source, e.target, e.relation)
             if key in edges:
                 raise ConfigError(f"the graph holds two edges {key!r}; CypherSync identifies an "
                                   "edge by source, target and relation")
-            edges[key] = (row, _digest(row))
-        passages = {}
+            row, d = content(e, edge_content)
+            edges[key] = ({**row, "rank": j}, _placed(d, j))
+        passages: dict[str, tuple[dict[str, Any], Any]] = {}
+        pvec = None
         if self.schema.passage_label is not None:
             pvec = (passage_matrix(source) if self.embeddings
                     and self.schema.passage_embedding_property else None)
-            passages = {r["id"]: (r, _digest(r)) for r in passage_rows(g, vectors=pvec)}
-        return _Snapshot(nodes, edges, passages, mat)
+            citing = citing_nodes(g)
+            for i, p in enumerate(g.passages.values()):
+                row, d = content(p, passage_content)
+                ents = json.dumps(citing.get(p.id, []))
+                v = None if pvec is None else pvec.get(p.id)
+                vec = b"" if v is None else np.asarray(v, "<f4").tobytes()
+                passages[p.id] = ({**row, "ord": i, "entities": ents, "embedding": None},
+                                  _placed(d, i, ents, vec))
+        return _Snapshot(nodes, edges, passages, mat, pvec, cache)
 
     def _write(self, now: _Snapshot, report: SyncReport) -> None:
         assert self._written is not None
@@ -247,7 +288,7 @@ class CypherSync:
         w.create_missing_edges([now.edges[k][0] for k in new_e])
         w.set_edges([now.edges[k][0] for k in set_e])
         w.create_missing(new_p, passage=True)
-        w.set_passages([now.passages[k][0] for k in set_p])
+        w.set_passages([self._passage_row(now, k) for k in set_p])
         report.nodes_created, report.nodes_deleted = len(new_n), len(gone_n)
         report.nodes_updated = len(set_n) - len(new_n)
         report.edges_created, report.edges_deleted = len(new_e), len(gone_e)
@@ -260,8 +301,13 @@ class CypherSync:
         row = now.nodes[node_id][0]
         if now.vectors is None:
             return row
-        pos = row["ord"]
-        return {**row, "embedding": now.vectors[pos].tolist()}
+        return {**row, "embedding": now.vectors[row["ord"]].tolist()}
+
+    @staticmethod
+    def _passage_row(now: _Snapshot, passage_id: str) -> dict[str, Any]:
+        row = now.passages[passage_id][0]
+        vec = None if now.passage_vectors is None else now.passage_vectors.get(passage_id)
+        return row if vec is None else {**row, "embedding": encode_vector(vec)}
 
 
 class _Writer:
