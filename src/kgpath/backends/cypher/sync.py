@@ -356,14 +356,23 @@ class _Writer:
                   f"WITH row, n WHERE n IS NULL "
                   f"CREATE (:{label} {{{idp}: row{self.d.key_items(s, 'row')}}})", ids)
 
-    def _set(self, var: str, pairs: list[tuple[str, str]]) -> str:
-        return ", ".join(f"{var}.{quote_identifier(p)} = row.{quote_identifier(k)}"
-                         for k, p in pairs)
+    def _set(self, var: str, pairs: list[tuple[str, str]], nulls: tuple[str, ...] = ()) -> str:
+        return ", ".join(
+            f"{var}.{quote_identifier(p)} = "
+            + ("NULL" if k in nulls else f"row.{quote_identifier(k)}") for k, p in pairs)
 
     def set_nodes(self, rows: list[dict[str, Any]]) -> None:
+        """``SET`` whole node rows; rows without an embedding write a literal ``NULL``.
+
+        (A typed engine infers a parameter list of nulls as strings, which a ``FLOAT[]``
+        column refuses.)
+        """
         cond = self.d.id_match(self.s, "n", "row.`id`")
-        self._run(f"UNWIND $rows AS row MATCH (n:{self.s.n}) WHERE {cond} "
-                  f"SET {self._set('n', node_props(self.s)[1:])}", rows)
+        props = node_props(self.s)[1:]
+        for nulls in ((), ("embedding",)):
+            part = [r for r in rows if (r.get("embedding") is None) == bool(nulls)]
+            self._run(f"UNWIND $rows AS row MATCH (n:{self.s.n}) WHERE {cond} "
+                      f"SET {self._set('n', props, nulls)}", part)
 
     def create_missing_edges(self, rows: list[dict[str, Any]]) -> None:
         rel_p = quote_identifier(self.s.relation_property)
