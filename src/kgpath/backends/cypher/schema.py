@@ -141,6 +141,33 @@ class CypherSchema:
             entity_key_property=None,
         )
 
+    def for_tenant(self, tenant: str) -> CypherSchema:
+        """Labels of ``tenant``'s own: ``KgNode_<tenant>``, ``KgPassage_<tenant>``.
+
+        Every query kgpath sends matches nodes and passages by label, so tenants sharing
+        one database (one FalkorDB graph) never see, traverse or score each other's nodes,
+        edges or passages: the separation is in the query text, not in a filter a caller
+        could forget. An entity two tenants mention is a node in each (as
+        ``GraphIndex.for_namespace``). Load and update each tenant with its schema
+        (``DatabaseIndex(index, driver, schema=CypherSchema().for_tenant("acme"))``).
+
+        Raises
+        ------
+        ConfigError
+            For a tenant name that is not ``[A-Za-z0-9_]+``.
+
+        Examples
+        --------
+        >>> CypherSchema().for_tenant("acme").node_label
+        'KgNode_acme'
+        """
+        if not isinstance(tenant, str) or not tenant or not all(
+                c.isascii() and (c.isalnum() or c == "_") for c in tenant):
+            raise ConfigError(f"a tenant name must match [A-Za-z0-9_]+, got {tenant!r}")
+        passage = None if self.passage_label is None else f"{self.passage_label}_{tenant}"
+        return dataclasses.replace(self, node_label=f"{self.node_label}_{tenant}",
+                                   passage_label=passage)
+
     # -- query fragments (all identifiers validated in __post_init__)
     @property
     def n(self) -> str:
