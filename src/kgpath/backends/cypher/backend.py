@@ -350,9 +350,9 @@ class CypherBackend(
         out: list[np.ndarray | None] = []
         todo: list[int] = []
         for i, r in enumerate(rows):
-            v = r.get("embedding")
+            v = decode_vector(r.get("embedding"))
             if v is not None and len(v):
-                out.append(np.asarray(v, dtype=np.float32))
+                out.append(v)
             elif r["id"] in self._emb_cache:
                 out.append(self._emb_cache[r["id"]])
             else:

@@ -163,10 +163,7 @@ class KuzuDialect(CypherDialect):
         s = schema
         cols = [f"{quote_identifier(s.id_property)} STRING"]
         for _k, p in node_props(s)[1:]:
-            typ = {
-                s.order_property: "INT64",
-                s.embedding_property: "FLOAT[]",
-            }.get(p, "STRING")
+            typ = "INT64" if p == s.order_property else "STRING"  # vectors: base64 text
             cols.append(f"{quote_identifier(p)} {typ}")
         cols.append(f"PRIMARY KEY({quote_identifier(s.id_property)})")
         driver.run(f"CREATE NODE TABLE IF NOT EXISTS {s.n}({', '.join(cols)})", {})

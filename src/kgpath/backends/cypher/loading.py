@@ -139,7 +139,7 @@ def node_rows(
     """One row per node, keyed as :func:`~kgpath.backends.cypher.schema.node_props` says."""
     return [
         {**node_content(n), "ord": i,
-         "embedding": None if embeddings is None else embeddings[i].tolist()}
+         "embedding": None if embeddings is None else encode_vector(embeddings[i])}
         for i, n in enumerate(progress(g.nodes, show_progress, "prepare nodes"))
     ]
 

@@ -301,7 +301,7 @@ class CypherSync:
         row = now.nodes[node_id][0]
         if now.vectors is None:
             return row
-        return {**row, "embedding": now.vectors[row["ord"]].tolist()}
+        return {**row, "embedding": encode_vector(now.vectors[row["ord"]])}
 
     @staticmethod
     def _passage_row(now: _Snapshot, passage_id: str) -> dict[str, Any]:
@@ -364,8 +364,8 @@ class _Writer:
     def set_nodes(self, rows: list[dict[str, Any]]) -> None:
         """``SET`` whole node rows; rows without an embedding write a literal ``NULL``.
 
-        (A typed engine infers a parameter list of nulls as strings, which a ``FLOAT[]``
-        column refuses.)
+        (A typed engine infers the type of a parameter column of nulls; a literal is safe
+        whatever the column's type.)
         """
         cond = self.d.id_match(self.s, "n", "row.`id`")
         props = node_props(self.s)[1:]
