@@ -95,3 +95,18 @@ def test_embedded_sync_of_a_bare_graph(tmp_path):
     assert dump(drv) == dump(other)
     drv.close()
     other.close()
+
+
+def test_embedded_sync_without_passage_nodes(tmp_path):
+    """``passage_label=None``: nodes and edges are kept in sync, nothing is written for passages."""
+    from kgpath.backends.cypher import CypherSchema
+
+    drv = EmbeddedCypherDriver.open(tmp_path / "db")
+    g = KnowledgeGraph.from_triples([("a", "to", "b")], {"p": "a to b"}, provenance=[["p"]])
+    sync = CypherSync(drv, schema=CypherSchema(passage_label=None))
+    sync.load(g)
+    h = KnowledgeGraph.from_triples([("a", "to", "c")], {"q": "a to c"}, provenance=[["q"]])
+    report = sync.push(h)
+    assert (report.nodes_created, report.nodes_deleted, report.passages_created) == (1, 1, 0)
+    assert sorted(r["id"] for r in drv.run("MATCH (n:KgNode) RETURN n.id AS id")) == ["a", "c"]
+    drv.close()

@@ -342,12 +342,16 @@ class _Writer:
                   f"MATCH (a)-[r:{self.rel}]->(b) WHERE {self._same_relation()} DELETE r", rows)
 
     def delete(self, ids: list[str], *, passage: bool) -> None:
+        if not ids:
+            return
         cond = self.d.id_match(self.s, "n", "row", passage=passage)
         self._run(f"UNWIND $rows AS row MATCH (n:{self._label(passage)}) WHERE {cond} "
                   "DETACH DELETE n", ids)
 
     def create_missing(self, ids: list[str], *, passage: bool) -> None:
         """Create nodes (passages) with only their id and key, unless one exists."""
+        if not ids:
+            return
         s = self.s
         idp = quote_identifier(s.passage_id_property if passage else s.id_property)
         cond = self.d.id_match(s, "n", "row", passage=passage)
@@ -389,6 +393,8 @@ class _Writer:
                   f"SET {self._set('r', edge_props(self.s)[2:])}", rows)
 
     def set_passages(self, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
         cond = self.d.id_match(self.s, "n", "row.`id`", passage=True)
         self._run(f"UNWIND $rows AS row MATCH (n:{self._label(True)}) WHERE {cond} "
                   f"SET {self._set('n', passage_props(self.s)[1:])}", rows)
