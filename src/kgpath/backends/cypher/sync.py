@@ -3,9 +3,9 @@
 :class:`CypherSync` writes a graph once (:func:`~kgpath.backends.cypher.load_graph`) and
 remembers a digest of every node, edge and passage row it wrote: the rows
 :func:`~kgpath.backends.cypher.loading.node_rows`, ``edge_rows`` and ``passage_rows`` make,
-node order (``idx``) and edge order (``rank``) included. :meth:`CypherSync.push` makes
-the rows of the graph as it is now, compares their digests and sends parameterised
-``UNWIND`` batches for what differs, in this order:
+node, edge and passage order (``idx``, ``rank``), citing entities and vectors included.
+:meth:`CypherSync.push` makes the rows of the graph as it is now, compares their digests
+and sends parameterised ``UNWIND`` batches for what differs, in this order:
 
 1. edges that are gone (matched by source id, target id and relation: a graph holds one
    edge per such triple), then nodes (``DETACH DELETE``) and passages that are gone;
@@ -24,10 +24,14 @@ is what makes a database updated by documents equal one loaded from a rebuild
 ``add_documents``, ``upsert_documents`` and ``delete_documents`` (and async forms) update
 the index (provenance-counted, equal to a rebuild: :mod:`kgpath.index.documents`) and push
 the difference. Retrievers over the database (``CypherPCR``, ``pathrag_pool``) see the
-update on their next query. Cost: a push digests every row of the graph (linear in the
-graph, no database round trip) and sends only the changed rows; removing an early document
-shifts the order of every later node and edge, which are then rewritten (their ``idx`` /
-``rank``).
+update on their next query. If a push fails (a :class:`~kgpath.errors.BackendError`), the
+index keeps the update and :meth:`DatabaseIndex.push` sends it again. Cost: a push walks
+every row of the graph in the process (content digests are cached per node, edge and
+passage object, so only the objects an update re-created are serialised again; positions
+and vectors are compared for every row) and sends only the changed rows; removing an
+early document shifts the order of every later node and edge, which are then rewritten
+(their ``idx`` / ``rank``). ``benchmarks/bench_graphdb_updates.py`` measures it against a
+full reload.
 """
 
 from __future__ import annotations
