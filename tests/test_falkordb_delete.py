@@ -217,3 +217,39 @@ def test_delete_any_sequence_of_updates_equals_a_loaded_rebuild(graphs, start, o
     for op in ops:
         apply(model, db, op)
         assert_same_database(db, model, scratch, emb)
+
+
+def test_delete_through_a_server_restart_then_push_again(tmp_path):
+    """The server dies before an update reaches it: the update raises, the index keeps it,
+    and once the server is back (from its snapshot) ``push()`` makes the database equal a
+    loaded rebuild."""
+    from kgpath import BackendError
+    from kgpath.backends.cypher.falkordb_server import FalkorDBServer
+
+    emb = HashingEmbedder(16)
+    with FalkorDBServer(tmp_path / "srv") as server:
+        drv = FalkorDBDriver.connect(server.host, server.port, "restart", timeout=10,
+                                     retries=1, backoff=0.01)
+        scratch = FalkorDBDriver.connect(server.host, server.port, "scratch", timeout=10)
+        docs = [("a", SENTENCES[0]), ("b", SENTENCES[3]), ("c", SENTENCES[5])]
+        db = DatabaseIndex(build(docs, emb), drv)
+        server.save()
+        server.kill()
+        with pytest.raises(BackendError, match="unreachable"):
+            db.delete_documents(["a"])
+        assert "a" not in db.index.ledger.documents  # the index has the update
+        server.start()  # loads the snapshot: the database is as before the update
+        db.push()
+        assert_same_database(db, docs[1:], scratch, emb)
+        drv.close()
+        scratch.close()
+
+
+async def test_delete_async_updates_equal_sync_ones(graphs):
+    emb = HashingEmbedder(16)
+    drv, scratch = graphs(), graphs()
+    db = DatabaseIndex(build([("a", SENTENCES[0]), ("b", SENTENCES[3])], emb), drv)
+    await db.aupsert_documents([("a", SENTENCES[1])])
+    await db.aadd_documents([("c", SENTENCES[6])])
+    await db.adelete_documents(["b"])
+    assert_same_database(db, [("a", SENTENCES[1]), ("c", SENTENCES[6])], scratch, emb)
