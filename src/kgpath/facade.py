@@ -26,6 +26,13 @@ extractor found no entity) fails at construction with
 :meth:`EvidenceRetriever.from_options` is how both adapters build it: per-call options
 given at construction become per-call defaults, a config field ``k`` stays the method's,
 and a built core gets its config fields applied to a copy.
+
+``namespace=`` (at construction, or per call) confines retrieval to the documents of a
+``GraphIndex`` whose metadata ``namespace_key`` has that value: the method searches that
+namespace's own live index (:mod:`kgpath.index.tenants`), equal to one built from those
+documents alone and following every later update. A namespace no document has gives
+``[]`` (as a metadata filter matching nothing in LlamaIndex or LangChain); with a graph or
+an index without a document ledger it raises :class:`~kgpath.errors.ConfigError`.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import contextlib
 import copy
 import dataclasses
 import difflib
+import functools
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -44,6 +52,7 @@ from kgpath.embeddings import default_embedder
 from kgpath.errors import ConfigError, EmptyGraphError, NodeNotFoundError
 from kgpath.evidence import Evidence, check_output
 from kgpath.graph import KnowledgeGraph
+from kgpath.index.tenants import NamespacedRetriever, check_namespace, set_path
 from kgpath.methods import registry
 from kgpath.methods.registry import MethodSpec, RegisteredMethods
 
@@ -277,6 +286,15 @@ def _identity(x: Any) -> Any:
     return x
 
 
+def _build_view(spec: MethodSpec, llm: Any, init: Mapping[str, Any], view: Any,
+                config: Any) -> Any:
+    """The method's core over one namespace's index (``EmptyGraphError``: nothing there)."""
+    check_not_empty(view.graph, spec, built=False)
+    core = spec.build(view, embedder=None, llm=llm, config=config, **init)
+    check_not_empty(core.graph, spec)
+    return core
+
+
 class EvidenceRetriever:
     """A method's core retriever behind the evidence contract.
 
@@ -302,6 +320,10 @@ class EvidenceRetriever:
     hints
         Argument name -> hint, for names of another framework; ``""`` marks the adapter's
         own arguments, offered as "did you mean" (adapters set it).
+    namespace, namespace_key
+        Search only the documents whose metadata ``namespace_key`` is ``namespace`` (a
+        ``GraphIndex`` built by ``from_documents``; see the module docstring). Per call,
+        ``retrieve(query, namespace=...)`` works with any such index.
     **options
         The method's config fields and constructor extras; anything else raises.
 
@@ -325,14 +347,22 @@ class EvidenceRetriever:
 
     def __init__(self, method: str, graph: Any, *, embedder: Any = None, llm: Any = None,
                  k: int | None = DEFAULT_K, output: str = "passages", config: Any = None,
-                 hints: Mapping[str, str] | None = None, **options: Any) -> None:
+                 hints: Mapping[str, str] | None = None, namespace: str | None = None,
+                 namespace_key: str = "namespace", **options: Any) -> None:
         self.spec = method_spec(method)
+        self.namespace_key = namespace_key
+        self._index = graph if type(graph).__name__ == "GraphIndex" else None
+        self._recipe: tuple[Any, dict[str, Any]] | None = None  # (llm, init) when building
+        self._tenants: NamespacedRetriever | None = None  # per-call namespaces
+        self._core_attrs: dict[str, Any] = {}  # set_core_attr, replayed on new cores
         self.defaults: dict[str, Any] = {}
         self.hints: Mapping[str, str] = dict(hints or {})
         self.k = check_k(k)
         self.output = check_output(output)
         config = check_config(self.spec, config)
-        if isinstance(graph, (KnowledgeGraph,)) or type(graph).__name__ == "GraphIndex":
+        if namespace is not None:
+            self.core = self._namespaced(graph, embedder, llm, config, options, namespace)
+        elif isinstance(graph, (KnowledgeGraph,)) or type(graph).__name__ == "GraphIndex":
             check_not_empty(getattr(graph, "graph", graph), self.spec, built=False)
             self.core = self._build(graph, embedder, llm, config, options)
             check_not_empty(self.core.graph, self.spec)
@@ -389,6 +419,7 @@ class EvidenceRetriever:
                       check_anchor: bool, configure_built: bool,
                       hints: Mapping[str, str] | None) -> EvidenceRetriever:
         spec, opts, built = method_spec(method), dict(options or {}), is_built(graph)
+        tenant = {n: opts.pop(n) for n in ("namespace", "namespace_key") if n in opts}
         defaults = {n: opts.pop(n) for n in list(opts)
                     if n in spec.call_args and (built or n not in spec.init_args)}
         if embedder is not None and (built or type(graph).__name__ == "GraphIndex"):
@@ -400,15 +431,15 @@ class EvidenceRetriever:
                               "models are only used when building from a graph)")
         if built and configure_built:
             er = cls(method, with_config(graph, spec, k, opts), k=k, output=output,
-                     hints=hints)
+                     hints=hints, **tenant)
         elif built:
-            er = cls(method, graph, k=k, output=output, hints=hints, **opts)
+            er = cls(method, graph, k=k, output=output, hints=hints, **tenant, **opts)
         else:
             if "k" in opts and "k" not in spec.config_fields:  # not a config field here
                 check_names({"k"}, spec.config_fields | spec.init_args, spec.name, hints)
             cfg_k = {"k": opts.pop("k")} if "k" in opts else {}
             er = cls(method, graph, embedder=convert[0](embedder), llm=convert[1](llm), k=k,
-                     output=output, hints=hints, **opts)
+                     output=output, hints=hints, **tenant, **opts)
             if cfg_k:
                 er.core = with_config(er.core, spec, None, cfg_k)
         er.defaults = defaults
@@ -416,19 +447,80 @@ class EvidenceRetriever:
             spec.check_defaults(er.core, defaults, check_anchor)
         return er
 
-    def _build(self, graph: Any, embedder: Any, llm: Any, config: Any,
-               options: Mapping[str, Any]) -> Any:
+    def _settings(self, llm: Any, config: Any,
+                  options: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """The effective config and the constructor extras of ``options`` (checked)."""
         spec = self.spec
         fields = spec.config_fields
         check_names(options, fields | spec.init_args | {"config"}, spec.name, self.hints)
         cfg_opts = {n: v for n, v in options.items() if n in fields}
         if spec.k_field and _k_given(self.k) and spec.k_field not in cfg_opts:
             cfg_opts[spec.k_field] = self.k
-        config = _fields(spec, config, cfg_opts)
         init = {n: v for n, v in options.items() if n in spec.init_args}
+        self._recipe = (llm, init)
+        return _fields(spec, config, cfg_opts), init
+
+    def _build(self, graph: Any, embedder: Any, llm: Any, config: Any,
+               options: Mapping[str, Any]) -> Any:
+        config, init = self._settings(llm, config, options)
         if embedder is None and isinstance(graph, KnowledgeGraph):
             embedder = default_embedder()  # the bundled model, for every method alike
-        return spec.build(graph, embedder=embedder, llm=llm, config=config, **init)
+        return self.spec.build(graph, embedder=embedder, llm=llm, config=config, **init)
+
+    def _namespaced(self, graph: Any, embedder: Any, llm: Any, config: Any,
+                    options: Mapping[str, Any], namespace: str) -> NamespacedRetriever:
+        """The method over one namespace of a ``GraphIndex``, rebuilt as the index changes."""
+        check_namespace(namespace, graph)  # ConfigError for a graph or a built retriever
+        if embedder is not None:
+            raise ConfigError(f"pass embedder=None with namespace={namespace!r}: the "
+                              "GraphIndex brings its own embedder")
+        config, init = self._settings(llm, config, options)
+        return NamespacedRetriever(graph, functools.partial(_build_view, self.spec, llm, init),
+                                   namespace=namespace, key=self.namespace_key, config=config)
+
+    def _core(self, opts: dict[str, Any]) -> Any:
+        """The core one call runs on: a per-call ``namespace`` (popped) picks its view."""
+        namespace = opts.pop("namespace", None)
+        if namespace is None:
+            return self.core
+        if isinstance(self.core, NamespacedRetriever):
+            own = self.core.namespace
+            if own is not None and namespace != own:  # a tenant's retriever stays its own
+                raise ConfigError(f"this retriever is confined to namespace {own!r}, got "
+                                  f"namespace={namespace!r}; choose per call on a retriever "
+                                  "built without namespace=")
+            return self.core.pinned(namespace)
+        check_namespace(namespace, self._index if self._index is not None else self.graph)
+        if self._recipe is None or self._index is None:
+            raise ConfigError(f"namespace={namespace!r} needs a retriever built from a "
+                              "GraphIndex, not over a prebuilt core retriever")
+        tenants = self._tenants
+        if tenants is None or tenants.config is not self.core.config:
+            llm, init = self._recipe
+            tenants = self._tenants = NamespacedRetriever(
+                self._index, functools.partial(_build_view, self.spec, llm, init),
+                key=self.namespace_key, config=self.core.config)
+            for path, value in self._core_attrs.items():
+                tenants.set_attr(path, value)
+        return tenants.pinned(namespace)
+
+    def set_core_attr(self, path: str, value: Any) -> None:
+        """Set the dotted attribute ``path`` (e.g. a prompt) of every core, now and later.
+
+        The core and every namespace's core, rebuilt or not (the LlamaIndex adapter's
+        prompt updates go through here).
+        """
+        self._core_attrs[path] = value
+        for core in (self.core, self._tenants):
+            if isinstance(core, NamespacedRetriever):
+                core.set_attr(path, value)
+            elif core is not None:
+                set_path(core, path, value)
+
+    @property
+    def namespace(self) -> str | None:
+        """The namespace retrieval is confined to (``None``: the whole graph)."""
+        return self.core.namespace if isinstance(self.core, NamespacedRetriever) else None
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -442,7 +534,7 @@ class EvidenceRetriever:
         bad ``k`` or ``output``.
         """
         spec = self.spec
-        accepted = spec.config_fields | spec.call_args | {"k", "output"}
+        accepted = spec.config_fields | spec.call_args | {"k", "output", "namespace"}
         check_names(kwargs, accepted, f"{spec.name} call", self.hints)
         opts = merge_call_defaults(self.defaults, kwargs, spec.call_groups)
         k = check_k(opts.pop("k", None)) or self.k
@@ -453,45 +545,50 @@ class EvidenceRetriever:
         return k, output, opts
 
     @contextlib.contextmanager
-    def _anchor_hints(self) -> Iterator[None]:
-        """A per-call anchor the graph lacks: the error names the closest node names."""
+    def _anchor_hints(self, core: Any) -> Iterator[None]:
+        """A per-call anchor ``core``'s graph lacks: the error names its closest node names."""
         try:
             yield
         except NodeNotFoundError as exc:
-            raise _with_anchor_hint(exc, self.core.graph) from exc
+            raise _with_anchor_hint(exc, core.graph) from exc
 
     def result(self, query: str, **kwargs: Any) -> Any:
         """The method's full native result (per-call options as in :meth:`retrieve`)."""
         _, _, opts = self.call_args(kwargs)
-        with self._anchor_hints():
-            return self.core.retrieve(query, **opts)
+        core = self._core(opts)
+        with self._anchor_hints(core):
+            return core.retrieve(query, **opts)
 
     async def aresult(self, query: str, **kwargs: Any) -> Any:
         """Async :meth:`result`."""
         _, _, opts = self.call_args(kwargs)
-        with self._anchor_hints():
-            return await self.core.aretrieve(query, **opts)
+        core = self._core(opts)
+        with self._anchor_hints(core):
+            return await core.aretrieve(query, **opts)
 
     def retrieve(self, query: str, **kwargs: Any) -> list[Evidence]:
         """Ranked evidence for ``query``.
 
-        ``kwargs``: ``k``, ``output``, the method's per-call arguments (e.g. PCR
-        ``anchor``) and config fields for this call only.
+        ``kwargs``: ``k``, ``output``, ``namespace``, the method's per-call arguments (e.g.
+        PCR ``anchor``) and config fields for this call only.
         """
         k, output, opts = self.call_args(kwargs)
-        with self._anchor_hints():
-            return list(self.core.retrieve(query, **opts).evidence(output, k))
+        core = self._core(opts)
+        with self._anchor_hints(core):
+            return list(core.retrieve(query, **opts).evidence(output, k))
 
     async def aretrieve(self, query: str, **kwargs: Any) -> list[Evidence]:
         """Async :meth:`retrieve` (the core's native async path)."""
         k, output, opts = self.call_args(kwargs)
-        with self._anchor_hints():
-            result = await self.core.aretrieve(query, **opts)
+        core = self._core(opts)
+        with self._anchor_hints(core):
+            result = await core.aretrieve(query, **opts)
         return list(result.evidence(output, k))
 
     def retrieve_by_vector(self, query: str, vector: Any, **kwargs: Any) -> list[Evidence]:
         """:meth:`retrieve` with a precomputed query embedding (cores that support it)."""
         k, output, opts = self.call_args(kwargs)
-        with self._anchor_hints():
-            res = self.core.retrieve_by_vector(vector, query=query, **opts)
+        core = self._core(opts)
+        with self._anchor_hints(core):
+            res = core.retrieve_by_vector(vector, query=query, **opts)
         return list(res.evidence(output, k))

@@ -49,7 +49,7 @@ _LANGCHAIN_CALL_KWARGS = frozenset({"verbose"})
 #: (``""``: this adapter's own arguments, offered as "did you mean").
 FRAMEWORK_HINTS = {
     **dict.fromkeys(("embedding", "llm", "k", "output", "graph", "options", "tags",
-                     "metadata"), ""),
+                     "metadata", "namespace"), ""),
     "similarity_top_k": "that is LlamaIndex's name; LangChain's is 'k'",
     "top_k": "LangChain's name is 'k'",
     "embed_model": "that is LlamaIndex's name; LangChain's is 'embedding'",
@@ -116,6 +116,13 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
     output
         ``"passages"`` (source passages with their text) or ``"native"`` (the method's own
         unit: nodes, paths, evidence, sentences); see :mod:`kgpath.evidence`.
+    namespace
+        With a :class:`~kgpath.GraphIndex` built by ``from_documents`` (e.g.
+        ``KgpathGraphStore.as_retriever("pcr", namespace="acme")``): search only the
+        documents whose metadata ``namespace`` (or ``namespace_key=``) is this, live (later
+        updates are seen; :mod:`kgpath.index.tenants`). Without it, ``invoke(query,
+        namespace=...)`` chooses per call; a namespace no document has gives ``[]``.
+        Pickled, a namespaced retriever is a copy of that namespace's documents only.
     **options
         ``config=`` (the method's config object or a preset, e.g.
         ``PathRAGConfig.for_passages()``), the method's config fields (overriding the
@@ -145,6 +152,8 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
     llm: Any = None
     k: int | None = DEFAULT_K
     output: str = "passages"
+    namespace: str | None = None
+    """Search only this namespace of a ``GraphIndex`` (see the class docstring)."""
     options: dict[str, Any] = Field(default_factory=dict)
     """The method options given at construction (config fields, per-call defaults)."""
 
@@ -157,10 +166,11 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
                    **{n: data.pop(n) for n in list(data) if n not in fields}}
         # per-call options given at construction become call defaults; a built core takes
         # no config options; defaults are checked against the graph now (PCR's anchor)
+        tenant = {} if data.get("namespace") is None else {"namespace": data["namespace"]}
         retriever = EvidenceRetriever.from_options(
             self.method, data.get("graph"), embedder=data.get("embedding"),
             llm=data.get("llm"), k=data.get("k", DEFAULT_K),
-            output=data.get("output", "passages"), options=options,
+            output=data.get("output", "passages"), options={**options, **tenant},
             names=("embedding", "llm"), convert=(as_kgpath_embedder, as_kgpath_llm),
             check_anchor=True, configure_built=False, hints=FRAMEWORK_HINTS)
         super().__init__(**{**data, "options": options})

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from kgpath.embeddings import Embedder, as_embedder, default_embedder, normalize_rows
-from kgpath.errors import ConfigError, DocumentError, GraphError
+from kgpath.errors import DocumentError, GraphError
 from kgpath.graph import KnowledgeGraph, Node, Passage
 from kgpath.graph.edit import remove_passages, replace_contents
 from kgpath.index.graph_vectors import (
@@ -59,6 +59,7 @@ from kgpath.index.graph_vectors import (
     passage_mean_vectors,
 )
 from kgpath.index.passage_vectors import passage_cache
+from kgpath.index.tenants import namespace_index, namespaces
 from kgpath.ingest import ChunkingConfig, Extractor, IngestReport, ingest_documents
 from kgpath.ingest.assemble import (
     aextract_pending,
@@ -276,32 +277,19 @@ class DocumentLifecycle:
         an entity two namespaces mention is a node in each, with only that namespace's
         provenance, so a retriever over it never returns, traverses through or scores
         another namespace's nodes, edges or passages. A snapshot: updates of this index
-        do not reach it (ask again).
+        do not reach it; a retriever given ``namespace=`` (``EvidenceRetriever``, both
+        adapters) follows them (:mod:`kgpath.index.tenants`).
 
         Raises
         ------
         ConfigError
             For an index without a ledger (not built by :meth:`from_documents`).
         """
-        if self.ledger is None:
-            raise ConfigError(f"for_namespace({namespace!r}) needs an index built by "
-                              f"from_documents (this one has no document ledger)")
-        full = self.ledger
-        sub = DocumentLedger(full.chunking, full.extractor)
-        sub.documents = {d: e for d, e in full.documents.items()
-                         if e.document.metadata.get(key) == namespace}
-        pids = [p.id for p in sub.passages()]
-        sub.records = {pid: full.records[pid] for pid in pids if pid in full.records}
-        sub.failed = full.failed & set(pids)
-        graph = assemble_graph(sub, self._doc_extractor(None, None))
-        if graph.passages:
-            pv = cast("GraphIndex", self).passage_vectors()
-            assert pv is not None
-            row = {pid: i for i, pid in enumerate(pv.ids)}
-            embed_graph(graph, self.embedder, node_vectors=self.node_vectors,
-                        passage_vectors=pv.matrix[[row[pid] for pid in graph.passages]])
-        report = IngestReport(documents=len(sub.documents))
-        return _made(type(self), graph, self.embedder, sub, self.node_vectors, report)
+        return namespace_index(cast("GraphIndex", self), namespace, key)
+
+    def namespaces(self, *, key: str = "namespace") -> list[str]:
+        """The namespaces of the documents (metadata ``key``), in first-document order."""
+        return namespaces(cast("GraphIndex", self), key)
 
     # ------------------------------------------------------------------ internals
     def _doc_extractor(self, extractor: Extractor | None, llm: Any) -> Extractor:

@@ -38,6 +38,9 @@ def build(graph: Any, *, embedder: Any = None, llm: Any = None, config: Any = No
 
     if isinstance(graph, KnowledgeGraph) and not any(n.type == "chunk" for n in graph.nodes):
         graph = chunk_graph_of(graph, embedder)
+    elif hasattr(graph, "embedder") and not any(n.type == "chunk" for n in graph.graph.nodes):
+        embedder = graph.embedder  # a GraphIndex of documents: the chunk graph of its passages
+        graph = chunk_graph_of(graph.graph, embedder)
     return TraversalRetriever(graph, embedder=embedder, llm=llm, config=config, **init)
 
 

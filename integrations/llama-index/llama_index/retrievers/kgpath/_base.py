@@ -64,7 +64,7 @@ __all__ = [
 #: (``""``: this adapter's own arguments, offered as "did you mean").
 FRAMEWORK_HINTS = {
     **dict.fromkeys(("embed_model", "llm", "similarity_top_k", "output", "llm_metadata_keys",
-                     "callback_manager", "verbose"), ""),
+                     "callback_manager", "verbose", "namespace"), ""),
     "embedding": "that is LangChain's name; LlamaIndex's is 'embed_model'",
     "embeddings": "LlamaIndex's name is 'embed_model'",
     "embedder": "that is the kgpath core's name; LlamaIndex's is 'embed_model'",
@@ -206,6 +206,13 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
         method's own unit: PCR nodes, PathRAG paths, ...); see :mod:`kgpath.evidence`.
     llm_metadata_keys
         ``kgpath_`` metadata keys the answer LLM may see (default none).
+    namespace
+        With a :class:`kgpath.GraphIndex` built by ``from_documents`` (e.g.
+        ``KgpathIndex.as_retriever("pcr", namespace="acme")``): search only the documents
+        whose metadata ``namespace`` (or ``namespace_key=``) is this, live (later updates
+        are seen; :mod:`kgpath.index.tenants`). Without it, ``retrieve_with(query,
+        namespace=...)`` chooses per call; a namespace no document has gives ``[]``.
+        Pickled, a namespaced retriever is a copy of that namespace's documents only.
     callback_manager, verbose
         As for any LlamaIndex retriever.
     **options
@@ -234,12 +241,13 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
 
     def __init__(self, graph: Any, *, embed_model: Any = None, llm: Any = None,
                  similarity_top_k: int | None = DEFAULT_K, output: str = "passages",
-                 llm_metadata_keys: Sequence[str] = (),
+                 llm_metadata_keys: Sequence[str] = (), namespace: str | None = None,
                  callback_manager: CallbackManager | None = None, verbose: bool = False,
                  **options: Any) -> None:
+        tenant = {} if namespace is None else {"namespace": namespace}
         self._er = build_evidence_retriever(self.method, graph, embed_model=embed_model,
                                             llm=llm, k=similarity_top_k, output=output,
-                                            options=options)
+                                            options={**options, **tenant})
         self._llm_metadata_keys = tuple(llm_metadata_keys)
         self._recipe = recipe(self._er, graph, {"embed_model": embed_model, "llm": llm},
                               options, {"similarity_top_k": similarity_top_k,
@@ -293,6 +301,11 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
     def graph(self) -> Any:
         """The kgpath graph being searched."""
         return self._er.graph
+
+    @property
+    def namespace(self) -> str | None:
+        """The namespace this retriever is confined to (``None``: the whole graph)."""
+        return self._er.namespace
 
     @property
     def similarity_top_k(self) -> int | None:
@@ -368,4 +381,4 @@ class KgpathRetriever(FromTextsMixin, BaseRetriever):
                 raise ConfigError(f"{name} must be a PromptTemplate, got {type(tmpl).__name__}")
             path, names = self.prompt_attrs[name]
             text = tmpl if isinstance(tmpl, str) else tmpl.get_template()
-            setattr(*attr_owner(self._er.core, path), to_core_template(text, names, name))
+            self._er.set_core_attr(path, to_core_template(text, names, name))
