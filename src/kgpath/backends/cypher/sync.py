@@ -288,11 +288,18 @@ class CypherSync:
         w.delete(gone_n, passage=False)
         w.delete(gone_p, passage=True)
         w.create_missing(new_n, passage=False)
-        w.set_nodes([self._node_row(now, k) for k in set_n])
+        moved_n, set_n2 = _moved(set_n, old_n, now.nodes)
+        w.set_order([{"id": k, "ord": now.nodes[k][0]["ord"]} for k in moved_n], passage=False)
+        w.set_nodes([self._node_row(now, k) for k in set_n2])
         w.create_missing_edges([now.edges[k][0] for k in new_e])
-        w.set_edges([now.edges[k][0] for k in set_e])
+        moved_e, set_e2 = _moved(set_e, old_e, now.edges)
+        w.set_ranks([now.edges[k][0] for k in moved_e])
+        w.set_edges([now.edges[k][0] for k in set_e2])
         w.create_missing(new_p, passage=True)
-        w.set_passages([self._passage_row(now, k) for k in set_p])
+        moved_p, set_p2 = _moved(set_p, old_p, now.passages)
+        w.set_order([{"id": k, "ord": now.passages[k][0]["ord"]} for k in moved_p],
+                    passage=True)
+        w.set_passages([self._passage_row(now, k) for k in set_p2])
         report.nodes_created, report.nodes_deleted = len(new_n), len(gone_n)
         report.nodes_updated = len(set_n) - len(new_n)
         report.edges_created, report.edges_deleted = len(new_e), len(gone_e)
@@ -312,6 +319,23 @@ class CypherSync:
         row = now.passages[passage_id][0]
         vec = None if now.passage_vectors is None else now.passage_vectors.get(passage_id)
         return row if vec is None else {**row, "embedding": encode_vector(vec)}
+
+
+def _moved(keys: list[Any], old: dict[Any, Any],
+           now: dict[Any, Any]) -> tuple[list[Any], list[Any]]:
+    """Split changed rows into those that only moved and the rest (new or changed).
+
+    A row that only moved (same content, citing entities and vector, another position)
+    gets its order property rewritten, not the whole row.
+    """
+    moved, rest = [], []
+    for k in keys:
+        was, new = old.get(k), now[k][1]
+        if was is not None and was[0] == new[0] and was[2:] == new[2:]:
+            moved.append(k)
+        else:
+            rest.append(k)
+    return moved, rest
 
 
 class _Writer:
@@ -395,6 +419,29 @@ class _Writer:
         self._run(f"UNWIND $rows AS row {self._ends()}"
                   f"MATCH (a)-[r:{self.rel}]->(b) WHERE {self._same_relation()} "
                   f"SET {self._set('r', edge_props(self.s)[2:])}", rows)
+
+    def set_order(self, rows: list[dict[str, Any]], *, passage: bool) -> None:
+        """``SET`` only the order property of rows that moved (``id``, ``ord``)."""
+        if not rows:
+            return
+        s = self.s
+        prop = s.passage_order_property if passage else s.order_property
+        if prop is None:  # passages without an order property: nothing to move
+            return
+        cond = self.d.id_match(s, "n", "row.`id`", passage=passage)
+        self._run(f"UNWIND $rows AS row MATCH (n:{self._label(passage)}) WHERE {cond} "
+                  f"SET n.{quote_identifier(prop)} = row.`ord`", rows)
+
+    def set_ranks(self, rows: list[dict[str, Any]]) -> None:
+        """``SET`` only the order property of edges that moved."""
+        if not rows:
+            return
+        rank = quote_identifier(self.s.edge_order_property)
+        self._run(f"UNWIND $rows AS row {self._ends()}"
+                  f"MATCH (a)-[r:{self.rel}]->(b) WHERE {self._same_relation()} "
+                  f"SET r.{rank} = row.`rank`",
+                  [{"source": r["source"], "target": r["target"], "relation": r["relation"],
+                    "rank": r["rank"]} for r in rows])
 
     def set_passages(self, rows: list[dict[str, Any]]) -> None:
         if not rows:
