@@ -364,10 +364,21 @@ class _Writer:
     def _same_relation(self) -> str:
         return f"{self.s.prop('r', self.s.relation_property)} = row.relation"
 
+    def _edge(self) -> str:
+        """``MATCH`` of an edge row's relationship ``r``.
+
+        The source by id (indexed), then its edges filtered by target id and relation
+        (on FalkorDB with 60 edges per node, half the time of also looking the target up
+        by its key).
+        """
+        n, d, s = self.s.n, self.d, self.s
+        return (f"MATCH (a:{n}) WHERE {d.id_match(s, 'a', 'row.source')} "
+                f"MATCH (a)-[r:{self.rel}]->(b:{n}) "
+                f"WHERE {s.prop('b', s.id_property)} = row.target AND {self._same_relation()} ")
+
     def delete_edges(self, keys: list[EdgeKey]) -> None:
         rows = [{"source": a, "target": b, "relation": r} for a, b, r in keys]
-        self._run(f"UNWIND $rows AS row {self._ends()}"
-                  f"MATCH (a)-[r:{self.rel}]->(b) WHERE {self._same_relation()} DELETE r", rows)
+        self._run(f"UNWIND $rows AS row {self._edge()}DELETE r", rows)
 
     def delete(self, ids: list[str], *, passage: bool) -> None:
         if not ids:
@@ -416,8 +427,7 @@ class _Writer:
                    for r in rows])
 
     def set_edges(self, rows: list[dict[str, Any]]) -> None:
-        self._run(f"UNWIND $rows AS row {self._ends()}"
-                  f"MATCH (a)-[r:{self.rel}]->(b) WHERE {self._same_relation()} "
+        self._run(f"UNWIND $rows AS row {self._edge()}"
                   f"SET {self._set('r', edge_props(self.s)[2:])}", rows)
 
     def set_order(self, rows: list[dict[str, Any]], *, passage: bool) -> None:
@@ -437,9 +447,7 @@ class _Writer:
         if not rows:
             return
         rank = quote_identifier(self.s.edge_order_property)
-        self._run(f"UNWIND $rows AS row {self._ends()}"
-                  f"MATCH (a)-[r:{self.rel}]->(b) WHERE {self._same_relation()} "
-                  f"SET r.{rank} = row.`rank`",
+        self._run(f"UNWIND $rows AS row {self._edge()}SET r.{rank} = row.`rank`",
                   [{"source": r["source"], "target": r["target"], "relation": r["relation"],
                     "rank": r["rank"]} for r in rows])
 
