@@ -150,7 +150,10 @@ def test_dialect_queries_are_parameterised_and_validated():
     d = FalkorDBDialect()
     q = d.shortest_hops_query(CypherSchema(), "out", 1)
     assert q == ("UNWIND $sources AS x MATCH (a:`KgNode`)-[:`KG_EDGE`]->(b:`KgNode`) "
-                 "WHERE a.`id` = x RETURN DISTINCT b.`id` AS id, 1 AS hops")
+                 "WHERE a.`id_key` = '<' + left(x, 1000) + '>' AND a.`id` = x "
+                 "RETURN DISTINCT b.`id` AS id, 1 AS hops")
+    plain = d.shortest_hops_query(CypherSchema(key_property=None), "out", 1)
+    assert "WHERE a.`id` = x RETURN" in plain
     assert "*1..3" in d.shortest_hops_query(CypherSchema(), "in", 3)
     with pytest.raises(ConfigError, match="depth bound"):
         d.shortest_hops_query(CypherSchema(), "out", 0)

@@ -96,14 +96,81 @@ def test_hostile_names_cannot_inject_cypher(falkordb_driver):
 
 def test_ids_the_index_cannot_find_are_refused(falkordb_driver):
     from kgpath import ConfigError
+    from kgpath.backends.cypher import CypherSchema
 
-    for bad in ("ends in newline\n", "ends in space ", "has \x01 inside"):
+    g = KnowledgeGraph()
+    g.add_node("has \x01 inside", name="n")
+    with pytest.raises(ConfigError, match=r"range index cannot look up node ids .*has \\x01"):
+        load_graph(falkordb_driver, g)
+    # without a key property the id itself is indexed: long ids and trailing blanks refused
+    plain = CypherSchema(key_property=None)
+    for bad in ("ends in newline\n", "ends in space ", "x" * 4097):
         g = KnowledgeGraph()
         g.add_node(bad, name="n")
-        with pytest.raises(ConfigError, match="range index cannot look up"):
-            load_graph(falkordb_driver, g)
+        with pytest.raises(ConfigError, match="range index cannot look up node ids") as ei:
+            load_graph(falkordb_driver, g, schema=plain)
+        assert repr(bad[:60])[1:-1] in str(ei.value)  # the message names the id
+    assert falkordb_driver.run("MATCH (n) RETURN count(n) AS c")[0]["c"] == 0  # nothing written
+    g = KnowledgeGraph()
+    g.add_node("a", name="n")
+    g.add_passage("p \x01", "text")
+    with pytest.raises(ConfigError, match="passage ids"):
+        load_graph(falkordb_driver, g)
     with pytest.raises(ConfigError, match="NUL"):
         falkordb_driver.run("RETURN $x AS x", {"x": ["ok", {"k": "a\x00b"}]})
+
+
+@pytest.mark.parametrize("n_bytes", [4096, 4097, 9000, 40_000])
+def test_long_and_blank_ended_ids_are_found_as_in_memory(falkordb_driver, n_bytes):
+    """Ids over the range index's 4,096-byte key limit, or ending in whitespace, are found.
+
+    Hand truth: the chain long -> b -> c -> blank; PCR from each end reaches the others with
+    the in-memory hits and paths, and passages with such ids resolve.
+    """
+    long_id = ("é" * (n_bytes // 2))[: n_bytes // 2] + "x" * (n_bytes % 2)  # n_bytes bytes
+    assert len(long_id.encode()) == n_bytes
+    twin = long_id[:-1] + "y"  # same first 1000 characters: same lookup key
+    blank = " padded id \n"
+    long_pid = "p" * 5000
+    g = KnowledgeGraph()
+    g.add_passage(long_pid, "the long passage")
+    g.add_passage(" p2 ", "the blank passage")
+    g.add_node(long_id, name="start", text="the start", provenance=[long_pid])
+    g.add_node(twin, name="twin", text="a twin of the start")
+    g.add_node("b", name="b", text="middle node")
+    g.add_node(blank, name="end", text="the end", provenance=[" p2 "])
+    g.add_edge(long_id, "b", relation="to")
+    g.add_edge(twin, "b", relation="to")
+    g.add_edge("b", blank, relation="to")
+    emb = HashingEmbedder(dim=16)
+    idx = GraphIndex(g, emb)
+    schema = load_graph(falkordb_driver, idx)
+    db = CypherPCR(falkordb_driver, embedder=emb, schema=schema)
+    mem = PathConstrainedRetriever(idx)
+    for kw in (dict(anchor=long_id), dict(anchor=twin), dict(anchor=blank, direction="in"),
+               dict(anchor="b", direction="both"), dict(anchor_name="start")):
+        a, b = mem.retrieve("the end", **kw), db.retrieve("the end", **kw)
+        assert [(h.id, h.hops, h.path) for h in b.hits] == [(h.id, h.hops, h.path)
+                                                             for h in a.hits]
+        # the database ranks passages by hit order (README), memory by similarity: same set
+        assert sorted(e.text for e in b.evidence("passages")) == sorted(
+            e.text for e in a.evidence("passages"))
+    assert {h.id for h in db.retrieve("the end", anchor=long_id).hits} == {long_id, "b", blank}
+    assert db.backend.node_by_id(twin).id == twin and db.backend.node_by_id(long_id).id == long_id
+    assert [p.text for p in db.backend.passages([long_pid, " p2 "])] == [
+        "the long passage", "the blank passage"]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1.0, 0, "5", True])
+def test_bad_timeouts_are_config_errors_naming_the_value(bad):
+    from kgpath import ConfigError
+
+    with pytest.raises(ConfigError, match=rf"timeout must be None or a finite .*{bad!r}"):
+        FalkorDBDriver(object(), timeout=bad)
+    with pytest.raises(ConfigError, match=rf"got {bad!r}"):  # before any connection is tried
+        FalkorDBDriver.connect("127.0.0.1", 1, timeout=bad)
+    with pytest.raises(ConfigError, match="backoff"):
+        FalkorDBDriver.connect("127.0.0.1", 1, backoff=float("nan"))
 
 
 def test_hundred_concurrent_queries_equal_sequential(own_server):

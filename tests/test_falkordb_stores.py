@@ -104,5 +104,6 @@ def test_langchain_falkordb_graph(falkordb_server):
     assert isinstance(drv, FalkorDBDriver)
     schema = CypherSchema(node_label="Thing", rel_types=("LINKS",), name_property=None,
                           name_key_property=None, order_property=None, passage_label=None,
-                          text_property=None, embedding_property=None)
+                          text_property=None, embedding_property=None,
+                          key_property=None)  # a graph kgpath did not write: no lookup key
     assert reachable_hops(drv, schema, "a") == {"a": 0, "b": 1, "c": 2}

@@ -3,12 +3,13 @@
 A small required structure interface with defaults (:mod:`kgpath.backends.base`), plus
 optional capabilities a method asks for with ``backend.capability(...)``:
 :class:`VectorSearch`, :class:`PassageSearch`, :class:`InProcessGraph`,
-:class:`NeighbourhoodPushDown`. Two backends ship:
+:class:`NeighbourhoodPushDown`, :class:`PassageEntityStore`. Two backends ship:
 
 * :class:`InMemoryBackend` - CSR arrays of a :class:`~kgpath.graph.KnowledgeGraph` (every
   capability);
 * :class:`CypherBackend` - a Cypher database (Kùzu/Ladybug embedded, Neo4j, FalkorDB), see
-  :mod:`kgpath.backends.cypher` (vector search, neighbourhood push-down).
+  :mod:`kgpath.backends.cypher` (vector search, neighbourhood push-down, passages with
+  their entities).
 
 This package imports no method; a method's database code lives in its own package.
 """
@@ -16,10 +17,13 @@ This package imports no method; a method's database code lives in its own packag
 from kgpath.backends.base import (
     BackendNames,
     BFSTree,
+    EntityRecord,
     GraphBackend,
     InProcessGraph,
     KeyTree,
     NeighbourhoodPushDown,
+    PassageEntityStore,
+    PassageRecord,
     PassageSearch,
     VectorSearch,
     parent_chain,
@@ -59,6 +63,7 @@ __all__ = [
     "CypherSchema",
     "CypherTree",
     "EmbeddedCypherDriver",
+    "EntityRecord",
     "GraphBackend",
     "InMemoryBackend",
     "InProcessGraph",
@@ -68,6 +73,8 @@ __all__ = [
     "Neo4jDriver",
     "NeighbourhoodPushDown",
     "NodeRow",
+    "PassageEntityStore",
+    "PassageRecord",
     "PassageSearch",
     "Step",
     "VectorSearch",

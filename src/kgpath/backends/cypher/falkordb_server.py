@@ -4,7 +4,9 @@
 :class:`FalkorDBServer` starts it on a free localhost port in a directory of its own, waits
 until it answers ``PING``, and stops it. It can also kill (``SIGKILL``), pause
 (``SIGSTOP``, a server that stops answering) and resume it, and restart it on the same port,
-which the fault tests use. Everything is bounded: start-up waits at most ``start_timeout``
+which the fault tests use. ``replica_of=primary`` starts a replica (``--replicaof``) and
+:meth:`wait_for_replica` waits until it has applied the primary's writes (``INFO
+replication`` offsets). Everything is bounded: start-up waits at most ``start_timeout``
 seconds, stopping at most 5 s before a kill.
 """
 
@@ -48,12 +50,14 @@ class FalkorDBServer:
     """
 
     def __init__(self, workdir: str | os.PathLike[str] | None = None, *, port: int | None = None,
-                 start_timeout: float = 15.0, threads: int = 2) -> None:
+                 start_timeout: float = 15.0, threads: int = 2,
+                 replica_of: FalkorDBServer | None = None) -> None:
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="kgpath-falkordb-"))
         self.port = port or free_port()
         self.host = "127.0.0.1"
         self.start_timeout = start_timeout
         self.threads = threads
+        self.replica_of = replica_of
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -66,9 +70,11 @@ class FalkorDBServer:
         server, module = _binaries()
         self.workdir.mkdir(parents=True, exist_ok=True)
         log = open(self.workdir / "server.log", "ab")  # noqa: SIM115 - owned by the process
+        follow = ([] if self.replica_of is None else
+                  ["--replicaof", self.replica_of.host, str(self.replica_of.port)])
         self.proc = subprocess.Popen(
             [server, "--port", str(self.port), "--bind", self.host, "--dir", str(self.workdir),
-             "--save", "", "--appendonly", "no", "--protected-mode", "yes",
+             "--save", "", "--appendonly", "no", "--protected-mode", "yes", *follow,
              "--loadmodule", module, "THREAD_COUNT", str(self.threads)],
             stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir,
         )
@@ -102,6 +108,40 @@ class FalkorDBServer:
         import redis
 
         redis.Redis(host=self.host, port=self.port, socket_timeout=30).save()
+
+    def replication(self) -> dict[str, str]:
+        """The fields of ``INFO replication`` (``role``, offsets, link status, ...)."""
+        import redis
+
+        info = redis.Redis(host=self.host, port=self.port, socket_timeout=10).info("replication")
+        return {str(k): str(v) for k, v in info.items()}
+
+    def wait_for_replica(self, replica: FalkorDBServer, timeout: float = 30.0) -> int:
+        """Wait until ``replica`` is linked and has applied this primary's offset.
+
+        Returns the offset reached. Writes made before the call are then readable on the
+        replica.
+
+        Raises
+        ------
+        BackendError
+            When the replica has not caught up within ``timeout`` seconds (naming both).
+        """
+        deadline = time.monotonic() + timeout
+        target = int(self.replication().get("master_repl_offset", "0"))
+        state: dict[str, str] = {}
+        while time.monotonic() < deadline:
+            state = replica.replication()
+            if (state.get("master_link_status") == "up"
+                    and int(state.get("slave_repl_offset", "-1")) >= target):
+                return target
+            time.sleep(0.05)
+        raise BackendError(
+            f"replica {replica.address} did not reach offset {target} of primary "
+            f"{self.address} within {timeout} s (link "
+            f"{state.get('master_link_status', '?')}, offset "
+            f"{state.get('slave_repl_offset', '?')})"
+        )
 
     def kill(self) -> None:
         """``SIGKILL``: the server dies at once, mid-query if one is running."""

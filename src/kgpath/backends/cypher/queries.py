@@ -45,6 +45,8 @@ __all__ = [
     "reachable_hops",
     "fetch_nodes",
     "fetch_passages",
+    "passage_page",
+    "rows_by_entity_key",
     "node_row",
     "rows_by_name",
     "node_page",
@@ -114,7 +116,7 @@ def fetch_nodes(
     out: dict[str, dict[str, Any]] = {}
     # UNWIND + equality uses the id index; ``IN $ids`` is a linear scan per row on Kùzu
     q = (
-        f"UNWIND $ids AS x MATCH (n:{schema.n}) WHERE {schema.prop('n', schema.id_property)} = x "
+        f"UNWIND $ids AS x MATCH (n:{schema.n}) WHERE {driver.dialect.id_match(schema, 'n', 'x')} "
         f"RETURN {schema.node_return('n', embedding=embedding)}"
     )
     ids = list(ids)
@@ -192,7 +194,7 @@ def expand_one_hop(
             else f"(m:{s.n})-[r:{s.rels}]->(n:{s.n})"
         )
         q = (
-            f"UNWIND $ids AS x MATCH {pattern} WHERE {s.prop('n', s.id_property)} = x "
+            f"UNWIND $ids AS x MATCH {pattern} WHERE {driver.dialect.id_match(s, 'n', 'x')} "
             f"RETURN {s.prop('n', s.id_property)} AS node, {s.prop('m', s.id_property)} AS nb, "
             f"{ord_expr} AS nb_ord, {s.edge_return('r', driver.dialect)}"
         )
@@ -286,7 +288,8 @@ def node_row(driver: CypherDriver, schema: CypherSchema, node_id: str) -> dict[s
     """The row of one node by id, or ``None``."""
     s = schema
     rows = driver.run(
-        f"MATCH (n:{s.n}) WHERE {s.prop('n', s.id_property)} = $id RETURN {s.node_return('n')}",
+        f"MATCH (n:{s.n}) WHERE {driver.dialect.id_match(s, 'n', '$id')} "
+        f"RETURN {s.node_return('n')}",
         {"id": node_id},
     )
     return rows[0] if rows else None
@@ -305,7 +308,7 @@ def rows_by_name(driver: CypherDriver, schema: CypherSchema, name: str) -> list[
         lower = driver.dialect.lower_function
         cond = f"{lower}(trim({s.prop('n', s.name_property)})) = $key"
     else:
-        cond = f"{s.prop('n', s.id_property)} = $name"
+        cond = driver.dialect.id_match(s, "n", "$name")
     return driver.run(
         f"MATCH (n:{s.n}) WHERE {cond} RETURN {s.node_return('n')}",
         {"key": norm_name(name), "name": name},
@@ -329,17 +332,57 @@ def node_page(
 
 
 def fetch_passages(
-    driver: CypherDriver, schema: CypherSchema, ids: Sequence[str]
+    driver: CypherDriver, schema: CypherSchema, ids: Sequence[str], *, full: bool = False,
+    batch_size: int = 10_000,
 ) -> list[dict[str, Any]]:
-    """Rows (``id``, ``text``, ``metadata``) of the passages with these ids that exist."""
+    """Rows (``id``, ``text``, ``metadata``) of the passages with these ids that exist.
+
+    ``full`` adds ``ord``, ``entities`` and ``embedding``
+    (:meth:`CypherSchema.passage_full_return`).
+    """
     s = schema
     if s.passage_label is None or not ids:
         return []
+    ret = s.passage_full_return("p") if full else s.passage_return("p")
     q = (
         f"UNWIND $ids AS x MATCH (p:{quote_identifier(s.passage_label)}) "
-        f"WHERE {s.prop('p', s.passage_id_property)} = x RETURN {s.passage_return('p')}"
+        f"WHERE {driver.dialect.id_match(s, 'p', 'x', passage=True)} RETURN {ret}"
     )
-    return driver.run(q, {"ids": list(ids)})
+    return _batched(driver, q, list(dict.fromkeys(ids)), batch_size)
+
+
+def passage_page(
+    driver: CypherDriver, schema: CypherSchema, after: Any, limit: int
+) -> list[dict[str, Any]]:
+    """One keyset page of passage ``id`` and ``embedding`` rows in passage order.
+
+    Rows whose ``page_key`` is above ``after`` (``None``: the first page).
+    """
+    s = schema
+    label = quote_identifier(s.passage_label)
+    key = s.prop("p", s.passage_order_property or s.passage_id_property)
+    emb = (s.prop("p", s.passage_embedding_property) if s.passage_embedding_property
+           else "NULL")
+    ret = (f"RETURN {s.prop('p', s.passage_id_property)} AS id, {emb} AS embedding, "
+           f"{key} AS page_key ORDER BY {key} LIMIT $limit")
+    if after is None:
+        return driver.run(f"MATCH (p:{label}) {ret}", {"limit": limit})
+    return driver.run(f"MATCH (p:{label}) WHERE {key} > $after {ret}",
+                      {"after": after, "limit": limit})
+
+
+def rows_by_entity_key(
+    driver: CypherDriver, schema: CypherSchema, keys: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Node rows (no embedding) whose ``entity_key_property`` is one of ``keys``."""
+    s = schema
+    if s.entity_key_property is None:
+        raise ConfigError("looking nodes up by entity key needs schema.entity_key_property")
+    if not keys:
+        return []
+    q = (f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {s.prop('n', s.entity_key_property)} = x "
+         f"RETURN {s.node_return('n', embedding=False)}")
+    return _batched(driver, q, list(dict.fromkeys(keys)), 10_000)
 
 
 def _batched(
@@ -368,7 +411,7 @@ def adjacent_pairs(
     for pattern, fwd in ((f"(n:{s.n})-[:{s.rels}]->(m:{s.n})", True),
                          (f"(m:{s.n})-[:{s.rels}]->(n:{s.n})", False)):
         q = (
-            f"UNWIND $ids AS x MATCH {pattern} WHERE {s.prop('n', s.id_property)} = x "
+            f"UNWIND $ids AS x MATCH {pattern} WHERE {driver.dialect.id_match(s, 'n', 'x')} "
             f"RETURN DISTINCT {s.prop('n', s.id_property)} AS a, "
             f"{s.prop('m', s.id_property)} AS b"
         )
@@ -392,7 +435,7 @@ def order_and_degree(
     arrow = "->" if directed else "-"
     ord_expr = s.prop("n", s.order_property) if s.order_property else "NULL"
     q = (
-        f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {s.prop('n', s.id_property)} = x "
+        f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {driver.dialect.id_match(s, 'n', 'x')} "
         f"OPTIONAL MATCH (n)-[:{s.rels}]{arrow}(m:{s.n}) "
         f"RETURN {s.prop('n', s.id_property)} AS id, {ord_expr} AS ord, "
         f"count(DISTINCT m) AS deg"

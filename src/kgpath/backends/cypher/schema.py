@@ -53,11 +53,24 @@ class CypherSchema:
     metadata_property, provenance_property, edge_*_property
         JSON text (metadata as an object, provenance as a list); a plain string provenance
         value is read as one passage id.
+    passage_order_property, passage_entities_property, passage_embedding_property
+        A passage's position in the graph, the ids of the nodes citing it (JSON list, node
+        order) and its vector: what passage-level methods (graph-augmented retrieval) read
+        in the database.
+    entity_key_property
+        :func:`~kgpath.ingest.extraction.entity_key` of the node's name: the key the
+        entity linker matches question spans with.
+    key_property
+        A lookup key derived from the id, for engines whose index cannot hold every id
+        (FalkorDB: keys over 4,096 bytes, keys ending in whitespace). Written and indexed by
+        :func:`load_graph` on such engines, ignored by the others; set it to ``None`` to
+        read a FalkorDB graph kgpath did not write (lookups then compare the id itself).
     """
 
     node_label: str = "KgNode"
     rel_types: tuple[str, ...] = ("KG_EDGE",)
     id_property: str = "id"
+    key_property: str | None = "id_key"
     name_property: str | None = "name"
     name_key_property: str | None = "name_key"
     text_property: str | None = "text"
@@ -77,6 +90,10 @@ class CypherSchema:
     passage_id_property: str = "id"
     passage_text_property: str = "text"
     passage_metadata_property: str | None = "metadata"
+    passage_order_property: str | None = "idx"
+    passage_entities_property: str | None = "entities"
+    passage_embedding_property: str | None = "embedding"
+    entity_key_property: str | None = "entity_key"
 
     def __post_init__(self) -> None:
         if isinstance(self.rel_types, str):
@@ -120,7 +137,36 @@ class CypherSchema:
             edge_metadata_property=None,
             edge_order_property=None,
             passage_label=None,
+            key_property=None,
+            entity_key_property=None,
         )
+
+    def for_tenant(self, tenant: str) -> CypherSchema:
+        """Labels of ``tenant``'s own: ``KgNode_<tenant>``, ``KgPassage_<tenant>``.
+
+        Every query kgpath sends matches nodes and passages by label, so tenants sharing
+        one database (one FalkorDB graph) never see, traverse or score each other's nodes,
+        edges or passages: the separation is in the query text, not in a filter a caller
+        could forget. An entity two tenants mention is a node in each (as
+        ``GraphIndex.for_namespace``). Load and update each tenant with its schema
+        (``DatabaseIndex(index, driver, schema=CypherSchema().for_tenant("acme"))``).
+
+        Raises
+        ------
+        ConfigError
+            For a tenant name that is not ``[A-Za-z0-9_]+``.
+
+        Examples
+        --------
+        >>> CypherSchema().for_tenant("acme").node_label
+        'KgNode_acme'
+        """
+        if not isinstance(tenant, str) or not tenant or not all(
+                c.isascii() and (c.isalnum() or c == "_") for c in tenant):
+            raise ConfigError(f"a tenant name must match [A-Za-z0-9_]+, got {tenant!r}")
+        passage = None if self.passage_label is None else f"{self.passage_label}_{tenant}"
+        return dataclasses.replace(self, node_label=f"{self.node_label}_{tenant}",
+                                   passage_label=passage)
 
     # -- query fragments (all identifiers validated in __post_init__)
     @property
@@ -178,6 +224,16 @@ class CypherSchema:
             items.append(f"{self.prop(var, self.passage_metadata_property)} AS metadata")
         return ", ".join(items)
 
+    def passage_full_return(self, var: str) -> str:
+        """:meth:`passage_return` plus ``ord``, ``entities`` and ``embedding`` (when set)."""
+        items = [self.passage_return(var)]
+        for alias, p in (("ord", self.passage_order_property),
+                         ("entities", self.passage_entities_property),
+                         ("embedding", self.passage_embedding_property)):
+            if p is not None:
+                items.append(f"{self.prop(var, p)} AS {alias}")
+        return ", ".join(items)
+
 
 def node_props(s: CypherSchema) -> list[tuple[str, str]]:
     """(row key, property) pairs written by :func:`load_graph`, id first."""
@@ -191,6 +247,7 @@ def node_props(s: CypherSchema) -> list[tuple[str, str]]:
         ("provenance", s.provenance_property),
         ("embedding", s.embedding_property),
         ("ord", s.order_property),
+        ("entity_key", s.entity_key_property),
     ):
         if p is not None:
             pairs.append((key, p))
@@ -219,8 +276,12 @@ def passage_props(s: CypherSchema) -> list[tuple[str, str]]:
     if s.passage_label is None:
         return []
     pairs = [("id", s.passage_id_property), ("text", s.passage_text_property)]
-    if s.passage_metadata_property is not None:
-        pairs.append(("metadata", s.passage_metadata_property))
+    for key, p in (("metadata", s.passage_metadata_property),
+                   ("ord", s.passage_order_property),
+                   ("entities", s.passage_entities_property),
+                   ("embedding", s.passage_embedding_property)):
+        if p is not None:
+            pairs.append((key, p))
     return pairs
 
 

@@ -1,0 +1,554 @@
+"""Keep a Cypher database equal to an in-memory graph: only the differences cross the wire.
+
+:class:`CypherSync` writes a graph once (:func:`~kgpath.backends.cypher.load_graph`) and
+remembers a digest of every node, edge and passage row it wrote: the rows
+:func:`~kgpath.backends.cypher.loading.node_rows`, ``edge_rows`` and ``passage_rows`` make,
+node, edge and passage order (``idx``, ``rank``), citing entities and vectors included.
+:meth:`CypherSync.push` makes the rows of the graph as it is now, compares their digests
+and sends parameterised ``UNWIND`` batches for what differs, in this order:
+
+1. edges that are gone (matched by source id, target id and relation: a graph holds one
+   edge per such triple), then nodes (``DETACH DELETE``) and passages that are gone;
+2. nodes that are new (created with their id and lookup key only when absent), then every
+   property of the new and changed nodes (``SET``);
+3. the same for edges, then for passages.
+
+Every statement is idempotent (creation only when absent, ``SET`` of whole rows, deletion
+of what matches), so a push interrupted by a lost connection is simply pushed again: the
+digests are replaced only after the last statement succeeded. After a push the database
+holds exactly what ``load_graph`` writes for the graph, order properties included, which
+is what makes a database updated by documents equal one loaded from a rebuild
+(``tests/test_falkordb_delete.py``).
+
+:class:`DatabaseIndex` binds a :class:`~kgpath.index.GraphIndex` to a database: its
+``add_documents``, ``upsert_documents`` and ``delete_documents`` (and async forms) update
+the index (provenance-counted, equal to a rebuild: :mod:`kgpath.index.documents`) and push
+the difference. Retrievers over the database (``CypherPCR``, ``pathrag_pool``) see the
+update on their next query. If a push fails (a :class:`~kgpath.errors.BackendError`), the
+index keeps the update and :meth:`DatabaseIndex.push` sends it again. Cost: a push walks
+every row of the graph in the process (content digests are cached per node, edge and
+passage object, so only the objects an update re-created are serialised again; positions
+and vectors are compared for every row) and sends only the changed rows. Order values
+are positions (as ``load_graph`` writes them), so an update that removes or inserts
+something early shifts every later node, edge and passage: those get their order
+property rewritten alone (one small ``SET`` per row; 44,000 edge ranks take about 5 s on
+FalkorDB). ``benchmarks/bench_graphdb_updates.py`` measures pushes against a full reload.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from kgpath.backends.cypher.drivers import CypherDriver, as_cypher_driver
+from kgpath.backends.cypher.identifiers import quote_identifier
+from kgpath.backends.cypher.loading import (
+    citing_nodes,
+    edge_content,
+    encode_vector,
+    load_graph,
+    node_content,
+    passage_content,
+    passage_matrix,
+)
+from kgpath.backends.cypher.schema import CypherSchema, edge_props, node_props, passage_props
+from kgpath.errors import ConfigError
+from kgpath.graph import KnowledgeGraph
+from kgpath.index.graph_index import GraphIndex
+from kgpath.ingest import IngestReport
+
+__all__ = ["CypherSync", "DatabaseIndex", "SyncReport"]
+
+logger = logging.getLogger(__name__)
+
+EdgeKey = tuple[str, str, str]
+
+
+@dataclass
+class SyncReport:
+    """What one :meth:`CypherSync.push` wrote (rows) and how many statements it sent."""
+
+    nodes_created: int = 0
+    nodes_updated: int = 0
+    nodes_deleted: int = 0
+    edges_created: int = 0
+    edges_updated: int = 0
+    edges_deleted: int = 0
+    passages_created: int = 0
+    passages_updated: int = 0
+    passages_deleted: int = 0
+    statements: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything was written."""
+        return any(getattr(self, f.name) for f in fields(self) if f.name != "statements")
+
+
+@dataclass
+class _Snapshot:
+    """Rows of a graph by key, with their digests (rows without embeddings)."""
+
+    nodes: dict[str, tuple[dict[str, Any], Any]]
+    edges: dict[EdgeKey, tuple[dict[str, Any], Any]]
+    passages: dict[str, tuple[dict[str, Any], Any]]
+    vectors: Any
+    passage_vectors: dict[str, Any] | None
+    cache: dict[int, tuple[Any, dict[str, Any], bytes]]
+
+    def digests(self) -> tuple[dict[str, Any], dict[EdgeKey, Any], dict[str, Any]]:
+        return ({k: d for k, (_, d) in self.nodes.items()},
+                {k: d for k, (_, d) in self.edges.items()},
+                {k: d for k, (_, d) in self.passages.items()})
+
+
+def _digest(row: dict[str, Any]) -> bytes:
+    return hashlib.blake2b(json.dumps(row, sort_keys=True, default=str).encode(),
+                           digest_size=16).digest()
+
+
+def _placed(content: bytes, *parts: Any) -> tuple[Any, ...]:
+    """What identifies a row's value: its content digest, position and vector bytes."""
+    return (content, *parts)
+
+
+def _graph_of(graph: KnowledgeGraph | GraphIndex) -> KnowledgeGraph:
+    if isinstance(graph, GraphIndex):
+        if len(graph.graph) and graph.graph.vectors.missing():  # embed what has no vector
+            graph.build()
+        return graph.graph
+    if isinstance(graph, KnowledgeGraph):
+        return graph
+    raise ConfigError(f"expected a KnowledgeGraph or a GraphIndex, got {type(graph).__name__}")
+
+
+class CypherSync:
+    """Writes a graph into a Cypher database, then only what changed (module docstring).
+
+    Parameters
+    ----------
+    driver
+        Anything :func:`~kgpath.backends.cypher.as_cypher_driver` accepts.
+    schema
+        Where fields live; node order, edge order and relation properties are required
+        (they identify and order rows). Default: what ``load_graph`` writes.
+    embeddings
+        Store node embeddings (when the graph has one for every node), as ``load_graph``.
+    batch_size
+        Rows per ``UNWIND`` statement.
+
+    Examples
+    --------
+    >>> from kgpath import KnowledgeGraph
+    >>> from kgpath.backends.cypher import EmbeddedCypherDriver
+    >>> import tempfile, os
+    >>> drv = EmbeddedCypherDriver.open(os.path.join(tempfile.mkdtemp(), "db"))
+    >>> g = KnowledgeGraph.from_triples([("a", "to", "b"), ("b", "to", "c")])
+    >>> sync = CypherSync(drv)
+    >>> schema = sync.load(g)
+    >>> g.add_edge("a", "c", relation="to")
+    2
+    >>> sync.push(g).edges_created
+    1
+    >>> drv.close()
+    """
+
+    def __init__(self, driver: Any, *, schema: CypherSchema | None = None,
+                 embeddings: bool = True, batch_size: int = 5000) -> None:
+        self.driver: CypherDriver = as_cypher_driver(driver)
+        s = self.schema = schema or CypherSchema()
+        for name in ("order_property", "edge_order_property", "relation_property"):
+            if getattr(s, name) is None:
+                raise ConfigError(f"CypherSync needs schema.{name} (it identifies and orders "
+                                  f"rows), got None")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigError(f"batch_size must be an int >= 1, got {batch_size!r}")
+        self.embeddings = embeddings
+        self.batch_size = batch_size
+        self._written: tuple[dict[str, Any], dict[EdgeKey, Any], dict[str, Any]] | None = None
+        self._cache: dict[int, tuple[Any, dict[str, Any], bytes]] = {}
+        self._lock = threading.Lock()
+
+    def load(self, graph: KnowledgeGraph | GraphIndex, *, replace: bool = False) -> CypherSchema:
+        """Write the whole graph (:func:`load_graph`) and remember what was written."""
+        with self._lock:
+            schema = load_graph(self.driver, graph, schema=self.schema,
+                                embeddings=self.embeddings, replace=replace,
+                                batch_size=self.batch_size)
+            self._remember(self._rows(graph))
+            return schema
+
+    def attach(self, graph: KnowledgeGraph | GraphIndex) -> None:
+        """Declare that the database already holds ``graph`` as ``load_graph`` wrote it.
+
+        Nothing is written; the next :meth:`push` sends what differs from ``graph``.
+        """
+        with self._lock:
+            self._remember(self._rows(graph))
+
+    def push(self, graph: KnowledgeGraph | GraphIndex) -> SyncReport:
+        """Write the differences between the graph now and what was last written.
+
+        Raises
+        ------
+        ConfigError
+            Before :meth:`load` or :meth:`attach`, or for a graph holding two edges with
+            the same source, target and relation.
+        """
+        with self._lock:
+            if self._written is None:
+                raise ConfigError("CypherSync.push before load() or attach(): the database's "
+                                  "contents are unknown")
+            now = self._rows(graph)
+            report = SyncReport()
+            self._write(now, report)
+            self._remember(now)
+        if report.changed:
+            logger.info("pushed to %s: %s", self.driver.dialect.name, report)
+        return report
+
+    def _remember(self, now: _Snapshot) -> None:
+        """What the database now holds (after a complete load or push)."""
+        self._written = now.digests()
+        self._cache = now.cache
+
+    # -- rows and digests
+    def _rows(self, source: KnowledgeGraph | GraphIndex) -> _Snapshot:
+        """Every row of the graph with its digest; content digests are cached per object.
+
+        Nodes, edges and passages are immutable, and an update re-creates only those it
+        changes, so a push re-digests only those (plus positions and vectors).
+        """
+        g = _graph_of(source)
+        use_emb = (self.embeddings and self.schema.embedding_property is not None
+                   and len(g) > 0 and not g.vectors.missing())
+        mat = g.vectors.matrix if use_emb else None
+        old, cache = self._cache, {}
+
+        def content(obj: Any, make: Any) -> tuple[dict[str, Any], bytes]:
+            hit = old.get(id(obj))
+            if hit is None or hit[0] is not obj:
+                row = make(obj)
+                hit = (obj, row, _digest(row))
+            cache[id(obj)] = hit
+            return hit[1], hit[2]
+
+        nodes: dict[str, tuple[dict[str, Any], Any]] = {}
+        for i, n in enumerate(g.nodes):
+            row, d = content(n, node_content)
+            vec = b"" if mat is None else mat[i].astype("<f4").tobytes()
+            nodes[n.id] = ({**row, "ord": i, "embedding": None}, _placed(d, i, vec))
+        edges: dict[EdgeKey, tuple[dict[str, Any], Any]] = {}
+        for j, e in enumerate(g.edges):
+            key = (e.source, e.target, e.relation)
+            if key in edges:
+                raise ConfigError(f"the graph holds two edges {key!r}; CypherSync identifies an "
+                                  "edge by source, target and relation")
+            row, d = content(e, edge_content)
+            edges[key] = ({**row, "rank": j}, _placed(d, j))
+        passages: dict[str, tuple[dict[str, Any], Any]] = {}
+        pvec = None
+        if self.schema.passage_label is not None:
+            pvec = (passage_matrix(source) if self.embeddings
+                    and self.schema.passage_embedding_property else None)
+            citing = citing_nodes(g)
+            for i, p in enumerate(g.passages.values()):
+                row, d = content(p, passage_content)
+                ents = json.dumps(citing.get(p.id, []))
+                v = None if pvec is None else pvec.get(p.id)
+                vec = b"" if v is None else np.asarray(v, "<f4").tobytes()
+                passages[p.id] = ({**row, "ord": i, "entities": ents, "embedding": None},
+                                  _placed(d, i, ents, vec))
+        return _Snapshot(nodes, edges, passages, mat, pvec, cache)
+
+    def _write(self, now: _Snapshot, report: SyncReport) -> None:
+        assert self._written is not None
+        old_n, old_e, old_p = self._written
+        gone_e = [k for k in old_e if k not in now.edges]
+        gone_n = [k for k in old_n if k not in now.nodes]
+        gone_p = [k for k in old_p if k not in now.passages]
+        new_n = [k for k in now.nodes if k not in old_n]
+        set_n = [k for k, (_, d) in now.nodes.items() if old_n.get(k) != d]
+        new_e = [k for k in now.edges if k not in old_e]
+        set_e = [k for k, (_, d) in now.edges.items() if old_e.get(k) != d]
+        new_p = [k for k in now.passages if k not in old_p]
+        set_p = [k for k, (_, d) in now.passages.items() if old_p.get(k) != d]
+        d, s = self.driver.dialect, self.schema
+        d.check_ids(s, new_n, "node")
+        d.check_ids(s, new_p, "passage")
+        w = _Writer(self.driver, s, self.batch_size, report)
+        w.delete_edges(gone_e)
+        w.delete(gone_n, passage=False)
+        w.delete(gone_p, passage=True)
+        w.create_missing(new_n, passage=False)
+        moved_n, set_n2 = _moved(set_n, old_n, now.nodes)
+        w.set_order([{"id": k, "ord": now.nodes[k][0]["ord"]} for k in moved_n], passage=False)
+        w.set_nodes([self._node_row(now, k) for k in set_n2])
+        w.create_missing_edges([now.edges[k][0] for k in new_e])
+        moved_e, set_e2 = _moved(set_e, old_e, now.edges)
+        w.set_ranks([now.edges[k][0] for k in moved_e])
+        w.set_edges([now.edges[k][0] for k in set_e2])
+        w.create_missing(new_p, passage=True)
+        moved_p, set_p2 = _moved(set_p, old_p, now.passages)
+        w.set_order([{"id": k, "ord": now.passages[k][0]["ord"]} for k in moved_p],
+                    passage=True)
+        w.set_passages([self._passage_row(now, k) for k in set_p2])
+        report.nodes_created, report.nodes_deleted = len(new_n), len(gone_n)
+        report.nodes_updated = len(set_n) - len(new_n)
+        report.edges_created, report.edges_deleted = len(new_e), len(gone_e)
+        report.edges_updated = len(set_e) - len(new_e)
+        report.passages_created, report.passages_deleted = len(new_p), len(gone_p)
+        report.passages_updated = len(set_p) - len(new_p)
+
+    @staticmethod
+    def _node_row(now: _Snapshot, node_id: str) -> dict[str, Any]:
+        row = now.nodes[node_id][0]
+        if now.vectors is None:
+            return row
+        return {**row, "embedding": encode_vector(now.vectors[row["ord"]])}
+
+    @staticmethod
+    def _passage_row(now: _Snapshot, passage_id: str) -> dict[str, Any]:
+        row = now.passages[passage_id][0]
+        vec = None if now.passage_vectors is None else now.passage_vectors.get(passage_id)
+        return row if vec is None else {**row, "embedding": encode_vector(vec)}
+
+
+def _moved(keys: list[Any], old: dict[Any, Any],
+           now: dict[Any, Any]) -> tuple[list[Any], list[Any]]:
+    """Split changed rows into those that only moved and the rest (new or changed).
+
+    A row that only moved (same content, citing entities and vector, another position)
+    gets its order property rewritten, not the whole row.
+    """
+    moved, rest = [], []
+    for k in keys:
+        was, new = old.get(k), now[k][1]
+        if was is not None and was[0] == new[0] and was[2:] == new[2:]:
+            moved.append(k)
+        else:
+            rest.append(k)
+    return moved, rest
+
+
+class _Writer:
+    """The parameterised statements of one push (each batch one round trip)."""
+
+    def __init__(self, driver: CypherDriver, schema: CypherSchema, batch_size: int,
+                 report: SyncReport) -> None:
+        self.drv, self.s, self.d = driver, schema, driver.dialect
+        self.batch_size, self.report = batch_size, report
+        self.rel = quote_identifier(schema.rel_types[0])
+
+    def _run(self, query: str, rows: list[Any]) -> None:
+        for start in range(0, len(rows), self.batch_size):
+            self.drv.run(query, {"rows": rows[start : start + self.batch_size]})
+            self.report.statements += 1
+
+    def _label(self, passage: bool) -> str:
+        return quote_identifier(self.s.passage_label) if passage else self.s.n
+
+    def _ends(self) -> str:
+        """``MATCH`` of an edge row's endpoints ``a`` and ``b`` by id."""
+        n, d, s = self.s.n, self.d, self.s
+        return (f"MATCH (a:{n}) WHERE {d.id_match(s, 'a', 'row.source')} "
+                f"MATCH (b:{n}) WHERE {d.id_match(s, 'b', 'row.target')} ")
+
+    def _same_relation(self) -> str:
+        return f"{self.s.prop('r', self.s.relation_property)} = row.relation"
+
+    def _edge(self) -> str:
+        """``MATCH`` of an edge row's relationship ``r``.
+
+        The source by id (indexed), then its edges filtered by target id and relation
+        (on FalkorDB with 60 edges per node, half the time of also looking the target up
+        by its key).
+        """
+        n, d, s = self.s.n, self.d, self.s
+        return (f"MATCH (a:{n}) WHERE {d.id_match(s, 'a', 'row.source')} "
+                f"MATCH (a)-[r:{self.rel}]->(b:{n}) "
+                f"WHERE {s.prop('b', s.id_property)} = row.target AND {self._same_relation()} ")
+
+    def delete_edges(self, keys: list[EdgeKey]) -> None:
+        rows = [{"source": a, "target": b, "relation": r} for a, b, r in keys]
+        self._run(f"UNWIND $rows AS row {self._edge()}DELETE r", rows)
+
+    def delete(self, ids: list[str], *, passage: bool) -> None:
+        if not ids:
+            return
+        cond = self.d.id_match(self.s, "n", "row", passage=passage)
+        self._run(f"UNWIND $rows AS row MATCH (n:{self._label(passage)}) WHERE {cond} "
+                  "DETACH DELETE n", ids)
+
+    def create_missing(self, ids: list[str], *, passage: bool) -> None:
+        """Create nodes (passages) with only their id and key, unless one exists."""
+        if not ids:
+            return
+        s = self.s
+        idp = quote_identifier(s.passage_id_property if passage else s.id_property)
+        cond = self.d.id_match(s, "n", "row", passage=passage)
+        label = self._label(passage)
+        self._run(f"UNWIND $rows AS row OPTIONAL MATCH (n:{label}) WHERE {cond} "
+                  f"WITH row, n WHERE n IS NULL "
+                  f"CREATE (:{label} {{{idp}: row{self.d.key_items(s, 'row')}}})", ids)
+
+    def _set(self, var: str, pairs: list[tuple[str, str]], nulls: tuple[str, ...] = ()) -> str:
+        return ", ".join(
+            f"{var}.{quote_identifier(p)} = "
+            + ("NULL" if k in nulls else f"row.{quote_identifier(k)}") for k, p in pairs)
+
+    def set_nodes(self, rows: list[dict[str, Any]]) -> None:
+        """``SET`` whole node rows; rows without an embedding write a literal ``NULL``.
+
+        (A typed engine infers the type of a parameter column of nulls; a literal is safe
+        whatever the column's type.)
+        """
+        cond = self.d.id_match(self.s, "n", "row.`id`")
+        props = node_props(self.s)[1:]
+        for nulls in ((), ("embedding",)):
+            part = [r for r in rows if (r.get("embedding") is None) == bool(nulls)]
+            self._run(f"UNWIND $rows AS row MATCH (n:{self.s.n}) WHERE {cond} "
+                      f"SET {self._set('n', props, nulls)}", part)
+
+    def create_missing_edges(self, rows: list[dict[str, Any]]) -> None:
+        rel_p = quote_identifier(self.s.relation_property)
+        self._run(f"UNWIND $rows AS row {self._ends()}"
+                  f"OPTIONAL MATCH (a)-[r:{self.rel}]->(b) WHERE {self._same_relation()} "
+                  f"WITH a, b, row, r WHERE r IS NULL "
+                  f"CREATE (a)-[:{self.rel} {{{rel_p}: row.relation}}]->(b)",
+                  [{"source": r["source"], "target": r["target"], "relation": r["relation"]}
+                   for r in rows])
+
+    def set_edges(self, rows: list[dict[str, Any]]) -> None:
+        self._run(f"UNWIND $rows AS row {self._edge()}"
+                  f"SET {self._set('r', edge_props(self.s)[2:])}", rows)
+
+    def set_order(self, rows: list[dict[str, Any]], *, passage: bool) -> None:
+        """``SET`` only the order property of rows that moved (``id``, ``ord``)."""
+        if not rows:
+            return
+        s = self.s
+        prop = s.passage_order_property if passage else s.order_property
+        if prop is None:  # passages without an order property: nothing to move
+            return
+        cond = self.d.id_match(s, "n", "row.`id`", passage=passage)
+        self._run(f"UNWIND $rows AS row MATCH (n:{self._label(passage)}) WHERE {cond} "
+                  f"SET n.{quote_identifier(prop)} = row.`ord`", rows)
+
+    def set_ranks(self, rows: list[dict[str, Any]]) -> None:
+        """``SET`` only the order property of edges that moved."""
+        if not rows:
+            return
+        rank = quote_identifier(self.s.edge_order_property)
+        self._run(f"UNWIND $rows AS row {self._edge()}SET r.{rank} = row.`rank`",
+                  [{"source": r["source"], "target": r["target"], "relation": r["relation"],
+                    "rank": r["rank"]} for r in rows])
+
+    def set_passages(self, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        cond = self.d.id_match(self.s, "n", "row.`id`", passage=True)
+        self._run(f"UNWIND $rows AS row MATCH (n:{self._label(True)}) WHERE {cond} "
+                  f"SET {self._set('n', passage_props(self.s)[1:])}", rows)
+
+
+class DatabaseIndex:
+    """A :class:`~kgpath.index.GraphIndex` whose graph also lives in a Cypher database.
+
+    Document updates go to the index (equal to a rebuild, :mod:`kgpath.index.documents`)
+    and their difference to the database (:class:`CypherSync`), under one lock. Retrieve
+    from the database with the database's methods (``CypherPCR(index.driver,
+    schema=index.schema, embedder=index.embedder)``, ``pathrag_pool``), or from
+    :attr:`index` in memory.
+
+    Parameters
+    ----------
+    index
+        The index (built by ``GraphIndex.from_documents`` for exact updates).
+    driver, schema, embeddings, batch_size
+        As :class:`CypherSync`.
+    replace
+        Empty the target labels before the first load (else a non-empty target raises).
+    load
+        ``False``: the database already holds the index's graph (:meth:`CypherSync.attach`).
+
+    Notes
+    -----
+    Update through this object (or call :meth:`push` after updating :attr:`index`
+    directly). A :class:`~kgpath.backends.cypher.CypherBackend` caches embeddings it
+    computed for nodes without a stored one; with ``embeddings=False`` make a new backend
+    after an update.
+    """
+
+    def __init__(self, index: GraphIndex, driver: Any, *, schema: CypherSchema | None = None,
+                 embeddings: bool = True, batch_size: int = 5000, replace: bool = False,
+                 load: bool = True) -> None:
+        if not isinstance(index, GraphIndex):
+            raise ConfigError(f"DatabaseIndex needs a GraphIndex, got {type(index).__name__}")
+        self.index = index
+        self.sync = CypherSync(driver, schema=schema, embeddings=embeddings,
+                               batch_size=batch_size)
+        self._lock = threading.Lock()
+        self.last_push: SyncReport | None = None
+        if load:
+            self.schema = self.sync.load(index, replace=replace)
+        else:
+            self.schema = self.sync.schema
+            self.sync.attach(index)
+
+    @property
+    def driver(self) -> CypherDriver:
+        """The database driver."""
+        return self.sync.driver
+
+    @property
+    def embedder(self) -> Any:
+        """The index's embedder (what the database's node vectors were made with)."""
+        return self.index.embedder
+
+    def push(self) -> SyncReport:
+        """Write what differs between :attr:`index` and the database."""
+        self.last_push = self.sync.push(self.index)
+        return self.last_push
+
+    def _after(self, method: str, *args: Any, **kwargs: Any) -> IngestReport:
+        with self._lock:
+            report: IngestReport = getattr(self.index, method)(*args, **kwargs)
+            self.push()
+            return report
+
+    def add_documents(self, documents: Iterable[Any], **kwargs: Any) -> IngestReport:
+        """:meth:`GraphIndex.add_documents`, then :meth:`push`."""
+        return self._after("add_documents", documents, **kwargs)
+
+    def upsert_documents(self, documents: Iterable[Any], **kwargs: Any) -> IngestReport:
+        """:meth:`GraphIndex.upsert_documents`, then :meth:`push`."""
+        return self._after("upsert_documents", documents, **kwargs)
+
+    def delete_documents(self, ids: Iterable[str], *, missing_ok: bool = False) -> IngestReport:
+        """:meth:`GraphIndex.delete_documents`, then :meth:`push`."""
+        return self._after("delete_documents", ids, missing_ok=missing_ok)
+
+    async def aadd_documents(self, documents: Iterable[Any], **kwargs: Any) -> IngestReport:
+        """Async :meth:`add_documents` (the push runs in a worker thread)."""
+        return await asyncio.to_thread(self.add_documents, documents, **kwargs)
+
+    async def aupsert_documents(self, documents: Iterable[Any], **kwargs: Any) -> IngestReport:
+        """Async :meth:`upsert_documents`."""
+        return await asyncio.to_thread(self.upsert_documents, documents, **kwargs)
+
+    async def adelete_documents(self, ids: Iterable[str], *,
+                                missing_ok: bool = False) -> IngestReport:
+        """Async :meth:`delete_documents`."""
+        return await asyncio.to_thread(self.delete_documents, ids, missing_ok=missing_ok)
+
+    def __repr__(self) -> str:
+        return f"DatabaseIndex({self.driver!r}, node_label={self.schema.node_label!r})"
