@@ -14,15 +14,23 @@ from typing import Any, Literal
 import numpy as np
 
 from kgpath.errors import BackendError
+from kgpath.index.passage_vectors import (
+    apassage_vectors,
+    aquery_vectors,
+    passage_vectors,
+    query_vectors,
+)
 
-__all__ = ["Req", "adrive", "drive", "embed_relations", "score"]
+__all__ = ["COLD_OPS", "Req", "adrive", "aserve_cold", "drive", "embed_relations", "score",
+           "serve_cold"]
 
 
 @dataclass(frozen=True)
 class Req:
     """An I/O request yielded by the pipeline generator (sync and async drivers serve it)."""
 
-    op: Literal["embed_queries", "embed_passages", "score", "complete"]
+    op: Literal["embed_queries", "embed_passages", "score", "complete", "passage_vectors",
+                "query_vectors"]
     args: tuple[Any, ...]
 
 
@@ -53,6 +61,26 @@ def embed_relations(
             )
         for t, v in zip(missing, vecs, strict=True):
             cache[t] = v
+
+
+COLD_OPS = frozenset({"passage_vectors", "query_vectors"})
+"""Requests for what a graph's retrievers share (the passage vectors, a named query-text
+set such as Eq. 5's relation vectors): served through the index's single-flight, so
+concurrent cold calls embed each text once (:mod:`kgpath.index.passage_vectors`)."""
+
+
+def serve_cold(req: Req) -> Any:
+    """Serve a :data:`COLD_OPS` request (``args``: graph, embedder[, set name, texts])."""
+    if req.op == "passage_vectors":
+        return passage_vectors(*req.args)
+    return query_vectors(*req.args)
+
+
+async def aserve_cold(req: Req) -> Any:
+    """Async :func:`serve_cold`."""
+    if req.op == "passage_vectors":
+        return await apassage_vectors(*req.args)
+    return await aquery_vectors(*req.args)
 
 
 def drive(gen: Generator[Req, Any, Any], serve: Callable[[Req], Any]) -> Any:
