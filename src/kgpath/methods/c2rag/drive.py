@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from kgpath._singleflight import SingleFlight
 from kgpath.errors import BackendError
 from kgpath.index.passage_vectors import (
     apassage_vectors,
@@ -63,24 +64,42 @@ def embed_relations(
             cache[t] = v
 
 
-COLD_OPS = frozenset({"passage_vectors", "query_vectors"})
-"""Requests for what a graph's retrievers share (the passage vectors, a named query-text
-set such as Eq. 5's relation vectors): served through the index's single-flight, so
-concurrent cold calls embed each text once (:mod:`kgpath.index.passage_vectors`)."""
+COLD_OPS = frozenset({"passage_vectors", "query_vectors", "embed_queries"})
+"""Requests served once for concurrent calls (:mod:`kgpath._singleflight`): what a graph's
+retrievers share (its passage vectors, a named query-text set such as Eq. 5's relation
+vectors; :mod:`kgpath.index.passage_vectors`), and query texts being embedded right now."""
+
+_QUERIES = SingleFlight()  # (embedder id, text): identical texts in flight embedded once
 
 
-def serve_cold(req: Req) -> Any:
-    """Serve a :data:`COLD_OPS` request (``args``: graph, embedder[, set name, texts])."""
+def serve_cold(req: Req, embedder: Any) -> Any:
+    """Serve a :data:`COLD_OPS` request (``embed_queries`` with ``embedder``)."""
     if req.op == "passage_vectors":
         return passage_vectors(*req.args)
-    return query_vectors(*req.args)
+    if req.op == "query_vectors":
+        return query_vectors(*req.args)
+    texts = list(req.args[0])
+    if not texts:
+        return embedder.embed_queries(texts)
+    got = _QUERIES.do_many([(id(embedder), t) for t in texts],
+                           lambda ks: list(embedder.embed_queries([t for _, t in ks])))
+    return np.stack([got[(id(embedder), t)] for t in texts])
 
 
-async def aserve_cold(req: Req) -> Any:
+async def aserve_cold(req: Req, embedder: Any) -> Any:
     """Async :func:`serve_cold`."""
     if req.op == "passage_vectors":
         return await apassage_vectors(*req.args)
-    return await aquery_vectors(*req.args)
+    if req.op == "query_vectors":
+        return await aquery_vectors(*req.args)
+    texts = list(req.args[0])
+    if not texts:
+        return await embedder.aembed_queries(texts)
+
+    async def embed(ks: list[tuple[int, str]]) -> list[np.ndarray]:
+        return list(await embedder.aembed_queries([t for _, t in ks]))
+    got = await _QUERIES.ado_many([(id(embedder), t) for t in texts], embed)
+    return np.stack([got[(id(embedder), t)] for t in texts])
 
 
 def drive(gen: Generator[Req, Any, Any], serve: Callable[[Req], Any]) -> Any:

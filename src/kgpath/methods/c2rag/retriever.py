@@ -269,10 +269,8 @@ class ConstraintCheckedRetriever:
     def _serve(self, req: Req) -> Any:
         if (hit := self._remembered(req)) is not None:
             return hit
-        if req.op in COLD_OPS:
-            return serve_cold(req)
-        if req.op == "embed_queries":
-            return self.embedder.embed_queries(*req.args)
+        if req.op in COLD_OPS:  # shared cold paths, query texts: once for concurrent calls
+            return serve_cold(req, self.embedder)
         if req.op == "embed_passages":
             return self.embedder.embed_passages(*req.args)
         if req.op == "score":
@@ -287,9 +285,7 @@ class ConstraintCheckedRetriever:
         if (hit := self._remembered(req)) is not None:
             return hit
         if req.op in COLD_OPS:
-            return await aserve_cold(req)
-        if req.op == "embed_queries":
-            return await self.embedder.aembed_queries(*req.args)
+            return await aserve_cold(req, self.embedder)
         if req.op == "embed_passages":
             return await self.embedder.aembed_passages(*req.args)
         if req.op == "score":
