@@ -42,7 +42,7 @@ import asyncio
 import contextvars
 import functools
 import threading
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from kgpath.errors import KgpathError
@@ -229,7 +229,7 @@ class SingleFlight:
         return result
 
     # ------------------------------------------------------------------ many keys
-    def do_many(self, keys: Sequence[K], fn: Callable[[list[K]], Sequence[Any]]
+    def do_many(self, keys: Sequence[K], fn: Callable[[list[K]], Iterable[Any]]
                 ) -> dict[K, Any]:
         """``key -> value`` for every key; ``fn(keys)`` computes the keys nobody computes.
 
@@ -256,7 +256,7 @@ class SingleFlight:
         return out
 
     async def ado_many(self, keys: Sequence[K],
-                       fn: Callable[[list[K]], Awaitable[Sequence[Any]]]) -> dict[K, Any]:
+                       fn: Callable[[list[K]], Awaitable[Iterable[Any]]]) -> dict[K, Any]:
         """Async :meth:`do_many` (``fn`` awaited; other callers' keys awaited)."""
         out: dict[K, Any] = {}
         todo = list(dict.fromkeys(keys))
@@ -286,14 +286,14 @@ def _by_flight(theirs: dict[Any, Flight]) -> dict[Flight, list[Any]]:
     return grouped
 
 
-def _values(fn: Callable[[list[Any]], Sequence[Any]], keys: list[Any]) -> list[tuple[Any, Any]]:
+def _values(fn: Callable[[list[Any]], Iterable[Any]], keys: list[Any]) -> list[tuple[Any, Any]]:
     vals = list(fn(keys))
     if len(vals) != len(keys):
         raise KgpathError(f"computed {len(vals)} values for {len(keys)} keys")
     return list(zip(keys, vals))
 
 
-async def _avalues(fn: Callable[[list[Any]], Awaitable[Sequence[Any]]],
+async def _avalues(fn: Callable[[list[Any]], Awaitable[Iterable[Any]]],
                    keys: list[Any]) -> list[tuple[Any, Any]]:
     vals = list(await fn(keys))
     if len(vals) != len(keys):

@@ -233,7 +233,9 @@ class GraphIndex(DocumentLifecycle, DurableIndex):
         return _same_cheap(self.embedder, owner)
 
     def _ensure(self) -> None:
-        while self._stale():  # a graph changed during a build is built again
+        for _ in range(3):  # a graph changed during a build is built again (a few times)
+            if not self._stale():
+                return
             self._flight.do("build", self._build_if_stale)
 
     def _build_if_stale(self) -> None:
@@ -323,7 +325,9 @@ class GraphIndex(DocumentLifecycle, DurableIndex):
         self._row_ids = [n.id for n in self.graph.nodes]
 
     async def _aensure(self) -> None:
-        while self._stale():
+        for _ in range(3):
+            if not self._stale():
+                return
             await self._flight.ado("build", self._abuild_if_stale)
 
     async def _abuild_if_stale(self) -> None:
