@@ -6,9 +6,9 @@ retriever is built per question (issue 12). :func:`passage_cache` returns the on
 :class:`PassageVectorCache` of a graph and a model, found by the embedder's fingerprint
 (model name, dimension, probe; issue 21), so every retriever, call, thread and embedder
 object of that model embeds each passage once: concurrent first callers, threads or asyncio
-tasks, wait for one embedding (:mod:`kgpath._singleflight`; issue 23). The cache is incremental: when the graph
-changes (its ``version``), only passages that are new or whose text changed are embedded,
-and removed ones are dropped. Entries disappear with the graph.
+tasks, wait for one embedding (:mod:`kgpath._singleflight`; issue 23). The cache is
+incremental: when the graph changes (its ``version``), only passages that are new or whose
+text changed are embedded, and removed ones are dropped. Entries disappear with the graph.
 """
 
 from __future__ import annotations
