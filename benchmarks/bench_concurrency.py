@@ -61,8 +61,9 @@ A second run of three rows (load average about 20)::
 
 C2RAG's warm column is not its calls' own cost: its retriever remembers the query texts of
 the questions it has seen, so the warm repeat embeds nothing; its 300 calls embed 259 query
-texts of their own (396 - 137), about half its cold set-up (35 passages, 101 relation
-names), hence a wall ratio at the 1.5 bound on this corpus.
+texts of their own (396 - 137), against a cold set-up of 35 passages, about a hundred
+relation names and the first question's texts: a wall ratio at the 1.5 bound on this
+corpus.
 
 Before (main at 39ff80b, the issue's counts with a hashing embedder on a 100-document
 graph, 300 calls): PCR asyncio 120,001 passage texts (401 sequentially), PathRAG threads /
