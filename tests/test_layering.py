@@ -143,8 +143,8 @@ def test_parser_sees_lazy_relative_and_type_checking_imports(tmp_path: Path) -> 
 #: Top-level packages and modules of ``kgpath`` by layer, lowest first. A package may import
 #: its own layer and the layers below it, never one above (ARCHITECTURE.md draws the same).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "_config", "_files", "_plugins", "_progress", "_parallel", "_tables", "tokens",
-     "token_engine"),
+    ("errors", "_config", "_files", "_plugins", "_progress", "_parallel", "_singleflight",
+     "_tables", "tokens", "token_engine"),
     ("graph",),
     ("embeddings", "llm", "rerank", "prompts", "embed_cache", "data"),
     ("evidence",),

@@ -60,9 +60,13 @@ def test_shared_across_instances_and_async(tmp_path):
     other = CachedEmbedder(Counting(16), tmp_path)
     assert other.embed_passages(["x"]).shape == (1, 16) and other.misses == 1
     assert other.path != first.path
-    # cache_key overrides the fingerprint
+    # cache_key overrides the fingerprint: the same folder, whose vectors of another
+    # dimension are ignored (and kept), never served
     keyed = CachedEmbedder(Counting(16), tmp_path, cache_key=first.fingerprint)
-    np.testing.assert_array_equal(keyed.embed_passages(["x"]), want[[0]])
+    assert keyed.path == first.path
+    np.testing.assert_array_equal(keyed.embed_passages(["x"]), other.embed_passages(["x"]))
+    np.testing.assert_array_equal(CachedEmbedder(Counting(), tmp_path).embed_passages(["x"]),
+                                  want[[0]])
 
 
 _CHILD = textwrap.dedent("""
@@ -151,10 +155,34 @@ def test_compaction_merges_segments(tmp_path):
     assert fresh.embedder.embedded() == 0
 
 
-def test_dimension_change_is_an_error(tmp_path):
+def test_segments_of_another_dimension_are_ignored_and_kept(tmp_path):
     CachedEmbedder(Counting(32), tmp_path, cache_key="same").embed_passages(["a"])
     c = CachedEmbedder(Counting(16), tmp_path, cache_key="same")
-    c.embed_passages(["a"])  # cached row of dim 32 is served; a new text of dim 16 is not
+    assert c.embed_passages(["a"]).shape == (1, 16)  # the 32-d row is not served
+    assert (c.hits, c.misses, c.corrupt) == (0, 1, 0) and len(c.segments("passage")) == 2
+    back = CachedEmbedder(Counting(32), tmp_path, cache_key="same")
+    assert back.embed_passages(["a"]).shape == (1, 32) and back.embedder.embedded() == 0
+
+
+class _Shrinking:
+    """Returns 32-d vectors, then 16-d ones (a misconfigured model behind one name)."""
+
+    fingerprint = "shrinking"
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+
+    def embed_passages(self, texts):
+        out = np.ones((len(texts), self.dim), np.float32)
+        self.dim = 16
+        return out
+
+    embed_queries = embed_passages
+
+
+def test_dimension_change_mid_run_is_an_error(tmp_path):
+    c = CachedEmbedder(_Shrinking(32), tmp_path)
+    c.embed_passages(["a"])
     with pytest.raises(EmbeddingError, match="dimension 16"):
         c.embed_passages(["b"])
 

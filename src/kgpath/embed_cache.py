@@ -17,9 +17,13 @@ with :func:`os.replace`, so readers see whole segments or none. Segments are nev
 modified, only added, which is what makes concurrent writers safe: two processes that
 embed the same text write two segments with the same row, and readers keep either.
 Segments are loaded with ``allow_pickle=False``; a segment that cannot be read (truncated,
-not an npz, wrong shapes or dimension) is logged, deleted and ignored, so its texts count
-as misses and are embedded and written again; one the OS refuses to read (permissions, too
-many open files) is logged and skipped but kept. Vectors with NaN or inf are never written
+not an npz, wrong shapes) is logged, deleted and ignored, so its texts count as misses and
+are embedded and written again; one the OS refuses to read (permissions, too many open
+files) is logged and skipped but kept, and so is a valid segment of another dimension
+(another model's: warned once, never deleted; the good segments are served). Concurrent
+misses of one text, in threads or asyncio, embed it once (:mod:`kgpath._singleflight`). A
+lone surrogate is keyed as is (``surrogatepass``): the wrapped embedder decides (kgpath's
+raise :class:`~kgpath.errors.EmbeddingError`). Vectors with NaN or inf are never written
 (:class:`~kgpath.errors.EmbeddingError`), and a folder that cannot be written raises
 :class:`~kgpath.errors.PersistenceError` naming it. When a folder holds more than
 ``compact_at`` segments of one kind they are merged into one (write new, then delete old).
@@ -28,7 +32,9 @@ many open files) is logged and skipped but kept. Vectors with NaN or inf are nev
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
+import inspect
 import json
 import logging
 import os
@@ -43,7 +49,8 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.embeddings import Embedder, LocalEmbedder
+from kgpath._singleflight import SingleFlight
+from kgpath.embeddings import Embedder, LocalEmbedder, vector_source
 from kgpath.errors import ConfigError, EmbeddingError, PersistenceError, short
 
 __all__ = ["CachedEmbedder", "SharedEmbedder", "default_cache_dir", "embedder_fingerprint",
@@ -107,7 +114,17 @@ def _plain_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _text_key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _cheap_dim(embedder: Any) -> int | None:
+    """The embedder's dimension when known without an embedding call, else None."""
+    for obj in (embedder, vector_source(embedder)):
+        for attr in ("_dim", "dim"):
+            v = inspect.getattr_static(obj, attr, None)
+            if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                return v
+    return None
 
 
 class CachedEmbedder:
@@ -128,8 +145,15 @@ class CachedEmbedder:
     compact_at
         Merge a kind's segments into one when there are more than this many.
 
-    ``hits`` counts requested texts found in the cache, ``misses`` distinct texts embedded,
-    ``corrupt`` unreadable segments dropped. Works from threads and asyncio alike.
+    ``hits`` counts requested texts found in the cache (or embedded meanwhile by a
+    concurrent caller), ``misses`` distinct texts embedded, ``corrupt`` unreadable segments
+    dropped. Works from threads and asyncio alike; concurrent misses of one text embed it
+    once.
+
+    Raises
+    ------
+    ConfigError
+        For an argument it cannot work with, e.g. a ``cache_dir`` that is a file.
     """
 
     def __init__(
@@ -159,7 +183,10 @@ class CachedEmbedder:
         self._rows: dict[str, dict[str, np.ndarray]] = {k: {} for k in _KINDS}
         self._seen: dict[str, set[str]] = {k: set() for k in _KINDS}
         self._skipped: set[str] = set()  # unreadable now (permissions): kept, never compacted
-        self._dim: int | None = None
+        self._foreign: dict[str, int] = {}  # segment -> its other dimension: kept, unread
+        self._dim: int | None = _cheap_dim(embedder)
+        self._dim_sure = self._dim is not None  # known from the embedder, not a segment
+        self._flight = SingleFlight()  # per (kind, text key): concurrent misses embed once
 
     @property
     def dim(self) -> int:
@@ -202,7 +229,7 @@ class CachedEmbedder:
             with fh, np.load(fh, allow_pickle=False) as z:
                 keys, vecs = np.asarray(z["keys"]), np.asarray(z["vectors"], np.float32)
             ok = (keys.ndim == 1 and vecs.ndim == 2 and keys.shape[0] == vecs.shape[0]
-                  and keys.dtype.kind == "U" and (self._dim is None or vecs.shape[1] == self._dim)
+                  and keys.dtype.kind == "U" and vecs.shape[1] > 0
                   and bool(np.isfinite(vecs).all()))
             if not ok:
                 raise ValueError(f"keys {keys.shape} {keys.dtype}, vectors {vecs.shape}")
@@ -235,17 +262,45 @@ class CachedEmbedder:
         """Load segments written since the last look (by this or another process)."""
         rows = self._rows[kind]
         for seg in self.segments(kind):
-            if seg.name in self._seen[kind] or seg.name in self._skipped:
+            name = seg.name
+            if name in self._seen[kind] or name in self._skipped or name in self._foreign:
                 continue
             got = self._read(seg)
             if got is None:
                 continue
-            self._seen[kind].add(seg.name)
             keys, vecs = got
-            if self._dim is None and vecs.shape[0]:
+            if self._dim is None:  # provisional until this instance embeds (see _store)
                 self._dim = int(vecs.shape[1])
+            if vecs.shape[1] != self._dim:
+                self._other_dim(seg, int(vecs.shape[1]))
+                continue
+            self._seen[kind].add(name)
             for k, v in zip(keys.tolist(), vecs, strict=True):
                 rows.setdefault(str(k), v)
+
+    def _other_dim(self, seg: Path, dim: int) -> None:
+        """A valid segment of another dimension (another model's): ignored, never deleted."""
+        if not self._foreign:
+            logger.warning("embedding cache %s: segment %s holds vectors of dimension %d, not "
+                           "%d; ignored, kept on disk (and any more such)", self.path, seg.name,
+                           dim, self._dim)
+        self._foreign[seg.name] = dim
+
+    def _check_dim(self, dim: int) -> None:
+        """Take the embedder's dimension; a provisional one (from a segment) may be wrong."""
+        if self._dim == dim:
+            self._dim_sure = True
+            return
+        if self._dim is not None and self._dim_sure:
+            raise EmbeddingError(
+                f"embedder returned dimension {dim}, cache {self.path} holds {self._dim}")
+        logger.warning("embedding cache %s: the embedder's dimension is %d; segments of "
+                       "dimension %s ignored, kept on disk", self.path, dim, self._dim)
+        self._dim, self._dim_sure = dim, True
+        for kind in _KINDS:  # start over: read the segments of the right dimension
+            self._rows[kind].clear()
+            self._seen[kind].clear()
+        self._foreign.clear()
 
     def _write(self, kind: str, keys: list[str], vecs: np.ndarray) -> str:
         """Write one segment atomically; returns its file name.
@@ -262,6 +317,9 @@ class CachedEmbedder:
             ) from exc
 
     def _write_segment(self, kind: str, keys: list[str], vecs: np.ndarray) -> str:
+        for folder in (self.cache_dir, self.path):  # a file there: named in the error
+            if folder.exists() and not folder.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(folder))
         self.path.mkdir(parents=True, exist_ok=True)
         info = self.path / "embedder.json"
         if not info.exists():
@@ -293,13 +351,16 @@ class CachedEmbedder:
         self._seen[kind] = {name}
 
     # ------------------------------------------------------------------ lookup and store
-    def _lookup(self, texts: Sequence[str], kind: str) -> tuple[list[str], list[str]]:
+    def _keys(self, texts: Sequence[str]) -> list[str]:
         if isinstance(texts, str):
             raise EmbeddingError("expected a sequence of strings, got a single str")
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise EmbeddingError(f"texts[{i}] must be a str, got {short(t)}")
-        keys = [_text_key(t) for t in texts]
+        return [_text_key(t) for t in texts]
+
+    def _missing(self, keys: list[str], texts: Sequence[str], kind: str) -> dict[str, str]:
+        """``key -> text`` of the texts neither in memory nor on disk (distinct, in order)."""
         with self._lock:
             rows = self._rows[kind]
             if any(k not in rows for k in keys):
@@ -308,9 +369,13 @@ class CachedEmbedder:
             for k, t in zip(keys, texts, strict=True):
                 if k not in rows and k not in missing:
                     missing[k] = t
-            self.hits += sum(1 for k in keys if k not in missing)
-            self.misses += len(missing)
-        return keys, list(missing.values())
+        return missing
+
+    def _todo(self, kind: str, missing: dict[str, str], claimed: list[Any]) -> list[str]:
+        """The claimed texts still missing (a concurrent caller may have just stored them)."""
+        with self._lock:
+            rows = self._rows[kind]
+            return [missing[k] for _, k in claimed if k not in rows]
 
     def _store(self, kind: str, texts: list[str], vecs: np.ndarray) -> None:
         vecs = np.asarray(vecs, dtype=np.float32)
@@ -323,41 +388,61 @@ class CachedEmbedder:
                 f"{short(texts[int(bad[0])])}; this batch was not cached"
             )
         with self._lock:
-            if self._dim is None:
-                self._dim = int(vecs.shape[1])
-            elif vecs.shape[1] != self._dim:
-                raise EmbeddingError(
-                    f"embedder returned dimension {vecs.shape[1]}, cache {self.path} holds "
-                    f"{self._dim}"
-                )
+            self._check_dim(int(vecs.shape[1]))
             keys = [_text_key(t) for t in texts]
             self._seen[kind].add(self._write(kind, keys, vecs))
             for k, v in zip(keys, vecs, strict=True):
                 self._rows[kind][k] = v
+            self.misses += len(keys)
             if len(self._seen[kind]) > self.compact_at:
                 self._compact(kind)
 
-    def _gather(self, keys: list[str], kind: str) -> np.ndarray:
-        if not keys:
-            return np.zeros((0, self._dim or self.dim), np.float32)
-        rows = self._rows[kind]
-        return np.stack([rows[k] for k in keys]).astype(np.float32, copy=False)
+    def _done(self, keys: list[str], kind: str, mine: set[str]) -> np.ndarray:
+        """Count the hits (texts this call did not embed) and return the rows in order."""
+        with self._lock:
+            self.hits += sum(1 for k in keys if k not in mine)
+            if not keys:
+                return np.zeros((0, self._dim or self.dim), np.float32)
+            rows = self._rows[kind]
+            return np.stack([rows[k] for k in keys]).astype(np.float32, copy=False)
+
+    def _fill(self, kind: str, missing: dict[str, str], call: Callable[[list[str]], np.ndarray],
+              mine: set[str], claimed: list[Any]) -> list[None]:
+        """The leader's work for the claimed ``(kind, key)`` pairs: embed, write, remember."""
+        todo = self._todo(kind, missing, claimed)
+        for i in range(0, len(todo), self.save_every):
+            part = todo[i : i + self.save_every]
+            self._store(kind, part, call(part))
+            mine.update(map(_text_key, part))
+        return [None] * len(claimed)
+
+    async def _afill(self, kind: str, missing: dict[str, str],
+                     call: Callable[[list[str]], Awaitable[np.ndarray]], mine: set[str],
+                     claimed: list[Any]) -> list[None]:
+        todo = self._todo(kind, missing, claimed)
+        for i in range(0, len(todo), self.save_every):
+            part = todo[i : i + self.save_every]
+            self._store(kind, part, await call(part))
+            mine.update(map(_text_key, part))
+        return [None] * len(claimed)
 
     def _embed(self, texts: Sequence[str], kind: str,
                call: Callable[[list[str]], np.ndarray]) -> np.ndarray:
-        keys, missing = self._lookup(texts, kind)
-        for i in range(0, len(missing), self.save_every):
-            part = missing[i : i + self.save_every]
-            self._store(kind, part, call(part))
-        return self._gather(keys, kind)
+        keys = self._keys(texts)
+        mine: set[str] = set()
+        while missing := self._missing(keys, texts, kind):  # again only after a dim switch
+            fill = functools.partial(self._fill, kind, missing, call, mine)
+            self._flight.do_many([(kind, k) for k in missing], fill)
+        return self._done(keys, kind, mine)
 
     async def _aembed(self, texts: Sequence[str], kind: str,
                       call: Callable[[list[str]], Awaitable[np.ndarray]]) -> np.ndarray:
-        keys, missing = self._lookup(texts, kind)
-        for i in range(0, len(missing), self.save_every):
-            part = missing[i : i + self.save_every]
-            self._store(kind, part, await call(part))
-        return self._gather(keys, kind)
+        keys = self._keys(texts)
+        mine: set[str] = set()
+        while missing := self._missing(keys, texts, kind):
+            fill = functools.partial(self._afill, kind, missing, call, mine)
+            await self._flight.ado_many([(kind, k) for k in missing], fill)
+        return self._done(keys, kind, mine)
 
     # ------------------------------------------------------------------ Embedder protocol
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
@@ -420,6 +505,7 @@ class SharedEmbedder:
         self.embedded = 0
         self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+        self._flight = SingleFlight()  # per text: concurrent misses embed it once
 
     @property
     def dim(self) -> int:
@@ -451,11 +537,10 @@ class SharedEmbedder:
         with self._lock:
             return list(dict.fromkeys(t for t in texts if t not in self._memo))
 
-    def _join(self, texts: Sequence[str], missing: list[str], new: np.ndarray) -> np.ndarray:
+    def _join(self, texts: Sequence[str], new: dict[str, np.ndarray]) -> np.ndarray:
         with self._lock:
-            self.embedded += len(missing)
             found = {t: self._memo[t] for t in texts if t in self._memo}
-            found.update(zip(missing, np.asarray(new, dtype=np.float32), strict=True))
+            found.update(new)
             for t in texts:
                 self._memo[t] = found[t]
                 self._memo.move_to_end(t)
@@ -463,17 +548,22 @@ class SharedEmbedder:
                 self._memo.popitem(last=False)
         return np.array([found[t] for t in texts], dtype=np.float32).reshape(len(texts), -1)
 
+    def _count(self, texts: list[str], vecs: np.ndarray) -> np.ndarray:
+        with self._lock:
+            self.embedded += len(texts)
+        return np.asarray(vecs, dtype=np.float32)
+
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        """Passage vectors; only the texts not remembered are embedded."""
+        """Passage vectors; only the texts not remembered are embedded (once, concurrently)."""
         missing = self._split(texts)
-        new = self.embedder.embed_passages(missing) if missing else np.zeros((0, 0))
-        return self._join(texts, missing, new)
+        return self._join(texts, self._flight.do_many(
+            missing, lambda ts: self._count(ts, self.embedder.embed_passages(ts))))
 
     async def aembed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """Async :meth:`embed_passages` (the wrapped embedder's async path)."""
-        missing = self._split(texts)
-        new = await self.embedder.aembed_passages(missing) if missing else np.zeros((0, 0))
-        return self._join(texts, missing, new)
+        async def embed(ts: list[str]) -> np.ndarray:
+            return self._count(ts, await self.embedder.aembed_passages(ts))
+        return self._join(texts, await self._flight.ado_many(self._split(texts), embed))
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Query vectors (not remembered)."""

@@ -11,15 +11,13 @@ keep and reopen it with every vector (:mod:`kgpath.index.persist`, no embedding 
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import threading
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from kgpath._singleflight import SingleFlight
 from kgpath.embeddings import (
     Embedder,
     _remember,
@@ -145,12 +143,7 @@ class GraphIndex(DocumentLifecycle, DurableIndex):
         self._own: np.ndarray | None = None  # private vectors (another embedder's in graph)
         self._own_texts: list[str] = []
         self._row_ids: list[str] = []  # node ids of the own/compact rows at the last build
-        self._lock = threading.Lock()
-        self._lock_guard = threading.Lock()
-        self._async_builder: int | None = None  # thread id of a running async build
-        self._alocks: weakref.WeakKeyDictionary[Any, asyncio.Lock] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._flight = SingleFlight()  # building and BM25: once for concurrent callers
         self._note_cited()  # passage-mean graphs: which nodes hold means (see refresh)
 
     # ------------------------------------------------------------------ building
@@ -161,9 +154,9 @@ class GraphIndex(DocumentLifecycle, DurableIndex):
     # vectors private (logged once), so two retrievers never score with each other's
     # vectors. An edited node's vector is dropped by the graph and re-embedded here.
     #
-    # Building is single-flight: a threading lock for sync callers, and per event loop an
-    # asyncio lock taken before the thread lock, so N concurrent callers on a cold index
-    # embed each node once and the others wait.
+    # Building is single-flight (kgpath._singleflight): N concurrent callers on a cold
+    # index, threads or asyncio tasks, sync or async, embed each node once and the others
+    # wait for that build (async ones without blocking their event loop).
 
     def _stale(self) -> bool:
         if self._built_version == self.graph.version and self._vec is not None:
@@ -240,17 +233,14 @@ class GraphIndex(DocumentLifecycle, DurableIndex):
         return _same_cheap(self.embedder, owner)
 
     def _ensure(self) -> None:
-        if not self._stale():
-            return
-        if self._async_builder == threading.get_ident():
-            # an async build on this thread's event loop is awaiting its embedder: waiting
-            # for its lock here would block the loop it needs. Build synchronously instead
-            # (duplicate work in this rare interleaving, never a deadlock).
+        for _ in range(3):  # a graph changed during a build is built again (a few times)
+            if not self._stale():
+                return
+            self._flight.do("build", self._build_if_stale)
+
+    def _build_if_stale(self) -> None:
+        if self._stale():
             self._build_sync()
-            return
-        with self._lock:
-            if self._stale():
-                self._build_sync()
 
     def _build_sync(self) -> None:
         self._realign()
@@ -334,48 +324,34 @@ class GraphIndex(DocumentLifecycle, DurableIndex):
         self._built_version = self.graph.version
         self._row_ids = [n.id for n in self.graph.nodes]
 
-    def _alock(self) -> asyncio.Lock:
-        loop = asyncio.get_running_loop()
-        with self._lock_guard:
-            lock = self._alocks.get(loop)
-            if lock is None:
-                lock = self._alocks[loop] = asyncio.Lock()
-            return lock
-
     async def _aensure(self) -> None:
-        if not self._stale():
-            return
-        async with self._alock():  # one builder per event loop; the others wait here
+        for _ in range(3):
             if not self._stale():
                 return
-            while not self._lock.acquire(blocking=False):  # a sync or other-loop builder
-                await asyncio.sleep(0.005)
-            self._async_builder = threading.get_ident()
-            try:
-                if not self._stale():
-                    return
-                self._realign()
-                shared = self._shared()
-                if shared is None:
-                    shared = await asame_embedder(self.embedder, self.graph.vectors.owner or {})
-                if self.vectors != "float32":
-                    todo = self._compact_plan(shared)
-                    for rows, texts in self._compact_chunks(todo):
-                        self._compact_put(rows, texts, await self.embedder.aembed_passages(texts))
-                    self._compact_done()
-                    return
-                if not shared:
-                    self._use_own()
-                elif self._means_due():  # new passages through the async API first
-                    await self.apassage_vectors()
-                    self._refresh_means()
-                missing, texts = self._plan(shared)
-                logger.info("indexing %r: embedding %d node(s) (async)", self.graph, len(missing))
-                vecs = await self.embedder.aembed_passages(texts) if missing else None
-                self._store(shared, missing, texts, vecs)
-            finally:
-                self._async_builder = None
-                self._lock.release()
+            await self._flight.ado("build", self._abuild_if_stale)
+
+    async def _abuild_if_stale(self) -> None:
+        if not self._stale():
+            return
+        self._realign()
+        shared = self._shared()
+        if shared is None:
+            shared = await asame_embedder(self.embedder, self.graph.vectors.owner or {})
+        if self.vectors != "float32":
+            todo = self._compact_plan(shared)
+            for rows, texts in self._compact_chunks(todo):
+                self._compact_put(rows, texts, await self.embedder.aembed_passages(texts))
+            self._compact_done()
+            return
+        if not shared:
+            self._use_own()
+        elif self._means_due():  # new passages through the async API first
+            await self.apassage_vectors()
+            self._refresh_means()
+        missing, texts = self._plan(shared)
+        logger.info("indexing %r: embedding %d node(s) (async)", self.graph, len(missing))
+        vecs = await self.embedder.aembed_passages(texts) if missing else None
+        self._store(shared, missing, texts, vecs)
 
     def build(self) -> GraphIndex:
         """Embed missing nodes and build the vector index now (otherwise lazy)."""
@@ -399,15 +375,15 @@ class GraphIndex(DocumentLifecycle, DurableIndex):
         """The BM25 index over node search texts (built on first use)."""
         self._ensure()
         bm25 = self._bm25
-        if bm25 is None:
-            with self._lock_guard:
-                if self._bm25 is None:
-                    self._bm25 = BM25Index(
-                        [n.search_text for n in self.graph.nodes], k1=self.bm25_k1,
-                        b=self.bm25_b,
-                    )
-                bm25 = self._bm25
+        while bm25 is None:
+            bm25 = self._flight.do("bm25", self._build_bm25)
         return bm25
+
+    def _build_bm25(self) -> BM25Index | None:
+        if self._bm25 is None:
+            self._bm25 = BM25Index([n.search_text for n in self.graph.nodes],
+                                   k1=self.bm25_k1, b=self.bm25_b)
+        return self._bm25
 
     def passage_vectors(self) -> PassageVectors | None:
         """The graph's passages embedded by this index's embedder, once per passage.

@@ -29,6 +29,7 @@ of changed nodes without embedding.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Sequence
@@ -48,7 +49,9 @@ from kgpath.embeddings import (
 )
 from kgpath.errors import ConfigError, EmbeddingError, PersistenceError
 from kgpath.graph import KnowledgeGraph
+from kgpath.index.passage_vectors import apassage_vectors as ashared_passage_vectors
 from kgpath.index.passage_vectors import passage_cache
+from kgpath.index.passage_vectors import passage_vectors as shared_passage_vectors
 
 __all__ = [
     "NODE_VECTORS",
@@ -160,6 +163,9 @@ def embed_graph(
         ``embedder`` as their owner (so an index with another embedder re-embeds instead of
         using them); vectors passed in ``passage_vectors`` carry no owner record.
 
+    Concurrent calls for the same graph, model and options (threads or asyncio,
+    :func:`aembed_graph` included) embed once and share the result (single-flight).
+
     Raises
     ------
     ConfigError
@@ -169,29 +175,13 @@ def embed_graph(
     """
     check_node_vectors(node_vectors)
     embedder = as_embedder(embedder)
-    ids = tuple(graph.passages)
-    if not ids:
+    if not graph.passages:
         raise EmbeddingError("the graph has no passages to embed")
-    t0 = time.perf_counter()
-    cache = passage_cache(graph, embedder)
-    with cache.lock:
-        _seed(graph, cache, passage_vectors)
-        todo = cache.missing(graph)
-        owner = None
-        if todo:
-            raw = embedder.embed_passages([p.text for p in todo])
-            owner = cache.owner = _record(embedder, todo[0].text, raw[0])  # no extra call
-            cache.add(todo, _unit(raw))
-        owner = owner or getattr(cache, "owner", None) or _known_owner(graph, embedder)
-        pvec = _rows(graph, cache, ids)
-    mat, missing, t1 = _finish(graph, ids, pvec, node_vectors)
-    if missing:
-        texts = [graph.node_at(i).search_text for i in missing]
-        mat[missing] = normalize_rows(np.asarray(embedder.embed_passages(texts), np.float32))
-    if store and owner is None and passage_vectors is None:  # cached: probe one afresh
-        probe = graph.passages[ids[0]].text
-        owner = _record(embedder, probe, embedder.embed_passages([probe])[0])
-    return _result(graph, ids, pvec, mat, missing, t1 - t0, t1, store, owner)
+    run = functools.partial(_embed_graph, graph, embedder, node_vectors, passage_vectors, store)
+    if passage_vectors is not None:  # the caller's vectors: nothing to share
+        return run()
+    key = ("embed_graph", node_vectors, store, graph.version)
+    return passage_cache(graph, embedder).flight.do(key, run)
 
 
 async def aembed_graph(
@@ -205,21 +195,44 @@ async def aembed_graph(
     """Async :func:`embed_graph` (the embedder's ``aembed_passages``)."""
     check_node_vectors(node_vectors)
     embedder = as_embedder(embedder)
-    ids = tuple(graph.passages)
-    if not ids:
+    if not graph.passages:
         raise EmbeddingError("the graph has no passages to embed")
+    run = functools.partial(_aembed_graph, graph, embedder, node_vectors, passage_vectors,
+                            store)
+    if passage_vectors is not None:
+        return await run()
+    key = ("embed_graph", node_vectors, store, graph.version)
+    return await passage_cache(graph, embedder).flight.ado(key, run)
+
+
+def _embed_graph(graph: KnowledgeGraph, embedder: Embedder, node_vectors: str,
+                 given: np.ndarray | None, store: bool) -> GraphVectors:
+    ids = tuple(graph.passages)
     t0 = time.perf_counter()
     cache = passage_cache(graph, embedder)
+    _seed(graph, cache, given)
+    shared_passage_vectors(graph, embedder)  # single-flight: the missing passages, once
+    owner = cache.owner or _known_owner(graph, embedder)
     with cache.lock:
-        _seed(graph, cache, passage_vectors)
-        todo = cache.missing(graph)
-    owner = None
-    if todo:  # awaited outside the (thread) lock
-        raw = await embedder.aembed_passages([p.text for p in todo])
-        owner = cache.owner = _record(embedder, todo[0].text, raw[0])
-        with cache.lock:
-            cache.add(todo, _unit(raw))
-    owner = owner or getattr(cache, "owner", None) or _known_owner(graph, embedder)
+        pvec = _rows(graph, cache, ids)
+    mat, missing, t1 = _finish(graph, ids, pvec, node_vectors)
+    if missing:
+        texts = [graph.node_at(i).search_text for i in missing]
+        mat[missing] = normalize_rows(np.asarray(embedder.embed_passages(texts), np.float32))
+    if store and owner is None and given is None:  # cached: probe one afresh
+        probe = graph.passages[ids[0]].text
+        owner = _record(embedder, probe, embedder.embed_passages([probe])[0])
+    return _result(graph, ids, pvec, mat, missing, t1 - t0, t1, store, owner)
+
+
+async def _aembed_graph(graph: KnowledgeGraph, embedder: Embedder, node_vectors: str,
+                        given: np.ndarray | None, store: bool) -> GraphVectors:
+    ids = tuple(graph.passages)
+    t0 = time.perf_counter()
+    cache = passage_cache(graph, embedder)
+    _seed(graph, cache, given)
+    await ashared_passage_vectors(graph, embedder)
+    owner = cache.owner or _known_owner(graph, embedder)
     with cache.lock:
         pvec = _rows(graph, cache, ids)
     mat, missing, t1 = _finish(graph, ids, pvec, node_vectors)
@@ -227,7 +240,7 @@ async def aembed_graph(
         texts = [graph.node_at(i).search_text for i in missing]
         vecs = await embedder.aembed_passages(texts)
         mat[missing] = normalize_rows(np.asarray(vecs, np.float32))
-    if store and owner is None and passage_vectors is None:
+    if store and owner is None and given is None:
         probe = graph.passages[ids[0]].text
         owner = _record(embedder, probe, (await embedder.aembed_passages([probe]))[0])
     return _result(graph, ids, pvec, mat, missing, t1 - t0, t1, store, owner)
@@ -240,7 +253,8 @@ def _unit(vecs: np.ndarray) -> np.ndarray:
 def _seed(graph: KnowledgeGraph, cache: Any, given: np.ndarray | None) -> None:
     """Put vectors the caller already has (``graph.passages`` order) into the cache."""
     if given is not None:
-        cache.add(list(graph.passages.values()), _unit(given))
+        with cache.lock:
+            cache.add(list(graph.passages.values()), _unit(given))
 
 
 def _rows(graph: KnowledgeGraph, cache: Any, ids: tuple[str, ...]) -> np.ndarray:

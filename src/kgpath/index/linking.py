@@ -41,6 +41,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from kgpath._singleflight import SingleFlight
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph, Node
 from kgpath.graph.columns import HashIndex, NodeColumns
@@ -124,6 +125,7 @@ class NameLookup(Protocol):
         ...
 
 
+_FLIGHT = SingleFlight()  # the two name indexes: built once for concurrent first callers
 _INDEX_CACHE: dict[int, tuple[int, weakref.ref[KnowledgeGraph], dict[str, list[int]]]] = {}
 _NAME_CACHE: dict[
     int, tuple[int, weakref.ref[KnowledgeGraph], dict[str, list[int]] | HashIndex]
@@ -143,6 +145,14 @@ def name_key_index(graph: KnowledgeGraph) -> dict[str, list[int]]:
     hit = _INDEX_CACHE.get(id(graph))
     if hit is not None and hit[1]() is graph and hit[0] == version:
         return hit[2]
+    return _FLIGHT.do(("keys", id(graph), version), lambda: _build_key_index(graph, version))
+
+
+def _build_key_index(graph: KnowledgeGraph, version: int) -> dict[str, list[int]]:
+    """Build :func:`name_key_index`'s index (once for concurrent callers)."""
+    hit = _INDEX_CACHE.get(id(graph))
+    if hit is not None and hit[1]() is graph and hit[0] == version:
+        return hit[2]  # built by the caller just before this one
     index: dict[str, list[int]] = {}
     for i, n in enumerate(graph.nodes):
         key = entity_key(n.name or n.id)
@@ -174,6 +184,16 @@ def find_by_name(graph: KnowledgeGraph, name: str) -> list[int]:
     hit = _NAME_CACHE.get(id(graph))
     if hit is not None and hit[1]() is graph and hit[0] == version:
         return list(hit[2].get(norm_name(name), []))
+    index = _FLIGHT.do(("names", id(graph), version), lambda: _build_name_index(graph, version))
+    return list(index.get(norm_name(name), []))
+
+
+def _build_name_index(graph: KnowledgeGraph,
+                      version: int) -> dict[str, list[int]] | HashIndex:
+    """Build :func:`find_by_name`'s index (once for concurrent callers)."""
+    hit = _NAME_CACHE.get(id(graph))
+    if hit is not None and hit[1]() is graph and hit[0] == version:
+        return hit[2]
     nodes = graph.nodes
     index: dict[str, list[int]] | HashIndex
     if isinstance(nodes, NodeColumns):  # the compact mode: names are ids
@@ -185,7 +205,7 @@ def find_by_name(graph: KnowledgeGraph, name: str) -> list[int]:
     if hit is None or hit[1]() is not graph:
         weakref.finalize(graph, _NAME_CACHE.pop, id(graph), None)
     _NAME_CACHE[id(graph)] = (version, weakref.ref(graph), index)
-    return list(index.get(norm_name(name), []))
+    return index
 
 
 class GraphNames:

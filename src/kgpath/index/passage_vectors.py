@@ -5,27 +5,31 @@ the whole corpus once per retriever: 6.2 s per question on a 16k-node graph when
 retriever is built per question (issue 12). :func:`passage_cache` returns the one
 :class:`PassageVectorCache` of a graph and a model, found by the embedder's fingerprint
 (model name, dimension, probe; issue 21), so every retriever, call, thread and embedder
-object of that model embeds each passage once. The cache is incremental: when the graph
-changes (its ``version``), only passages that are new or whose text changed are embedded,
-and removed ones are dropped. Entries disappear with the graph.
+object of that model embeds each passage once: concurrent first callers, threads or asyncio
+tasks, wait for one embedding (:mod:`kgpath._singleflight`; issue 23). The cache is
+incremental: when the graph changes (its ``version``), only passages that are new or whose
+text changed are embedded, and removed ones are dropped. Entries disappear with the graph.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from kgpath._singleflight import SingleFlight
 from kgpath.embeddings import (
     Embedder,
     _remember,
     embedder_name,
     embedder_record,
+    normalize_rows,
     same_embedder,
 )
 from kgpath.errors import EmbeddingError
@@ -33,8 +37,9 @@ from kgpath.graph import KnowledgeGraph, Passage
 from kgpath.index.identity import embedder_key
 
 __all__ = [
-    "PassageVectorCache", "PassageVectors", "apassage_vectors", "passage_cache",
-    "atext_vectors", "passage_vectors", "seed_passage_cache", "text_vectors",
+    "PassageVectorCache", "PassageVectors", "apassage_vectors", "aquery_vectors",
+    "atext_vectors", "passage_cache", "passage_vectors", "query_vectors",
+    "seed_passage_cache", "text_vectors",
 ]
 
 logger = logging.getLogger(__name__)
@@ -68,6 +73,8 @@ class PassageVectorCache:
         self._vecs: dict[str, tuple[str, np.ndarray]] = {}
         self._built: PassageVectors | None = None
         self.lock = threading.Lock()
+        self.flight = SingleFlight()
+        """Single-flight of what fills this cache: passages, each named set."""
         self.owner: dict[str, Any] | None = None
         """The embedder record of these vectors (:func:`~kgpath.embeddings.embedder_record`)."""
         self.sets: dict[str, dict[str, np.ndarray]] = {"relations": {}}
@@ -225,60 +232,138 @@ def _drop(key: tuple[int, int], cache: PassageVectorCache) -> None:
 
 
 def passage_vectors(graph: KnowledgeGraph, embedder: Embedder) -> PassageVectors | None:
-    """Embed what is missing (once per passage per model) and return all vectors."""
+    """Embed what is missing (once per passage per model) and return all vectors.
+
+    Single-flight (:mod:`kgpath._singleflight`): concurrent first callers, in threads or
+    asyncio (:func:`apassage_vectors`), embed the missing passages once; the others wait.
+    Rows are unit length.
+    """
     cache = passage_cache(graph, embedder)
-    with cache.lock:
-        missing = cache.missing(graph)
-        if missing:
-            cache.add(missing, embedder.embed_passages([p.text for p in missing]))
-        return cache.vectors(graph)
+    while True:
+        with cache.lock:
+            if not cache.missing(graph):
+                return cache.vectors(graph)
+        cache.flight.do("passages", functools.partial(_fill_passages, cache, graph, embedder))
 
 
 async def apassage_vectors(graph: KnowledgeGraph, embedder: Embedder) -> PassageVectors | None:
     """Async :func:`passage_vectors`: the missing passages through ``aembed_passages``.
 
-    The embedding is awaited outside the (thread) lock, so two callers may embed the same
-    missing passages once each; the cache keeps one copy. The final read goes through
-    :func:`passage_vectors`, which embeds nothing unless the graph changed meanwhile.
+    Awaited without blocking the event loop while another caller (thread or task) embeds.
     """
     cache = passage_cache(graph, embedder)
-    with cache.lock:
-        missing = cache.missing(graph)
-    if missing:
-        vecs = await embedder.aembed_passages([p.text for p in missing])
+    while True:
         with cache.lock:
-            cache.add(missing, vecs)
-    return passage_vectors(graph, embedder)
+            if not cache.missing(graph):
+                return cache.vectors(graph)
+        await cache.flight.ado("passages",
+                               functools.partial(_afill_passages, cache, graph, embedder))
+
+
+def _fill_passages(cache: PassageVectorCache, graph: KnowledgeGraph, embedder: Embedder) -> None:
+    """The leader's work: embed the passages ``cache`` lacks for ``graph``."""
+    with cache.lock:
+        todo = cache.missing(graph)
+    if todo:
+        _add_passages(cache, embedder, todo, embedder.embed_passages([p.text for p in todo]))
+
+
+async def _afill_passages(cache: PassageVectorCache, graph: KnowledgeGraph,
+                          embedder: Embedder) -> None:
+    with cache.lock:
+        todo = cache.missing(graph)
+    if todo:
+        vecs = await embedder.aembed_passages([p.text for p in todo])
+        _add_passages(cache, embedder, todo, vecs)
+
+
+def _add_passages(cache: PassageVectorCache, embedder: Embedder, todo: Sequence[Passage],
+                  raw: Any) -> None:
+    """Store unit rows, and the record of the model that made them (no extra call)."""
+    arr = np.asarray(raw, dtype=np.float32)
+    if arr.ndim != 2 or arr.shape[0] != len(todo):
+        raise EmbeddingError(f"embedder returned {arr.shape[0] if arr.ndim else 0} vectors "
+                             f"for {len(todo)} passages")
+    with cache.lock:
+        cache.add(todo, normalize_rows(arr))
+        if cache.owner is None:
+            cache.owner = embedder_record(embedder, todo[0].text, arr[0])
+            _remember(embedder, todo[0].text, cache.owner["fingerprint"])
 
 
 def text_vectors(graph: KnowledgeGraph, embedder: Embedder, name: str,
                  texts: Sequence[str]) -> np.ndarray:
     """``embed_passages`` vectors of ``texts`` from the shared set ``name``, rows in order.
 
-    Only texts the set lacks are embedded; the set then holds exactly ``texts`` (a method
-    asks for all its texts of the current graph, e.g. every node name, so what the graph
-    lost is dropped). Shared by every retriever of the graph and model and saved with
-    the index, like the passage vectors.
+    Only texts the set lacks are embedded, once for concurrent callers (single-flight);
+    the set then holds exactly ``texts`` (a method asks for all its texts of the current
+    graph, e.g. every node name, so what the graph lost is dropped). Shared by every
+    retriever of the graph and model and saved with the index, like the passage vectors.
     """
     cache = passage_cache(graph, embedder)
-    with cache.lock:
-        missing = _absent(cache, name, texts)
-    if missing:
-        _put(cache, name, missing, embedder.embed_passages(missing))
-    with cache.lock:
-        return _exactly(cache, name, texts, embedder)
+    while True:
+        with cache.lock:
+            if not _absent(cache, name, texts):
+                return _exactly(cache, name, texts, embedder, prune=True)
+        cache.flight.do(("set", name), functools.partial(
+            _fill_set, cache, name, texts, embedder.embed_passages))
 
 
 async def atext_vectors(graph: KnowledgeGraph, embedder: Embedder, name: str,
                         texts: Sequence[str]) -> np.ndarray:
     """Async :func:`text_vectors` (``aembed_passages``)."""
     cache = passage_cache(graph, embedder)
+    while True:
+        with cache.lock:
+            if not _absent(cache, name, texts):
+                return _exactly(cache, name, texts, embedder, prune=True)
+        await cache.flight.ado(("set", name), functools.partial(
+            _afill_set, cache, name, texts, embedder.aembed_passages))
+
+
+def query_vectors(graph: KnowledgeGraph, embedder: Embedder, name: str,
+                  texts: Sequence[str]) -> np.ndarray:
+    """``embed_queries`` vectors of ``texts`` from the shared set ``name``, rows in order.
+
+    As :func:`text_vectors` (once for concurrent callers, shared, saved), but with the
+    query side of the model and nothing dropped: the set only grows (C2RAG's
+    ``"relations"``, Eq. 5's ``v_r``, also holds relation strings of plans).
+    """
+    cache = passage_cache(graph, embedder)
+    while True:
+        with cache.lock:
+            if not _absent(cache, name, texts):
+                return _exactly(cache, name, texts, embedder, prune=False)
+        cache.flight.do(("set", name), functools.partial(
+            _fill_set, cache, name, texts, embedder.embed_queries))
+
+
+async def aquery_vectors(graph: KnowledgeGraph, embedder: Embedder, name: str,
+                         texts: Sequence[str]) -> np.ndarray:
+    """Async :func:`query_vectors` (``aembed_queries``)."""
+    cache = passage_cache(graph, embedder)
+    while True:
+        with cache.lock:
+            if not _absent(cache, name, texts):
+                return _exactly(cache, name, texts, embedder, prune=False)
+        await cache.flight.ado(("set", name), functools.partial(
+            _afill_set, cache, name, texts, embedder.aembed_queries))
+
+
+def _fill_set(cache: PassageVectorCache, name: str, texts: Sequence[str],
+              call: Callable[[list[str]], Any]) -> None:
     with cache.lock:
         missing = _absent(cache, name, texts)
     if missing:
-        _put(cache, name, missing, await embedder.aembed_passages(missing))
+        _put(cache, name, missing, call(missing))
+
+
+async def _afill_set(cache: PassageVectorCache, name: str, texts: Sequence[str],
+                     call: Callable[[list[str]], Awaitable[Any]]) -> None:
     with cache.lock:
-        return _exactly(cache, name, texts, embedder)
+        missing = _absent(cache, name, texts)
+    if missing:
+        _put(cache, name, missing, await call(missing))
 
 
 def _absent(cache: PassageVectorCache, name: str, texts: Sequence[str]) -> list[str]:
@@ -296,11 +381,12 @@ def _put(cache: PassageVectorCache, name: str, texts: list[str], vecs: Any) -> N
 
 
 def _exactly(cache: PassageVectorCache, name: str, texts: Sequence[str],
-             embedder: Embedder) -> np.ndarray:
+             embedder: Embedder, *, prune: bool) -> np.ndarray:
     rows = cache.sets[name]
-    live = set(texts)
-    for stale in [t for t in rows if t not in live]:
-        del rows[stale]
+    if prune:
+        live = set(texts)
+        for stale in [t for t in rows if t not in live]:
+            del rows[stale]
     if not texts:
         return np.zeros((0, embedder.dim), np.float32)
     return np.stack([rows[t] for t in texts])

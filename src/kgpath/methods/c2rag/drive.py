@@ -13,16 +13,25 @@ from typing import Any, Literal
 
 import numpy as np
 
+from kgpath._singleflight import SingleFlight
 from kgpath.errors import BackendError
+from kgpath.index.passage_vectors import (
+    apassage_vectors,
+    aquery_vectors,
+    passage_vectors,
+    query_vectors,
+)
 
-__all__ = ["Req", "adrive", "drive", "embed_relations", "score"]
+__all__ = ["COLD_OPS", "Req", "adrive", "aserve_cold", "drive", "embed_relations", "score",
+           "serve_cold"]
 
 
 @dataclass(frozen=True)
 class Req:
     """An I/O request yielded by the pipeline generator (sync and async drivers serve it)."""
 
-    op: Literal["embed_queries", "embed_passages", "score", "complete"]
+    op: Literal["embed_queries", "embed_passages", "score", "complete", "passage_vectors",
+                "query_vectors"]
     args: tuple[Any, ...]
 
 
@@ -53,6 +62,44 @@ def embed_relations(
             )
         for t, v in zip(missing, vecs, strict=True):
             cache[t] = v
+
+
+COLD_OPS = frozenset({"passage_vectors", "query_vectors", "embed_queries"})
+"""Requests served once for concurrent calls (:mod:`kgpath._singleflight`): what a graph's
+retrievers share (its passage vectors, a named query-text set such as Eq. 5's relation
+vectors; :mod:`kgpath.index.passage_vectors`), and query texts being embedded right now."""
+
+_QUERIES = SingleFlight()  # (embedder id, text): identical texts in flight embedded once
+
+
+def serve_cold(req: Req, embedder: Any) -> Any:
+    """Serve a :data:`COLD_OPS` request (``embed_queries`` with ``embedder``)."""
+    if req.op == "passage_vectors":
+        return passage_vectors(*req.args)
+    if req.op == "query_vectors":
+        return query_vectors(*req.args)
+    texts = list(req.args[0])
+    if not texts:
+        return embedder.embed_queries(texts)
+    got = _QUERIES.do_many([(id(embedder), t) for t in texts],
+                           lambda ks: list(embedder.embed_queries([t for _, t in ks])))
+    return np.stack([got[(id(embedder), t)] for t in texts])
+
+
+async def aserve_cold(req: Req, embedder: Any) -> Any:
+    """Async :func:`serve_cold`."""
+    if req.op == "passage_vectors":
+        return await apassage_vectors(*req.args)
+    if req.op == "query_vectors":
+        return await aquery_vectors(*req.args)
+    texts = list(req.args[0])
+    if not texts:
+        return await embedder.aembed_queries(texts)
+
+    async def embed(ks: list[tuple[int, str]]) -> list[np.ndarray]:
+        return list(await embedder.aembed_queries([t for _, t in ks]))
+    got = await _QUERIES.ado_many([(id(embedder), t) for t in texts], embed)
+    return np.stack([got[(id(embedder), t)] for t in texts])
 
 
 def drive(gen: Generator[Req, Any, Any], serve: Callable[[Req], Any]) -> Any:

@@ -101,11 +101,12 @@ def build_passage_index(
         vecs = yield Req("embed_passages", ([p.text for p in ps],))
         return _index(graph.version, [p.id for p in ps], [p.text for p in ps], vecs)
     cache = passage_cache(graph, embedder)
-    missing = cache.missing(graph)
-    if missing:
-        vecs = yield Req("embed_passages", ([p.text for p in missing],))
-        cache.add(missing, vecs)
-    pv = cache.vectors(graph)
+    with cache.lock:
+        cold = bool(cache.missing(graph))
+    if cold:  # served by passage_vectors: once for concurrent callers (single-flight)
+        yield Req("passage_vectors", (graph, embedder))
+    with cache.lock:
+        pv = cache.vectors(graph)
     if pv is None:
         return None
     built = pv.derived.get("c2rag")

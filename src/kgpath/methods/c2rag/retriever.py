@@ -34,7 +34,7 @@ from kgpath.methods.c2rag.bindings import (
 )
 from kgpath.methods.c2rag.blocks import build_block
 from kgpath.methods.c2rag.config import C2RAGConfig
-from kgpath.methods.c2rag.drive import Req, adrive, drive, embed_relations
+from kgpath.methods.c2rag.drive import COLD_OPS, Req, adrive, aserve_cold, drive, serve_cold
 from kgpath.methods.c2rag.fallback import fallback_plan
 from kgpath.methods.c2rag.hops import HopTrace, merge_branches, rank_candidates, sufficiency_step
 from kgpath.methods.c2rag.plan import PLAN_SCHEMA, Constraint, Plan, parse_plan, tokens
@@ -269,8 +269,8 @@ class ConstraintCheckedRetriever:
     def _serve(self, req: Req) -> Any:
         if (hit := self._remembered(req)) is not None:
             return hit
-        if req.op == "embed_queries":
-            return self.embedder.embed_queries(*req.args)
+        if req.op in COLD_OPS:  # shared cold paths, query texts: once for concurrent calls
+            return serve_cold(req, self.embedder)
         if req.op == "embed_passages":
             return self.embedder.embed_passages(*req.args)
         if req.op == "score":
@@ -284,8 +284,8 @@ class ConstraintCheckedRetriever:
     async def _aserve(self, req: Req) -> Any:
         if (hit := self._remembered(req)) is not None:
             return hit
-        if req.op == "embed_queries":
-            return await self.embedder.aembed_queries(*req.args)
+        if req.op in COLD_OPS:
+            return await aserve_cold(req, self.embedder)
         if req.op == "embed_passages":
             return await self.embedder.aembed_passages(*req.args)
         if req.op == "score":
@@ -520,9 +520,11 @@ class ConstraintCheckedRetriever:
         """
         if self._rel_version == self.graph.version:
             return
-        rels = {e.relation for e in self.graph.edges if e.relation}
-        yield from embed_relations(self._rel_cache, sorted(rels))
-        self._rel_version = self.graph.version
+        version = self.graph.version
+        rels = sorted({e.relation for e in self.graph.edges if e.relation})
+        if any(r not in self._rel_cache for r in rels):  # once for concurrent callers
+            yield Req("query_vectors", (self.graph, self.embedder, "relations", rels))
+        self._rel_version = version
 
     def _prefetch_plan(
         self, query: str, plan: Plan, cfg: C2RAGConfig

@@ -125,12 +125,22 @@ class PathRAGRetriever:
             self._names = (g.version, np.asarray(mat, dtype=np.float32))
         return self._names[1]
 
-    async def _aprepare(self, cfg: PathRAGConfig) -> None:
-        """Build what :meth:`_node_matrix` reads with the embedder's async API (cold start)."""
+    async def _aprepare(self, cfg: PathRAGConfig, high: bool = False) -> None:
+        """Build what :meth:`_node_matrix` reads with the embedder's async API (cold start).
+
+        With ``high`` keywords, also the edge texts :meth:`_relations_for` reads. Concurrent
+        cold calls embed each text once (:mod:`kgpath._singleflight`).
+        """
+        g = self.graph
+        if high and cfg.num_relations and g.num_edges and (
+                self._edge_vecs is None or self._edge_vecs[0] != g.version):
+            version = g.version
+            texts = [relation_text(g, e) for e in g.edges]
+            mat = await atext_vectors(g, self.index.embedder, "edge_texts", texts)
+            self._edge_vecs = (version, np.asarray(mat, dtype=np.float32), _edge_degree(g))
         if cfg.node_match == "text":
             await self.index.abuild()
             return
-        g = self.graph
         if self._names is None or self._names[0] != g.version:
             mat = await atext_vectors(g, self.index.embedder, "node_names",
                                       [n.name or n.id for n in g.nodes])
@@ -152,14 +162,15 @@ class PathRAGRetriever:
         g = self.graph
         if hv is None or cfg.num_relations == 0 or g.num_edges == 0:
             return []
-        if self._edge_vecs is None or self._edge_vecs[0] != g.version:
+        edges = self._edge_vecs
+        if edges is None or edges[0] != g.version:
             version = g.version
             texts = [relation_text(g, e) for e in g.edges]
             mat = text_vectors(g, self.index.embedder, "edge_texts", texts)
-            self._edge_vecs = (version, np.asarray(mat, dtype=np.float32), _edge_degree(g))
+            self._edge_vecs = edges = (version, np.asarray(mat, dtype=np.float32),
+                                       _edge_degree(g))
         hits = retrieve_relations(
-            hv, self._edge_vecs[1], self._edge_vecs[2], cfg.num_relations, cfg.min_similarity,
-            cfg.min_similarity_z,
+            hv, edges[1], edges[2], cfg.num_relations, cfg.min_similarity, cfg.min_similarity_z,
         )
         return [
             RetrievedRelation(g.edge_at(i), i, sim, relation_text(g, g.edge_at(i)))
@@ -205,7 +216,7 @@ class PathRAGRetriever:
         kv = await self.index.embedder.aembed_queries(words + high + _query_row(q, cfg))
         if _query_row(q, cfg):  # the passage vectors of unit_order, awaited (not sync)
             await self.index.apassage_vectors()
-        await self._aprepare(cfg)
+        await self._aprepare(cfg, bool(high))
         t1 = time.perf_counter()
         return self._after_embedding(q, kws, kv, (len(words), len(high)), cfg, (t1 - t0) * 1e3)
 
