@@ -239,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--rows", default=",".join(ROWS))
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--same-question", action="store_true",
+                    help="every call asks the first question (N first calls of one request)")
     args = ap.parse_args(argv)
     if not (DATA / "corpus.json").exists():
         print(f"skipped: no HotpotQA-100 data set at {DATA}")
@@ -250,14 +252,17 @@ def main(argv: list[str] | None = None) -> int:
 
     rec = Recording(model)
     qs = questions(args.calls)
+    if args.same_question:
+        qs = [qs[0]] * args.calls
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         saved = Path(tmp) / "graph"
         g = graph_from_documents(corpus(args.passages))
         g.save(saved)
         print(f"corpus: {len(g.passages)} passages, {g.num_nodes} nodes, {g.num_edges} "
-              f"edges; {args.calls} calls, distinct questions cycled from "
-              f"{min(args.calls, 100)}", flush=True)
+              f"edges; {args.calls} calls, "
+              + ("one question" if args.same_question else
+                 f"distinct questions cycled from {min(args.calls, 100)}"), flush=True)
         for row in args.rows.split(","):
             try:
                 results[row] = measure(row, saved, qs, rec)

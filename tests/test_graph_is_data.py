@@ -62,7 +62,7 @@ def test_graph_imports_only_errors_and_itself() -> None:
 def test_index_imports_only_graph_search_ingest_embeddings_and_the_bottom() -> None:
     allowed = {"index", "graph", "search", "ingest", "embeddings", "embed_cache", "errors",
                "_config", "_files",
-               "_progress", "_parallel", "_tables", "tokens", "token_engine"}
+               "_progress", "_parallel", "_singleflight", "_tables", "tokens", "token_engine"}
     bad = {m: sorted(n for n in names if _top(n) not in allowed)
            for m, names in _kgpath_imports("index").items()}
     assert not {m: b for m, b in bad.items() if b}
