@@ -20,6 +20,7 @@ __all__ = [
     "PCRConfig",
     "PassageOrder",
     "PathText",
+    "TemplateScorer",
     "ScoreMode",
     "SearchMode",
 ]
@@ -31,6 +32,7 @@ AnchorFallback = Literal["none", "similar", "passage"]
 ScoreMode = Literal["node", "path", "mixed", "template"]
 PathText = Literal["full", "relations"]
 PassageOrder = Literal["question", "hits"]
+TemplateScorer = Literal["aligned", "text"]
 
 PASSAGE_WEIGHT = 0.7
 """Default ``passage_weight`` (:mod:`kgpath.methods.pcr.passages`)."""
@@ -132,6 +134,30 @@ class PCRConfig:
         actors) wins among chains with the same text evidence. 0.6 of {0, 0.3, 0.6, 1}
         on the first half of the reachable MetaQA dev questions (mean Hits@1 over 1-3
         hops 71.3 / 72.9 / 74.5 / 73.4).
+    template_scorer
+        ``score="template"`` only: how a relation chain is scored. ``"aligned"`` (default):
+        each end of the chain against its own part of the question (the wh-phrase against
+        the last step, the words next to the anchor against the first), the question
+        against every step, relation words and a per-step prior
+        (:mod:`kgpath.methods.pcr.chainmatch`, ``chain_*`` weights), over a beam of
+        ``template_beam`` chains per length scored before they are expanded. ``"text"``:
+        the whole chain written as one text and embedded (the previous default, with
+        ``template_lexical`` and ``template_node_weight``; every chain is enumerated,
+        :func:`~kgpath.methods.pcr.templates.relation_templates`). MetaQA dev, anchor given,
+        Hits@1 1/2/3-hop: ``"text"`` 85.3 / 75.1 / 66.4, ``"aligned"`` 87.8 / 91.7 / 92.5.
+    template_beam
+        ``template_scorer="aligned"``: chains kept (and expanded) per length, best first by
+        their score so far (:func:`~kgpath.methods.pcr.templates.beam_templates`). 256: no
+        MetaQA dev question has more than 128 chains of one length, so the beam only bounds
+        hubs (the cost is in distinct relation chains, never in a node's degree).
+    chain_focus, chain_anchor, chain_relations, chain_lexical, chain_length
+        ``template_scorer="aligned"``: weights of the focus / last-step cosine, the anchor
+        context / first-step cosine, the mean question / step cosine, the relation words the
+        question uses (per step) and the per-step prior
+        (:func:`~kgpath.methods.pcr.chainmatch.chain_scores`). 1, 1, 0.5, 0.05, 0.0125:
+        a grid on the first half of the reachable MetaQA dev questions, best mean Hits@1
+        over 1-3 hops (focus and anchor weights from {0.5, 1, 2}, the question's from
+        {0, 0.5, 1}, lexical from {0, 0.025, 0.05}, length from {0, 0.0125}).
     passage_order
         How ``evidence(output="passages")`` orders passages
         (:mod:`kgpath.methods.pcr.passages`; the paper ranks nodes, so this is a kgpath
@@ -163,6 +189,13 @@ class PCRConfig:
     path_text: PathText = "full"
     template_lexical: float = 0.1
     template_node_weight: float = 0.6
+    template_scorer: TemplateScorer = "aligned"
+    template_beam: int = 256
+    chain_focus: float = 1.0
+    chain_anchor: float = 1.0
+    chain_relations: float = 0.5
+    chain_lexical: float = 0.05
+    chain_length: float = 0.0125
     passage_order: PassageOrder = "question"
     passage_weight: float = PASSAGE_WEIGHT
     passage_hits: int = 20
@@ -196,6 +229,13 @@ class PCRConfig:
         _choice("anchor_fallback", self.anchor_fallback, ("none", "similar", "passage"))
         _choice("passage_order", self.passage_order, ("question", "hits"))
         _positive("passage_hits", self.passage_hits)
+        _positive("template_beam", self.template_beam)
+        _choice("template_scorer", self.template_scorer, ("aligned", "text"))
+        for name in ("chain_focus", "chain_anchor", "chain_relations", "chain_lexical",
+                     "chain_length"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 10.0:
+                raise ConfigError(f"{name} must be in [0, 10], got {v!r}")
         if self.max_anchors is not None:
             _positive("max_anchors", self.max_anchors)
         from kgpath.methods.pcr.scoring import score_strategy  # the name -> strategy table
