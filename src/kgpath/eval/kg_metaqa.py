@@ -12,7 +12,9 @@ entity list with the anchor removed; Hits@k = the first k entities contain an an
   ``include_anchor=False``, native nodes in hit order (Eq. 2: node text similarity only).
 * ``pcr_template``: the same with ``score="template"``, ``path_text="relations"`` (kgpath
   extension, :mod:`kgpath.methods.pcr.templates`: nodes ranked by the best relation chain
-  reaching them, chains scored against the question).
+  reaching them, each end of a chain matched to its part of the question,
+  :mod:`kgpath.methods.pcr.chainmatch`). ``pcr_template_text`` (only when named in
+  ``methods``): the previous scorer, the whole chain as one text (``template_scorer="text"``).
 * ``pathrag``: the facade's native evidence, LLM-free; entities in the order the
   items' ``node_ids``/``node_id`` traces (a triple: its tail, then its head) first name
   them (it does not take the anchor).
@@ -230,6 +232,8 @@ def evaluate_metaqa(
     makers = {"pcr": lambda: _pcr(graph, index),
               "pcr_template": lambda: _pcr(graph, index, score="template",
                                            path_text="relations"),
+              "pcr_template_text": lambda: _pcr(graph, index, score="template",
+                                                path_text="relations", template_scorer="text"),
               "walk": lambda: _walk(graph, embedder),
               "pathrag": lambda: _native("pathrag", index),
               "c2rag": lambda: _c2rag(graph, embedder)}

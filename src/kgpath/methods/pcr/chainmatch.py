@@ -128,16 +128,44 @@ def question_parts(text: str, anchor: str) -> QuestionParts:
     return QuestionParts(focus, context)
 
 
-_RELVECS: dict[int, tuple[int, weakref.ref[KnowledgeGraph], dict[str, np.ndarray]]] = {}
+_RELVECS: dict[int, tuple[int, weakref.ref[KnowledgeGraph], dict[Any, np.ndarray]]] = {}
 
 
-def relation_vectors(graph: KnowledgeGraph, embedder: Any, labels: Sequence[str],
-                     ) -> np.ndarray:
-    """Passage vectors of the humanized ``labels``, memoized per graph version and embedder.
+def relation_texts(graph: KnowledgeGraph, examples: int) -> list[str]:
+    """Each relation code's text: its label, then its ``examples`` most frequent objects.
 
-    The memo holds the graph weakly (dropped with it) and is keyed by the embedder's
-    fingerprint (:func:`~kgpath.embed_cache.embedder_fingerprint`): a graph's relation
-    labels are embedded once, not once per question.
+    ``"has tags: bd-r, nudity, ..."``: the targets that most edges of the relation point
+    to (ties by node order), by name, from the graph alone. A label says little of what a
+    relation holds ("has tags" for "what words describe X"); its common objects say it.
+    """
+    from kgpath.methods.pcr.templates import relation_codes
+
+    codes, labels = relation_codes(graph)
+    texts = [humanize_relation(x) for x in labels]
+    if examples <= 0 or not len(codes):
+        return texts
+    csr = graph.csr()
+    n = max(1, graph.num_nodes)
+    key = codes[csr["out_edges"]].astype(np.int64) * n + csr["out_indices"].astype(np.int64)
+    uniq, count = np.unique(key, return_counts=True)
+    code, target = uniq // n, uniq % n
+    order = np.lexsort((target, -count, code))
+    first = np.searchsorted(code[order], np.arange(len(labels)))
+    for c in range(len(labels)):
+        top = order[first[c]:first[c] + examples]
+        top = top[code[top] == c]
+        if len(top):
+            names = ", ".join(graph.node_at(int(t)).name for t in target[top])
+            texts[c] = f"{texts[c]}: {names}"
+    return texts
+
+
+def relation_vectors(graph: KnowledgeGraph, embedder: Any, examples: int) -> np.ndarray:
+    """Passage vectors of :func:`relation_texts`, one row per relation code, memoized.
+
+    The memo holds the graph weakly (dropped with it), per graph version, embedder
+    fingerprint (:func:`~kgpath.embed_cache.embedder_fingerprint`) and ``examples``: a
+    graph's relations are embedded once (one pass over ``R`` short texts), not per question.
     """
     from kgpath.embed_cache import embedder_fingerprint
 
@@ -146,14 +174,12 @@ def relation_vectors(graph: KnowledgeGraph, embedder: Any, labels: Sequence[str]
         if hit is None or hit[1]() is not graph:
             weakref.finalize(graph, _RELVECS.pop, id(graph), None)
         hit = _RELVECS[id(graph)] = (graph.version, weakref.ref(graph), {})
-    memo = hit[2]
-    key = embedder_fingerprint(embedder)
-    have = memo.get(key)
-    names = [humanize_relation(x) for x in labels]
-    if have is None or len(have) < len(names):
-        have = np.asarray(embedder.embed_passages(names), np.float32)
-        memo[key] = have
-    return have[: len(names)]
+    key = (embedder_fingerprint(embedder), examples)
+    if key not in hit[2]:
+        texts = relation_texts(graph, examples)
+        hit[2][key] = (np.asarray(embedder.embed_passages(texts), np.float32) if texts
+                       else np.zeros((0, 1), np.float32))
+    return hit[2][key]
 
 
 @dataclass(frozen=True)
@@ -168,11 +194,11 @@ class StepTable:
 
 
 def step_table(graph: KnowledgeGraph, embedder: Any, labels: Sequence[str], query: str,
-               qv: np.ndarray, anchor_name: str) -> StepTable:
+               qv: np.ndarray, anchor_name: str, *, examples: int = 5) -> StepTable:
     """Cosines of every relation label to the focus, anchor context and question."""
     from kgpath.methods.pcr.templates import query_stems, relation_stems
 
-    rv = relation_vectors(graph, embedder, labels)
+    rv = relation_vectors(graph, embedder, examples)
     q = np.asarray(qv, np.float32).reshape(-1)
     parts = question_parts(query, anchor_name)
     texts = [t for t in (parts.focus, parts.anchor_context) if t]

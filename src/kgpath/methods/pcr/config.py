@@ -193,9 +193,10 @@ class PCRConfig:
     template_beam: int = 256
     chain_focus: float = 1.0
     chain_anchor: float = 1.0
-    chain_relations: float = 0.5
-    chain_lexical: float = 0.05
-    chain_length: float = 0.0125
+    chain_relations: float = 1.0
+    chain_lexical: float = 0.1
+    chain_length: float = 0.025
+    chain_examples: int = 5
     passage_order: PassageOrder = "question"
     passage_weight: float = PASSAGE_WEIGHT
     passage_hits: int = 20
@@ -230,6 +231,9 @@ class PCRConfig:
         _choice("passage_order", self.passage_order, ("question", "hits"))
         _positive("passage_hits", self.passage_hits)
         _positive("template_beam", self.template_beam)
+        if isinstance(self.chain_examples, bool) or not isinstance(self.chain_examples, int) \
+                or self.chain_examples < 0:
+            raise ConfigError(f"chain_examples must be an int >= 0, got {self.chain_examples!r}")
         _choice("template_scorer", self.template_scorer, ("aligned", "text"))
         for name in ("chain_focus", "chain_anchor", "chain_relations", "chain_lexical",
                      "chain_length"):

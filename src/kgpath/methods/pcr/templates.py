@@ -459,7 +459,8 @@ def _aligned_scores(b: Any, anchors: Sequence[int], query: str, qv: np.ndarray, 
     templates: list[Template] = []
     parts: list[np.ndarray] = []
     for a in anchors:
-        table = step_table(graph, emb, idx.labels, query, qv, graph.node_at(int(a)).name)
+        table = step_table(graph, emb, idx.labels, query, qv, graph.node_at(int(a)).name,
+                           examples=cfg.chain_examples)
         ts = beam_templates(graph, int(a), max_depth=cfg.max_depth, direction=cfg.direction,
                             score=lambda chains, t=table: chain_scores(t, chains, cfg,
                                                                          prefix=True),
