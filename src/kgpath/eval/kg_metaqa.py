@@ -197,6 +197,10 @@ class HitsScores:
     h10: list[float] = field(default_factory=list)
     seconds: float = 0.0
     errors: int = 0
+    ms: list[float] = field(default_factory=list)
+    """Milliseconds of each question (``kgpath eval kg``'s p50 / p95 / max columns)."""
+    setup_s: float = 0.0
+    """Seconds to build the method and answer one untimed warm-up question."""
 
     def metrics(self, hops: int | None = None, half: int | None = None) -> dict[str, float]:
         """Hits@1/@10 (percent) and ``n`` over ``hops`` (all when ``None``).
@@ -240,15 +244,24 @@ def evaluate_metaqa(
     qs = [q for q in questions if q.reachable and q.anchor in graph]
     out: dict[str, HitsScores] = {}
     for name in methods:
+        t0 = time.perf_counter()
         run = makers[name]() if name in makers else _native(name, index)
         sc = out[name] = HitsScores(name)
+        if qs:  # one untimed warm-up question: lazy set-up is not a question's time
+            try:
+                run(qs[0])
+            except Exception:  # noqa: BLE001 - counted below, when it is timed
+                pass
+        sc.setup_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         for q in qs:
+            tq = time.perf_counter()
             try:
                 ranked = run(q)
             except Exception:  # noqa: BLE001 - counted, scored as a miss
                 sc.errors += 1
                 ranked = []
+            sc.ms.append(1e3 * (time.perf_counter() - tq))
             gold = set(q.answers)
             sc.hops.append(q.hops)
             sc.h1.append(float(bool(ranked[:1]) and ranked[0] in gold))
