@@ -42,7 +42,8 @@ from kgpath.embeddings import Embedder, normalize_rows
 from kgpath.errors import GraphError
 from kgpath.graph import KnowledgeGraph
 
-__all__ = ["MetaQAQuestion", "evaluate_metaqa", "kg_methods", "load_metaqa", "metaqa_graph"]
+__all__ = ["MetaQAQuestion", "evaluate_metaqa", "kg_methods", "load_metaqa", "metaqa_graph",
+           "metaqa_runner"]
 
 VARIANTS: dict[str, tuple[str, ...]] = {"pcr": ("pcr_template",)}
 """Extra runs of a method with other options, listed right after it."""
@@ -219,6 +220,24 @@ class HitsScores:
                 "n": len(sel)}
 
 
+def metaqa_runner(name: str, graph: KnowledgeGraph, index: Any, embedder: Embedder,
+                  ) -> Callable[[MetaQAQuestion], list[str]]:
+    """The ``question -> ranked entity ids`` callable of one method (module docstring).
+
+    ``index`` is a :class:`~kgpath.index.graph_index.GraphIndex` over ``graph``; a
+    registered method without a runner of its own is run on its native items.
+    """
+    makers = {"pcr": lambda: _pcr(graph, index),
+              "pcr_template": lambda: _pcr(graph, index, score="template",
+                                           path_text="relations"),
+              "pcr_template_text": lambda: _pcr(graph, index, score="template",
+                                                path_text="relations", template_scorer="text"),
+              "walk": lambda: _walk(graph, embedder),
+              "pathrag": lambda: _native("pathrag", index),
+              "c2rag": lambda: _c2rag(graph, embedder)}
+    return makers[name]() if name in makers else _native(name, index)
+
+
 def evaluate_metaqa(
     questions: Sequence[MetaQAQuestion], graph: KnowledgeGraph, embedder: Embedder,
     methods: Sequence[str] | None = None, *,
@@ -233,19 +252,11 @@ def evaluate_metaqa(
     from kgpath.index.graph_index import GraphIndex
 
     index = GraphIndex(graph, embedder)
-    makers = {"pcr": lambda: _pcr(graph, index),
-              "pcr_template": lambda: _pcr(graph, index, score="template",
-                                           path_text="relations"),
-              "pcr_template_text": lambda: _pcr(graph, index, score="template",
-                                                path_text="relations", template_scorer="text"),
-              "walk": lambda: _walk(graph, embedder),
-              "pathrag": lambda: _native("pathrag", index),
-              "c2rag": lambda: _c2rag(graph, embedder)}
     qs = [q for q in questions if q.reachable and q.anchor in graph]
     out: dict[str, HitsScores] = {}
     for name in methods:
         t0 = time.perf_counter()
-        run = makers[name]() if name in makers else _native(name, index)
+        run = metaqa_runner(name, graph, index, embedder)
         sc = out[name] = HitsScores(name)
         if qs:  # one untimed warm-up question: lazy set-up is not a question's time
             try:

@@ -128,7 +128,7 @@ def question_parts(text: str, anchor: str) -> QuestionParts:
     return QuestionParts(focus, context)
 
 
-_RELVECS: dict[int, tuple[int, weakref.ref[KnowledgeGraph], dict[Any, np.ndarray]]] = {}
+_RELVECS: dict[int, tuple[int, weakref.ref[KnowledgeGraph], dict[Any, Any]]] = {}
 
 
 def relation_texts(graph: KnowledgeGraph, examples: int) -> list[str]:
@@ -174,6 +174,8 @@ def relation_vectors(graph: KnowledgeGraph, embedder: Any, examples: int) -> np.
         if hit is None or hit[1]() is not graph:
             weakref.finalize(graph, _RELVECS.pop, id(graph), None)
         hit = _RELVECS[id(graph)] = (graph.version, weakref.ref(graph), {})
+    if embedder is None:  # the memo entry only (see _label_stems)
+        return np.zeros((0, 1), np.float32)
     key = (embedder_fingerprint(embedder), examples)
     if key not in hit[2]:
         texts = relation_texts(graph, examples)
@@ -190,13 +192,26 @@ class StepTable:
     anchor: np.ndarray
     question: np.ndarray
     query_stems: Counter[str]
-    label_stems: tuple[tuple[str, ...], ...]
+    label_stems: Sequence[tuple[str, ...]]
+    usable: np.ndarray
+    """Per code: does the relation share a stem with the question (lexical candidates)."""
+
+
+def _label_stems(graph: KnowledgeGraph, labels: Sequence[str]) -> list[tuple[str, ...]]:
+    """:func:`~kgpath.methods.pcr.templates.relation_stems` per code, memoized per graph."""
+    from kgpath.methods.pcr.templates import relation_stems
+
+    relation_vectors(graph, None, -1)  # the graph's memo entry (nothing embedded)
+    memo = _RELVECS[id(graph)][2]
+    if "stems" not in memo:
+        memo["stems"] = [relation_stems(x) for x in labels]
+    return memo["stems"]  # type: ignore[no-any-return]
 
 
 def step_table(graph: KnowledgeGraph, embedder: Any, labels: Sequence[str], query: str,
                qv: np.ndarray, anchor_name: str, *, examples: int = 5) -> StepTable:
     """Cosines of every relation label to the focus, anchor context and question."""
-    from kgpath.methods.pcr.templates import query_stems, relation_stems
+    from kgpath.methods.pcr.templates import query_stems
 
     rv = relation_vectors(graph, embedder, examples)
     q = np.asarray(qv, np.float32).reshape(-1)
@@ -205,8 +220,11 @@ def step_table(graph: KnowledgeGraph, embedder: Any, labels: Sequence[str], quer
     vecs = list(np.asarray(embedder.embed_queries(texts), np.float32)) if texts else []
     fv = vecs.pop(0) if parts.focus else q
     av = vecs.pop(0) if parts.anchor_context else q
-    return StepTable(rv @ fv, rv @ av, rv @ q, query_stems(query),
-                     tuple(relation_stems(x) for x in labels))
+    stems = _label_stems(graph, labels)
+    qs = query_stems(query)
+    words = set(qs)
+    usable = np.fromiter((not words.isdisjoint(ws) for ws in stems), bool, len(stems))
+    return StepTable(rv @ fv, rv @ av, rv @ q, qs, stems, usable)
 
 
 def chain_scores(table: StepTable, chains: Sequence[Sequence[int]], cfg: Any, *,
@@ -241,10 +259,8 @@ def _lexical(table: StepTable, chains: np.ndarray) -> np.ndarray:
     """
     from kgpath.methods.pcr.templates import count_matches
 
-    usable = np.asarray([any(table.query_stems[w] > 0 for w in ws)
-                         for ws in table.label_stems], bool)
     out = np.zeros(len(chains), np.float32)
-    for i in np.flatnonzero(usable[chains].any(axis=1)).tolist():
+    for i in np.flatnonzero(table.usable[chains].any(axis=1)).tolist():
         out[i] = count_matches(table.query_stems,
                                [table.label_stems[r] for r in chains[i].tolist()])
     return out

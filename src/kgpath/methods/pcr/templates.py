@@ -239,9 +239,10 @@ def beam_templates(
     """Relation chains from ``anchor``, at most ``beam`` per length, scored before expanding.
 
     At each length every one-step extension of the kept chains is listed from the
-    :class:`RelationIndex` (no node is visited), scored by ``score(list of code chains)``
-    (relation codes, first step first), and only the best ``beam`` with a non-empty
-    endpoint set are expanded (ties in enumeration order). The cost is in the number of
+    :class:`RelationIndex` (no node is visited); when there are more than ``beam``, they
+    are scored by ``score(list of code chains)`` (relation codes, first step first) and
+    only the best ``beam`` with a non-empty endpoint set are expanded (ties in enumeration
+    order). The cost is in the number of
     distinct relation chains and the kept frontiers, not in a hub's degree. With fewer
     than ``beam`` chains per length the result equals :func:`relation_templates`, in its
     order.
@@ -257,10 +258,12 @@ def beam_templates(
         if not cands:
             break
         chains = [level[pi][1] + (code,) for pi, (code, _) in cands]
-        sc = np.asarray(score(chains), np.float64)
+        order = np.arange(len(cands))
+        if len(cands) > beam:  # scored only when the beam bounds
+            order = np.lexsort((order, -np.asarray(score(chains), np.float64)))
         kept: list[int] = []
         nodes_of: dict[int, np.ndarray] = {}
-        for j in np.lexsort((np.arange(len(cands)), -sc)).tolist():
+        for j in order.tolist():
             pi, (code, fwd) = cands[j]
             nodes = idx.expand(level[pi][0].frontiers[-1], code, fwd)
             nodes = nodes[nodes != anchor]
@@ -414,9 +417,40 @@ def rank_by_templates(
     return out
 
 
+def _beam(b: Any, anchor: int, query: str, qv: np.ndarray, cfg: Any, *, final: bool = True,
+          ) -> tuple[list[Template], np.ndarray]:
+    """:func:`beam_templates` from ``anchor`` and (``final``) each chain's aligned score."""
+    from kgpath.methods.pcr.chainmatch import chain_scores, step_table
+
+    graph: KnowledgeGraph = b.capability(InProcessGraph).graph
+    idx = relation_index(graph)
+    tables: list[Any] = []
+
+    def table() -> Any:  # built on first use: the text scorer's beam may never score
+        if not tables:
+            tables.append(step_table(graph, b.capability(VectorSearch).embedder, idx.labels,
+                                     query, qv, graph.node_at(anchor).name,
+                                     examples=cfg.chain_examples))
+        return tables[0]
+
+    ts = beam_templates(graph, anchor, max_depth=cfg.max_depth, direction=cfg.direction,
+                        score=lambda chains: chain_scores(table(), chains, cfg, prefix=True),
+                        beam=cfg.template_beam)
+    if not final:
+        return ts, np.zeros(0, np.float32)
+    code = {label: i for i, label in enumerate(idx.labels)}
+    return ts, chain_scores(table(), [[code[r] for r, _ in t.steps] for t in ts], cfg)
+
+
 def _text_scores(b: Any, anchors: Sequence[int], query: str, qv: np.ndarray, cfg: Any,
                  ) -> tuple[list[Template], np.ndarray]:
-    """``template_scorer="text"``: every chain (:func:`relation_templates`) as one text."""
+    """``template_scorer="text"``: each chain as one text, embedded and scored.
+
+    The chains are those :func:`beam_templates` keeps with the aligned scorer's score
+    (``template_beam`` per length): every chain of :func:`relation_templates` when there
+    are fewer (all MetaQA dev questions), so the text embeddings per question are bounded
+    on hubs too.
+    """
     from kgpath.methods.pcr.pathscore import path_similarity
     from kgpath.methods.pcr.search import node_scores
 
@@ -425,8 +459,7 @@ def _text_scores(b: Any, anchors: Sequence[int], query: str, qv: np.ndarray, cfg
     texts: list[str] = []
     for a in anchors:
         root = [Template(int(a), (), (np.asarray([a], np.int64),))] if cfg.include_anchor else []
-        ts = root + relation_templates(graph, int(a), max_depth=cfg.max_depth,
-                                       direction=cfg.direction)
+        ts = root + _beam(b, int(a), query, qv, cfg, final=False)[0]
         name = graph.node_at(int(a)).name
         texts += [template_text(t.steps, name, mask_anchor=cfg.path_text == "relations")
                   for t in ts]
@@ -449,23 +482,13 @@ def _aligned_scores(b: Any, anchors: Sequence[int], query: str, qv: np.ndarray, 
     The anchor's own (empty) chain, when included, scores its node score (Eq. 2) times the
     sum of the three cosine weights: on the scale of a chain whose every cosine equals it.
     """
-    from kgpath.methods.pcr.chainmatch import chain_scores, step_table
     from kgpath.methods.pcr.search import node_scores
 
-    graph: KnowledgeGraph = b.capability(InProcessGraph).graph
-    idx = relation_index(graph)
-    code = {label: i for i, label in enumerate(idx.labels)}
-    emb = b.capability(VectorSearch).embedder
     templates: list[Template] = []
     parts: list[np.ndarray] = []
     for a in anchors:
-        table = step_table(graph, emb, idx.labels, query, qv, graph.node_at(int(a)).name,
-                           examples=cfg.chain_examples)
-        ts = beam_templates(graph, int(a), max_depth=cfg.max_depth, direction=cfg.direction,
-                            score=lambda chains, t=table: chain_scores(t, chains, cfg,
-                                                                         prefix=True),
-                            beam=cfg.template_beam)
-        parts.append(chain_scores(table, [[code[r] for r, _ in t.steps] for t in ts], cfg))
+        ts, scores = _beam(b, int(a), query, qv, cfg)
+        parts.append(scores)
         if cfg.include_anchor:
             w = cfg.chain_focus + cfg.chain_anchor + cfg.chain_relations
             own = node_scores(b, query, qv, np.asarray([a], np.int64), cfg)
