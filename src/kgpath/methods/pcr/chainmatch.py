@@ -42,6 +42,7 @@ only the wh-words (an English closed class) and the relation labels of the graph
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections import Counter
 from collections.abc import Sequence
@@ -75,10 +76,15 @@ class QuestionParts:
 
 
 def _anchor_span(text: str, anchor: str) -> tuple[int, int] | None:
-    """Word positions ``[start, end)`` of the anchor's name in the question, if named."""
-    at = text.lower().find(anchor.lower()) if anchor.strip() else -1
-    if at < 0:
+    """Word positions ``[start, end)`` of the anchor's name in the question, if named.
+
+    The name must stand as whole words (case ignored): "Art" is not found in "starred".
+    """
+    m = re.search(rf"(?<!\w){re.escape(anchor.strip())}(?!\w)", text, re.IGNORECASE) \
+        if anchor.strip() else None
+    if m is None:
         return None
+    at = m.start()
     start = len(text[:at].split())
     return start, start + len(anchor.split())
 
