@@ -138,26 +138,36 @@ class PCRConfig:
         ``score="template"`` only: how a relation chain is scored. ``"aligned"`` (default):
         each end of the chain against its own part of the question (the wh-phrase against
         the last step, the words next to the anchor against the first), the question
-        against every step, relation words and a per-step prior
-        (:mod:`kgpath.methods.pcr.chainmatch`, ``chain_*`` weights), over a beam of
-        ``template_beam`` chains per length scored before they are expanded. ``"text"``:
-        the whole chain written as one text and embedded (the previous default, with
-        ``template_lexical`` and ``template_node_weight``; every chain is enumerated,
-        :func:`~kgpath.methods.pcr.templates.relation_templates`). MetaQA dev, anchor given,
-        Hits@1 1/2/3-hop: ``"text"`` 85.3 / 75.1 / 66.4, ``"aligned"`` 87.8 / 91.7 / 92.5.
+        against every step, relation words and a per-step prior; a relation is written as
+        its label and its most frequent objects (:mod:`kgpath.methods.pcr.chainmatch`,
+        ``chain_*`` fields). ``"text"``: the whole chain written as one text and embedded
+        (the default before issue 25, with ``template_lexical`` and
+        ``template_node_weight``). MetaQA dev, anchor given, Hits@1 1/2/3-hop: ``"text"``
+        85.3 / 75.1 / 66.4, ``"aligned"`` 91.4 / 91.7 / 91.3 (first half 90.7 / 92.1 /
+        92.1, second half 92.1 / 91.3 / 90.5).
     template_beam
-        ``template_scorer="aligned"``: chains kept (and expanded) per length, best first by
-        their score so far (:func:`~kgpath.methods.pcr.templates.beam_templates`). 256: no
-        MetaQA dev question has more than 128 chains of one length, so the beam only bounds
-        hubs (the cost is in distinct relation chains, never in a node's degree).
+        Chains kept (and expanded) per length, best first by their aligned score so far,
+        when a length has more (:func:`~kgpath.methods.pcr.templates.beam_templates`; both
+        scorers). 256: no MetaQA dev question has more than 128 chains of one length, so
+        the beam only bounds hubs (the cost is in distinct relation chains, never in a
+        node's degree).
     chain_focus, chain_anchor, chain_relations, chain_lexical, chain_length
         ``template_scorer="aligned"``: weights of the focus / last-step cosine, the anchor
         context / first-step cosine, the mean question / step cosine, the relation words the
         question uses (per step) and the per-step prior
-        (:func:`~kgpath.methods.pcr.chainmatch.chain_scores`). 1, 1, 0.5, 0.05, 0.0125:
-        a grid on the first half of the reachable MetaQA dev questions, best mean Hits@1
-        over 1-3 hops (focus and anchor weights from {0.5, 1, 2}, the question's from
-        {0, 0.5, 1}, lexical from {0, 0.025, 0.05}, length from {0, 0.0125}).
+        (:func:`~kgpath.methods.pcr.chainmatch.chain_scores`). 1, 1, 1, 0.1, 0.025 (the
+        same ranking as 0.5, 0.5, 0.5, 0.05, 0.0125): the best mean Hits@1 over 1-3 hops
+        on the first half of the reachable MetaQA dev questions (91.7; second half 91.3) in
+        a grid of focus and anchor weights {0.5, 1, 2}, question {0, 0.5, 1}, lexical
+        {0, 0.025, 0.05}, length {0, 0.0125} (ties to the first in grid order), with
+        ``chain_examples=5``.
+    chain_examples
+        ``template_scorer="aligned"``: how many of a relation's most frequent objects its
+        text names (``"has tags: bd-r, ..."``,
+        :func:`~kgpath.methods.pcr.chainmatch.relation_texts`); 0: the label alone. 5 of
+        {0, 3, 5} on the first half (mean Hits@1 over 1-3 hops 90.4 / 91.4 / 91.7, best
+        weights each): a label alone does not say that "what
+        words describe X" asks for tags.
     passage_order
         How ``evidence(output="passages")`` orders passages
         (:mod:`kgpath.methods.pcr.passages`; the paper ranks nodes, so this is a kgpath

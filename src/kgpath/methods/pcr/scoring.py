@@ -5,7 +5,8 @@ the query. ``"path"``, ``"mixed"`` and ``"template"`` are kgpath extensions (not
 paper): the query against the textualised BFS-tree path from the anchor
 (:mod:`kgpath.methods.pcr.pathscore`), that score mixed with the node's own
 (``path_weight·path + (1 − path_weight)·node``), or the best relation-chain template
-reaching the node (:mod:`kgpath.methods.pcr.templates`, in-process graphs only).
+reaching the node (:mod:`kgpath.methods.pcr.templates`, in-process graphs only; chains
+scored by :mod:`kgpath.methods.pcr.chainmatch` or as one text, ``template_scorer``).
 
 Each is a :class:`ScoreStrategy` with one hook, :meth:`ScoreStrategy.rank`, called the same
 way on every backend; :data:`SCORES` maps the names :class:`PCRConfig` accepts to them, and
