@@ -122,3 +122,27 @@ def test_beam_keeps_the_best_chains_and_scores_only_when_it_bounds(films):
     assert [t.steps for t in narrow] == [(("starred_actors", False),),
                                          (("starred_actors", False), ("directed_by", True))]
     assert narrow[-1].endpoints.tolist() == [films.index_of("d2")]
+
+
+def test_an_llm_picks_among_the_best_chains(films, table_embedder):
+    from kgpath.llm import ScriptedLLM
+    from kgpath.methods.pcr import TemplateScore
+
+    llm = ScriptedLLM(["Chain 3."])
+    pcr = PathConstrainedRetriever(films, embedder=table_embedder(VECS))
+    res = pcr.retrieve(Q, anchor="ann", **{**CFG, "score": TemplateScore(llm, llm_chains=3)})
+    # shown: the three best chains of the hand-computed order; the third (starred,
+    # directed -> D2) is lifted above the best (2.95 + 1), the rest keep their scores
+    prompt = llm.prompts[0]
+    assert "Question: who directed the films written by Ann" in prompt
+    assert "1. something written by Ann, something directed by something\n" in prompt
+    assert "3. something starred actors Ann, something directed by something\n" in prompt
+    assert "4." not in prompt
+    assert res.ids == ["d2", "d1", "f1", "f2"]
+    assert [h.score for h in res.hits] == pytest.approx([3.95, 2.95, 1.925, 0.025])
+    # a reply without a chain number changes nothing
+    mute = ScriptedLLM(["I cannot tell."])
+    res = pcr.retrieve(Q, anchor="ann", **{**CFG, "score": TemplateScore(mute)})
+    assert res.ids == ["d1", "f1", "d2", "f2"]
+    with pytest.raises(ConfigError, match="llm_chains"):
+        TemplateScore(llm, llm_chains=1)

@@ -515,16 +515,48 @@ def _aligned_scores(b: Any, anchors: Sequence[int], query: str, qv: np.ndarray, 
                        else np.zeros(0, np.float32))
 
 
+def llm_choice(llm: Any, query: str, graph: KnowledgeGraph, templates: Sequence[Template],
+               tscores: np.ndarray, n: int) -> np.ndarray:
+    """The scores with the chain an LLM picks among the best ``n`` lifted above all.
+
+    The chains are written as :func:`template_text` (anchor by name) in the prompt
+    :data:`kgpath.prompts.pcr.CHAIN_CHOICE_PROMPT`; the reply's first number in 1..n picks
+    one (its score becomes the best plus 1). A reply without one changes nothing (logged).
+    """
+    import logging
+
+    from kgpath.llm import call_llm
+    from kgpath.prompts.pcr import CHAIN_CHOICE_PROMPT
+
+    top = [int(i) for i in best_templates(tscores) if templates[int(i)].steps][:n]
+    if len(top) < 2:
+        return tscores
+    lines = [f"{j}. {template_text(templates[i].steps, graph.node_at(templates[i].anchor).name)}"
+             for j, i in enumerate(top, 1)]
+    reply = call_llm(llm, CHAIN_CHOICE_PROMPT.format(query=query, chains="\n".join(lines),
+                                                     num_chains=len(top)),
+                     step="PCR chain choice")
+    m = re.search(r"\d+", reply)
+    if m is None or not 1 <= int(m.group()) <= len(top):
+        logging.getLogger(__name__).info("PCR chain choice: no chain number in %r", reply[:80])
+        return tscores
+    out = np.asarray(tscores, np.float32).copy()
+    out[top[int(m.group()) - 1]] = float(out.max()) + 1.0
+    return out
+
+
 def template_hits(b: Any, anchors: Sequence[int], query: str, qv: np.ndarray,
-                  cfg: Any) -> tuple[list[Any], int]:
+                  cfg: Any, *, llm: Any = None, llm_chains: int = 10,
+                  ) -> tuple[list[Any], int]:
     """``score="template"``: the top-``cfg.k`` hits and the number of templates scored.
 
     ``b`` is a backend with the :class:`~kgpath.backends.base.InProcessGraph` capability
     (its graph's CSR arrays are walked) and :class:`~kgpath.backends.base.VectorSearch`.
     ``cfg.template_scorer`` chooses the chain scorer: ``"aligned"``
     (:mod:`kgpath.methods.pcr.chainmatch`, chains enumerated by :func:`beam_templates`)
-    or ``"text"`` (the whole chain as one text, :func:`relation_templates`; the texts name
-    the anchor unless ``cfg.path_text == "relations"``).
+    or ``"text"`` (the whole chain as one text; the texts name the anchor unless
+    ``cfg.path_text == "relations"``). With ``llm``, the LLM picks among the best
+    ``llm_chains`` chains (:func:`llm_choice`).
     """
     from kgpath.methods.pcr.result import PCRHit
     from kgpath.methods.pcr.search import node_scores
@@ -532,6 +564,8 @@ def template_hits(b: Any, anchors: Sequence[int], query: str, qv: np.ndarray,
     graph: KnowledgeGraph = b.capability(InProcessGraph).graph
     score = _aligned_scores if cfg.template_scorer == "aligned" else _text_scores
     templates, tscores = score(b, anchors, query, qv, cfg)
+    if llm is not None:
+        tscores = llm_choice(llm, query, graph, templates, tscores, llm_chains)
     exclude = set() if cfg.include_anchor else {int(a) for a in anchors}
     ranked = rank_by_templates(templates, tscores,
                                lambda idx: node_scores(b, query, qv, idx, cfg), cfg.k,
