@@ -25,7 +25,19 @@ graph (9,557 nodes; cached in ``--cache``), p50 / p95 / mean over ``--n`` (50) q
 
 Measured (busy 2-core machine, 6 helpers running; ms per question):
 
-(issue 25 table: see ``benchmarks/README.md``)
+Issue 25 (16,179 nodes, 65,674 edges; p50 / p95 / max of 60 dev questions, then the slowest
+hub question; one query embedding 44 ms before, 77 ms after: load differs):
+
+==================  ===============================  ============================
+method              before (main)                    after (issue 25)
+==================  ===============================  ============================
+PCR template        58 / 110 / 120, hub 1,469 (text)  136 / 214 / 233, hub 260
+PCR template text   (the scorer above)               78 / 134 / 144, hub 162
+PathRAG             383 / 1,086 / 2,147, hub 1,687   398 / 659 / 1,067, hub 1,466
+C2RAG               56 / 126 / 170, hub 429          57 / 117 / 152, hub 118
+==================  ===============================  ============================
+
+(all methods and the cold set-up: ``benchmarks/README.md``).
 
 Issue 14 (9,611 nodes, 25,404 edges, 1,047 passages; p50 / p95 ms):
 
