@@ -28,14 +28,14 @@ Measured (busy 2-core machine, 6 helpers running; ms per question):
 Issue 25 (16,179 nodes, 65,674 edges; p50 / p95 / max of 60 dev questions, then the slowest
 hub question; one query embedding 44 ms before, 77 ms after: load differs):
 
-==================  ===============================  ============================
-method              before (main)                    after (issue 25)
-==================  ===============================  ============================
-PCR template        58 / 110 / 120, hub 1,469 (text)  136 / 214 / 233, hub 260
-PCR template text   (the scorer above)               78 / 134 / 144, hub 162
-PathRAG             383 / 1,086 / 2,147, hub 1,687   398 / 659 / 1,067, hub 1,466
-C2RAG               56 / 126 / 170, hub 429          57 / 117 / 152, hub 118
-==================  ===============================  ============================
+=================  ================================  ============================
+method             before (main)                     after (issue 25)
+=================  ================================  ============================
+PCR template       58 / 110 / 120, hub 1,469 (text)  136 / 214 / 233, hub 260
+PCR template text  (the scorer above)                78 / 134 / 144, hub 162
+PathRAG            383 / 1,086 / 2,147, hub 1,687    398 / 659 / 1,067, hub 1,466
+C2RAG              56 / 126 / 170, hub 429           57 / 117 / 152, hub 118
+=================  ================================  ============================
 
 (all methods and the cold set-up: ``benchmarks/README.md``).
 
