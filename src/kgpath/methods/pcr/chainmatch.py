@@ -108,7 +108,7 @@ def question_parts(text: str, anchor: str) -> QuestionParts:
     Examples
     --------
     >>> question_parts("who directed the films written by Ann Lee", "Ann Lee")
-    QuestionParts(focus='who directed the films', anchor_context='films written by')
+    QuestionParts(focus='who directed the films', anchor_context='written by')
     >>> question_parts("the films written by Ann were released in which years", "Ann")
     QuestionParts(focus='in which years', anchor_context='the films written by')
     >>> question_parts("who was Ann written by", "Ann")
