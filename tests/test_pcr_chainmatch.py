@@ -62,6 +62,8 @@ def test_relation_texts_name_the_most_frequent_objects():
     assert relation_texts(g, 0) == ["has genre", "directed by"]
     # Drama (2 edges), then Comedy and War (1 each) in node order
     assert relation_texts(g, 2) == ["has genre: Drama, Comedy", "directed by: Di"]
+    # walked backwards, a step reaches the subjects: one edge each, node order
+    assert relation_texts(g, 2, side="in") == ["has genre: f1, f2", "directed by: f1"]
 
 
 def test_aligned_chain_scores_hand_computed(films, table_embedder):
@@ -83,6 +85,31 @@ def test_aligned_chain_scores_hand_computed(films, table_embedder):
         PCRConfig(template_scorer="llm")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="chain_focus"):
         PCRConfig(chain_focus=-1.0)
+
+
+def test_chain_scores_direction_and_length_prior():
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from kgpath.methods.pcr.chainmatch import StepTable, chain_scores
+
+    # two relations; focus per step id 2·code + backwards, anchor and question per code
+    table = StepTable(focus=np.array([0.1, 0.2, 0.3, 0.4]), anchor=np.array([1.0, 0.5]),
+                      question=np.array([0.2, 0.6]), query_stems=Counter(),
+                      label_stems=[(), ()], usable=np.zeros(2, bool))
+    cfg = SimpleNamespace(chain_focus=1.0, chain_anchor=1.0, chain_relations=1.0,
+                          chain_lexical=0.0, chain_length=0.025, chain_length_open=-0.025,
+                          max_depth=2)
+    chains = [[0], [0, 3], [0, 2]]  # r0 forwards; then r1 backwards / forwards
+    # [0]: 0.1 + 1.0 + 0.2 + 0.025; [0, 3]: 0.4 + 1.0 + (0.2 + 0.6)/2 + 0.05;
+    # [0, 2]: 0.3 + 1.0 + 0.4 + 0.05 (the last step's direction picks the focus row)
+    assert chain_scores(table, chains, cfg) == pytest.approx([1.325, 1.85, 1.75])
+    # no max_depth: the open prior, -0.025 a step
+    cfg.max_depth = None
+    assert chain_scores(table, chains, cfg) == pytest.approx([1.275, 1.75, 1.65])
+    # a prefix takes its best focus over all steps: [3, 0] -> max(0.4, 0.1)
+    assert chain_scores(table, [[3, 0]], cfg, prefix=True) == pytest.approx(
+        [0.4 + 0.5 + 0.4 - 0.05])
 
 
 def test_relation_index_steps_and_expansions(films):
@@ -108,8 +135,8 @@ def test_beam_keeps_the_best_chains_and_scores_only_when_it_bounds(films):
 
     idx = relation_index(films)
 
-    def chains_has(c, label):
-        return idx.labels.index(label) in c
+    def chains_has(c, label):  # step ids: 2·code + backwards
+        return any(x // 2 == idx.labels.index(label) for x in c)
 
     full = relation_templates(films, ann, max_depth=2, direction="both")
     # two one-step chains; four two-step candidates (two lead back to Ann only: dropped)

@@ -26,9 +26,10 @@ A step is written as its relation label and the relation's most frequent objects
 "what words describe X" asks for tags), embedded once per graph and embedder
 (:func:`relation_vectors`: the set-up is one embedding pass over the graph's relation
 labels); the focus and anchor context cost one query-embedding call per question.
-Direction is not in the step's text: on typed graphs it follows from the node types (a film
-has no ``directed_by`` edge into it); the focus's answer-type words pick between directions
-where both exist.
+For the focus, a step walked backwards is written with the relation's most frequent
+*subjects* instead (its answer end is the subject): "who directed" then prefers
+``directed_by`` walked forwards (to directors) over walked backwards (to films). Elsewhere
+direction follows from the node types (a film has no ``directed_by`` edge into it).
 
 A chain's score (:func:`chain_scores`), with ``f``/``a``/``q`` the focus, anchor-context and
 question vectors and ``r_i`` the step vectors::
@@ -48,7 +49,9 @@ Constants chosen on the first half of MetaQA dev (each hop's reachable questions
 order), anchor given, ``max_depth`` = the hop count
 (:class:`~kgpath.methods.pcr.config.PCRConfig`). Hits@1 1/2/3-hop, first / second half:
 whole-chain text (``template_scorer="text"``) 87.9 / 70.1 / 65.4 and 82.7 / 80.2 / 67.5;
-this 90.7 / 92.1 / 92.1 and 92.1 / 91.3 / 90.5. No word list of MetaQA's relations and
+this 90.7 / 92.9 / 91.3 and 92.1 / 92.9 / 90.5. The hop count unknown (``max_depth=None``,
+chains up to 3 steps for all questions; ``chain_length_open``): text 26.2 / 51.4 / 66.4,
+this 76.7 / 64.8 / 83.8 (all dev). No word list of MetaQA's relations and
 nothing learnt from answers: only the wh-words (an English closed class), the graph's
 relation labels and objects, and five weights.
 """
@@ -150,8 +153,11 @@ def question_parts(text: str, anchor: str) -> QuestionParts:
 _RELVECS: dict[int, tuple[int, weakref.ref[KnowledgeGraph], dict[Any, Any]]] = {}
 
 
-def relation_texts(graph: KnowledgeGraph, examples: int) -> list[str]:
+def relation_texts(graph: KnowledgeGraph, examples: int, *, side: str = "out") -> list[str]:
     """Each relation code's text: its label, then its ``examples`` most frequent objects.
+
+    ``side="in"``: its most frequent subjects instead (the text of a step walked backwards,
+    whose new node is the relation's subject).
 
     ``"has tags: bd-r, nudity, ..."``: the targets that most edges of the relation point
     to (ties by node order), by name, from the graph alone. A label says little of what a
@@ -165,7 +171,8 @@ def relation_texts(graph: KnowledgeGraph, examples: int) -> list[str]:
         return texts
     csr = graph.csr()
     n = max(1, graph.num_nodes)
-    key = codes[csr["out_edges"]].astype(np.int64) * n + csr["out_indices"].astype(np.int64)
+    key = (codes[csr[f"{side}_edges"]].astype(np.int64) * n
+           + csr[f"{side}_indices"].astype(np.int64))
     uniq, count = np.unique(key, return_counts=True)
     code, target = uniq // n, uniq % n
     order = np.lexsort((target, -count, code))
@@ -180,7 +187,10 @@ def relation_texts(graph: KnowledgeGraph, examples: int) -> list[str]:
 
 
 def relation_vectors(graph: KnowledgeGraph, embedder: Any, examples: int) -> np.ndarray:
-    """Passage vectors of :func:`relation_texts`, one row per relation code, memoized.
+    """Passage vectors of :func:`relation_texts`: ``R`` rows by code, then ``R`` backwards.
+
+    Row ``code`` is the relation with its objects, row ``R + code`` with its subjects
+    (``side="in"``), memoized.
 
     The memo holds the graph weakly (dropped with it), per graph version, embedder
     fingerprint (:func:`~kgpath.embed_cache.embedder_fingerprint`) and ``examples``: a
@@ -198,6 +208,7 @@ def relation_vectors(graph: KnowledgeGraph, embedder: Any, examples: int) -> np.
     key = (embedder_fingerprint(embedder), examples)
     if key not in hit[2]:
         texts = relation_texts(graph, examples)
+        texts += relation_texts(graph, examples, side="in") if examples > 0 else texts
         hit[2][key] = (np.asarray(embedder.embed_passages(texts), np.float32) if texts
                        else np.zeros((0, 1), np.float32))
     return hit[2][key]
@@ -208,6 +219,7 @@ class StepTable:
     """Per-relation-code step scores of one question (from :func:`step_table`)."""
 
     focus: np.ndarray
+    """Per step id ``2·code + backwards``: the focus against the step's answer end."""
     anchor: np.ndarray
     question: np.ndarray
     query_stems: Counter[str]
@@ -243,27 +255,36 @@ def step_table(graph: KnowledgeGraph, embedder: Any, labels: Sequence[str], quer
     qs = query_stems(query)
     words = set(qs)
     usable = np.fromiter((not words.isdisjoint(ws) for ws in stems), bool, len(stems))
-    return StepTable(rv @ fv, rv @ av, rv @ q, qs, stems, usable)
+    r = len(labels)
+    # the focus meets the answer: a step walked backwards reaches the relation's subjects
+    focus = np.stack([rv[:r] @ fv, rv[r:2 * r] @ fv], axis=1).reshape(-1)
+    return StepTable(focus, rv[:r] @ av, rv[:r] @ q, qs, stems, usable)
 
 
 def chain_scores(table: StepTable, chains: Sequence[Sequence[int]], cfg: Any, *,
                  prefix: bool = False) -> np.ndarray:
-    """The module docstring's score of each chain (relation codes, first step first).
+    """The module docstring's score of each chain (step ids, first step first).
+
+    A step id is ``2·relation code + 1`` for a step walked backwards, ``2·code`` forwards.
+    The per-step prior is ``cfg.chain_length`` when ``cfg.max_depth`` is set (the caller
+    knows how far the answer is), ``cfg.chain_length_open`` when it is ``None``.
 
     ``prefix=True`` scores a chain that may still grow (the beam of
     :func:`~kgpath.methods.pcr.templates.beam_templates`): its best focus cosine over all
     its steps stands for the last step's, which is not known yet.
     """
     out = np.zeros(len(chains), np.float32)
+    length = cfg.chain_length if cfg.max_depth is not None else cfg.chain_length_open
     lengths = np.fromiter((len(c) for c in chains), np.int64, len(chains))
     for n in np.unique(lengths).tolist():
         rows = np.flatnonzero(lengths == n)
         if n == 0:
             continue
-        c = np.asarray([chains[i] for i in rows.tolist()], np.int64).reshape(len(rows), n)
-        focus = table.focus[c].max(axis=1) if prefix else table.focus[c[:, -1]]
+        ids = np.asarray([chains[i] for i in rows.tolist()], np.int64).reshape(len(rows), n)
+        c = ids // 2
+        focus = table.focus[ids].max(axis=1) if prefix else table.focus[ids[:, -1]]
         s = (cfg.chain_focus * focus + cfg.chain_anchor * table.anchor[c[:, 0]]
-             + cfg.chain_relations * table.question[c].mean(axis=1) + cfg.chain_length * n)
+             + cfg.chain_relations * table.question[c].mean(axis=1) + length * n)
         if cfg.chain_lexical:
             s = s + cfg.chain_lexical * _lexical(table, c)
         out[rows] = s
