@@ -58,7 +58,20 @@ def test_cli_metaqa_json(tmp_path, capsys):
     assert doc["dataset"] == d.name
     assert doc["methods"]["walk"]["Hits@1"] == 100.0
     assert doc["methods"]["walk"]["1hop"]["n"] == 1
-    assert "Hits@10" in capsys.readouterr().out
+    w = doc["methods"]["walk"]
+    assert 0 <= w["p50_ms"] <= w["p95_ms"] <= w["max_ms"]  # timing columns (issue 25)
+    text = capsys.readouterr().out
+    assert "Hits@10" in text and "p50 ms  p95 ms  max ms  set-up s" in text
+
+
+def test_latency_cells_are_nearest_rank_percentiles():
+    from kgpath.eval.kg_eval import latency, percentiles
+
+    ms = [float(x) for x in range(1, 21)]  # 1..20 ms
+    # p50: the 10th of 20; p95: the 19th (ceil(0.95 * 20) = 19); max: 20
+    assert percentiles(ms) == (10.0, 19.0, 20.0)
+    assert latency(ms) == ["10", "19", "20"]
+    assert percentiles([]) is None and latency([]) == ["-", "-", "-"]
 
 
 def _hotpot(tmp: Path) -> Path:
@@ -96,7 +109,8 @@ def test_cli_hotpotqa_small(tmp_path, capsys):
     assert doc["methods"]["dense"]["R@5"] == 100.0
     assert doc["methods"]["augmented"]["R@5"] == 100.0
     assert list((tmp_path / "c").glob("*/stats.json"))  # cached
-    assert "R@2 q0-" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "R@2 q0-" in text and "p50 ms  p95 ms  max ms" in text
 
 
 def test_hits_scores_halves_split_each_hop_in_file_order():

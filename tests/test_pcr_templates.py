@@ -73,7 +73,7 @@ def test_stem_and_lexical_matches():
 def test_template_ranking_hand_computed(films, table_embedder):
     pcr = PathConstrainedRetriever(films, embedder=table_embedder(VECS))
     kw = dict(max_depth=2, direction="both", include_anchor=False, score="template",
-              path_text="relations", template_node_weight=0.0)
+              path_text="relations", template_node_weight=0.0, template_scorer="text")
     res = pcr.retrieve(Q, anchor="ann", **kw)
     # written/directed: 0 + 2 x 0.1; starred/directed: 0.05 + 0.1; written: 0 + 0.1;
     # starred: 0

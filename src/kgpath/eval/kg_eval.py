@@ -16,7 +16,11 @@ walk baseline) and hop count on the reachable questions, anchor given
 
 ``--json FILE`` writes ``{"dataset", "methods": {name: {metric: value}}}`` (keys ``R@2``,
 ``R@5``, or ``Hits@1``, ``Hits@10`` per hop as ``"<h>hop"`` sub-dicts plus the overall
-values). ``--halves`` prints questions ``0..n/2-1`` and ``n/2..n-1`` separately (the
+values and ``p50_ms``, ``p95_ms``, ``max_ms``). Both tables give each method's
+milliseconds per question: p50, p95 and the slowest question (:func:`latency`; MetaQA:
+per hop count and over all questions, and ``set-up s``: building the method and one
+untimed warm-up question, which pays any lazy set-up). ``--halves`` prints questions
+``0..n/2-1`` and ``n/2..n-1`` separately (the
 graph-augmented constants were chosen on the first half only); on MetaQA, each hop's
 reachable questions in file order, the first half taking the odd one.
 """
@@ -25,18 +29,59 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from kgpath._tables import table
 from kgpath.embeddings import Embedder, embedder_by_name
 
-__all__ = ["main", "run_hotpotqa", "run_metaqa"]
+__all__ = ["latency", "main", "percentiles", "run_hotpotqa", "run_metaqa"]
 
 
 def _say(msg: str) -> None:
     print(msg, flush=True)
+
+
+LATENCY_HEADERS = ["p50 ms", "p95 ms", "max ms"]
+
+
+def percentiles(ms: Sequence[float]) -> tuple[float, float, float] | None:
+    """``(p50, p95, max)`` of per-question milliseconds (``None`` when there are none).
+
+    Nearest-rank percentiles (the smallest value with at least p % of the questions at
+    or below it), so each is a time some question took.
+
+    Examples
+    --------
+    >>> percentiles([10.0, 30.0, 20.0, 400.0])
+    (20.0, 400.0, 400.0)
+    """
+    if not len(ms):
+        return None
+    xs = sorted(float(x) for x in ms)
+
+    def rank(p: float) -> float:
+        return xs[max(0, math.ceil(p / 100 * len(xs)) - 1)]
+    return rank(50), rank(95), xs[-1]
+
+
+def latency(ms: Sequence[float]) -> list[str]:
+    """:func:`percentiles` as table cells: whole milliseconds, one decimal below 10.
+
+    Examples
+    --------
+    >>> latency([10.0, 30.0, 20.0, 400.0])
+    ['20', '400', '400']
+    >>> latency([0.25, 3.0])
+    ['0.2', '3.0', '3.0']
+    >>> latency([])
+    ['-', '-', '-']
+    """
+    p = percentiles(ms)
+    return ["-"] * 3 if p is None else [f"{x:.1f}" if x < 10 else f"{x:.0f}" for x in p]
 
 
 def run_hotpotqa(args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]:
@@ -57,8 +102,8 @@ def run_hotpotqa(args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]
     scores = evaluate_passages(data, built, embedder, methods, progress=_say)
     n = len(data.questions)
     rows = [[m, *(f"{v:.1f}" for v in s.metrics().values()), f"{1e3 * s.seconds / n:.0f}",
-             s.errors] for m, s in scores.items()]
-    _say("\n" + table(rows, ["method", "R@2", "R@5", "ms/q", "errors"]))
+             *latency(getattr(s, "ms", ())), s.errors] for m, s in scores.items()]
+    _say("\n" + table(rows, ["method", "R@2", "R@5", "ms/q", *LATENCY_HEADERS, "errors"]))
     if args.halves:
         h = n // 2
         rows = [[m, *s.metrics(0, h).values(), *s.metrics(h, n).values()]
@@ -110,8 +155,13 @@ def run_metaqa(args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]:
     for m, s in scores.items():
         for h in (1, 2, 3):
             r = s.metrics(h)
-            rows.append([m, f"{h}-hop", r["n"], r["Hits@1"], r["Hits@10"]])
-    _say("\n" + table(rows, ["method", "hops", "n", "Hits@1", "Hits@10"]))
+            ms = [t for t, hh in zip(s.ms, s.hops) if hh == h]
+            rows.append([m, f"{h}-hop", r["n"], r["Hits@1"], r["Hits@10"], *latency(ms), ""])
+        r = s.metrics()
+        rows.append([m, "all", r["n"], r["Hits@1"], r["Hits@10"], *latency(s.ms),
+                     f"{s.setup_s:.1f}"])
+    _say("\n" + table(rows, ["method", "hops", "n", "Hits@1", "Hits@10", *LATENCY_HEADERS,
+                              "set-up s"]))
     if args.halves:
         rows = [[m, f"{h}-hop", *(s.metrics(h, half)[k] for half in (0, 1)
                                   for k in ("Hits@1", "Hits@10"))]
@@ -122,6 +172,7 @@ def run_metaqa(args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]:
     for m, s in scores.items():
         d: dict[str, Any] = {k: v for k, v in s.metrics().items() if k != "n"}
         d.update({f"{h}hop": s.metrics(h) for h in (1, 2, 3)})
+        d.update(zip(("p50_ms", "p95_ms", "max_ms"), percentiles(s.ms) or ()))
         doc[m] = d
     return {"dataset": Path(args.data).name, "methods": doc}
 

@@ -74,6 +74,8 @@ class PassageScores:
     r5: list[float] = field(default_factory=list)
     seconds: float = 0.0
     errors: int = 0
+    ms: list[float] = field(default_factory=list)
+    """Milliseconds of each question (``kgpath eval kg``'s p50 / p95 / max columns)."""
 
     def add(self, titles: Sequence[str], gold: Sequence[str]) -> None:
         """Score one question's ranked titles."""
@@ -258,11 +260,13 @@ def evaluate_passages(
         sc = out[name] = PassageScores(name)
         t0 = time.perf_counter()
         for q in data.questions:
+            tq = time.perf_counter()
             try:
                 ranked = run(q.question)
             except Exception:  # noqa: BLE001 - a method failing on one question is counted
                 sc.errors += 1
                 ranked = []
+            sc.ms.append(1e3 * (time.perf_counter() - tq))
             sc.add(_titles(built.graph, ranked), q.gold_titles)
         sc.seconds = time.perf_counter() - t0
         if progress:

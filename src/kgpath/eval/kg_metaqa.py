@@ -12,7 +12,9 @@ entity list with the anchor removed; Hits@k = the first k entities contain an an
   ``include_anchor=False``, native nodes in hit order (Eq. 2: node text similarity only).
 * ``pcr_template``: the same with ``score="template"``, ``path_text="relations"`` (kgpath
   extension, :mod:`kgpath.methods.pcr.templates`: nodes ranked by the best relation chain
-  reaching them, chains scored against the question).
+  reaching them, each end of a chain matched to its part of the question,
+  :mod:`kgpath.methods.pcr.chainmatch`). ``pcr_template_text`` (only when named in
+  ``methods``): the previous scorer, the whole chain as one text (``template_scorer="text"``).
 * ``pathrag``: the facade's native evidence, LLM-free; entities in the order the
   items' ``node_ids``/``node_id`` traces (a triple: its tail, then its head) first name
   them (it does not take the anchor).
@@ -40,7 +42,8 @@ from kgpath.embeddings import Embedder, normalize_rows
 from kgpath.errors import GraphError
 from kgpath.graph import KnowledgeGraph
 
-__all__ = ["MetaQAQuestion", "evaluate_metaqa", "kg_methods", "load_metaqa", "metaqa_graph"]
+__all__ = ["MetaQAQuestion", "evaluate_metaqa", "kg_methods", "load_metaqa", "metaqa_graph",
+           "metaqa_runner"]
 
 VARIANTS: dict[str, tuple[str, ...]] = {"pcr": ("pcr_template",)}
 """Extra runs of a method with other options, listed right after it."""
@@ -195,6 +198,10 @@ class HitsScores:
     h10: list[float] = field(default_factory=list)
     seconds: float = 0.0
     errors: int = 0
+    ms: list[float] = field(default_factory=list)
+    """Milliseconds of each question (``kgpath eval kg``'s p50 / p95 / max columns)."""
+    setup_s: float = 0.0
+    """Seconds to build the method and answer one untimed warm-up question."""
 
     def metrics(self, hops: int | None = None, half: int | None = None) -> dict[str, float]:
         """Hits@1/@10 (percent) and ``n`` over ``hops`` (all when ``None``).
@@ -213,6 +220,24 @@ class HitsScores:
                 "n": len(sel)}
 
 
+def metaqa_runner(name: str, graph: KnowledgeGraph, index: Any, embedder: Embedder,
+                  ) -> Callable[[MetaQAQuestion], list[str]]:
+    """The ``question -> ranked entity ids`` callable of one method (module docstring).
+
+    ``index`` is a :class:`~kgpath.index.graph_index.GraphIndex` over ``graph``; a
+    registered method without a runner of its own is run on its native items.
+    """
+    makers = {"pcr": lambda: _pcr(graph, index),
+              "pcr_template": lambda: _pcr(graph, index, score="template",
+                                           path_text="relations"),
+              "pcr_template_text": lambda: _pcr(graph, index, score="template",
+                                                path_text="relations", template_scorer="text"),
+              "walk": lambda: _walk(graph, embedder),
+              "pathrag": lambda: _native("pathrag", index),
+              "c2rag": lambda: _c2rag(graph, embedder)}
+    return makers[name]() if name in makers else _native(name, index)
+
+
 def evaluate_metaqa(
     questions: Sequence[MetaQAQuestion], graph: KnowledgeGraph, embedder: Embedder,
     methods: Sequence[str] | None = None, *,
@@ -227,24 +252,27 @@ def evaluate_metaqa(
     from kgpath.index.graph_index import GraphIndex
 
     index = GraphIndex(graph, embedder)
-    makers = {"pcr": lambda: _pcr(graph, index),
-              "pcr_template": lambda: _pcr(graph, index, score="template",
-                                           path_text="relations"),
-              "walk": lambda: _walk(graph, embedder),
-              "pathrag": lambda: _native("pathrag", index),
-              "c2rag": lambda: _c2rag(graph, embedder)}
     qs = [q for q in questions if q.reachable and q.anchor in graph]
     out: dict[str, HitsScores] = {}
     for name in methods:
-        run = makers[name]() if name in makers else _native(name, index)
+        t0 = time.perf_counter()
+        run = metaqa_runner(name, graph, index, embedder)
         sc = out[name] = HitsScores(name)
+        if qs:  # one untimed warm-up question: lazy set-up is not a question's time
+            try:
+                run(qs[0])
+            except Exception:  # noqa: BLE001 - counted below, when it is timed
+                pass
+        sc.setup_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         for q in qs:
+            tq = time.perf_counter()
             try:
                 ranked = run(q)
             except Exception:  # noqa: BLE001 - counted, scored as a miss
                 sc.errors += 1
                 ranked = []
+            sc.ms.append(1e3 * (time.perf_counter() - tq))
             gold = set(q.answers)
             sc.hops.append(q.hops)
             sc.h1.append(float(bool(ranked[:1]) and ranked[0] in gold))

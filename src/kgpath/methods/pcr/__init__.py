@@ -27,8 +27,8 @@ scoring is one gather-and-dot over the reachable set (O(|C|·d)); top-k by ``arg
 Path-aware scoring adds one path text per candidate and one embedding call per query.
 
 Modules: :mod:`.config`, :mod:`.result`, :mod:`.anchors`, :mod:`.search`,
-:mod:`.pathscore`, :mod:`.templates`, :mod:`.scoring`, :mod:`.passages`, :mod:`.retriever`,
-:mod:`.cypher`.
+:mod:`.pathscore`, :mod:`.templates`, :mod:`.chainmatch`, :mod:`.scoring`, :mod:`.passages`,
+:mod:`.retriever`, :mod:`.cypher`.
 """
 
 from __future__ import annotations

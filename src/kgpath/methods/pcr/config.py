@@ -20,6 +20,7 @@ __all__ = [
     "PCRConfig",
     "PassageOrder",
     "PathText",
+    "TemplateScorer",
     "ScoreMode",
     "SearchMode",
 ]
@@ -31,6 +32,7 @@ AnchorFallback = Literal["none", "similar", "passage"]
 ScoreMode = Literal["node", "path", "mixed", "template"]
 PathText = Literal["full", "relations"]
 PassageOrder = Literal["question", "hits"]
+TemplateScorer = Literal["aligned", "text"]
 
 PASSAGE_WEIGHT = 0.7
 """Default ``passage_weight`` (:mod:`kgpath.methods.pcr.passages`)."""
@@ -132,6 +134,47 @@ class PCRConfig:
         actors) wins among chains with the same text evidence. 0.6 of {0, 0.3, 0.6, 1}
         on the first half of the reachable MetaQA dev questions (mean Hits@1 over 1-3
         hops 71.3 / 72.9 / 74.5 / 73.4).
+    template_scorer
+        ``score="template"`` only: how a relation chain is scored. ``"aligned"`` (default):
+        each end of the chain against its own part of the question (the wh-phrase against
+        the last step, the words next to the anchor against the first), the question
+        against every step, relation words and a per-step prior; a relation is written as
+        its label and its most frequent objects (:mod:`kgpath.methods.pcr.chainmatch`,
+        ``chain_*`` fields). ``"text"``: the whole chain written as one text and embedded
+        (the default before issue 25, with ``template_lexical`` and
+        ``template_node_weight``). MetaQA dev, anchor given, Hits@1 1/2/3-hop: ``"text"``
+        85.3 / 75.1 / 66.4, ``"aligned"`` 91.4 / 92.9 / 90.9 (first half 90.7 / 92.9 /
+        91.3, second half 92.1 / 92.9 / 90.5); with the hop count unknown
+        (``max_depth=None``, chains up to 3 steps for every question) 26.2 / 51.4 / 66.4
+        and 76.7 / 64.8 / 83.8.
+    template_beam
+        Chains kept (and expanded) per length, best first by their aligned score so far,
+        when a length has more (:func:`~kgpath.methods.pcr.templates.beam_templates`; both
+        scorers). 256: no MetaQA dev question has more than 128 chains of one length, so
+        the beam only bounds hubs (the cost is in distinct relation chains, never in a
+        node's degree).
+    chain_focus, chain_anchor, chain_relations, chain_lexical, chain_length, chain_length_open
+        ``template_scorer="aligned"``: weights of the focus / last-step cosine, the anchor
+        context / first-step cosine, the mean question / step cosine, the relation words the
+        question uses (per step) and the per-step prior
+        (:func:`~kgpath.methods.pcr.chainmatch.chain_scores`). 1, 1, 1, 0.1, 0.025 (the
+        same ranking as 0.5, 0.5, 0.5, 0.05, 0.0125): the best mean Hits@1 over 1-3 hops
+        on the first half of the reachable MetaQA dev questions (91.7; second half 91.8) in
+        a grid of focus and anchor weights {0.5, 1, 2}, question {0, 0.5, 1}, lexical
+        {0, 0.025, 0.05}, length {0, 0.0125} (ties to the first in grid order), with
+        ``chain_examples=5``. ``chain_length`` is the per-step prior when ``max_depth`` is
+        given (the caller knows how far the answer is: a chain that uses every hop wins
+        ties with its prefix); ``chain_length_open`` when ``max_depth`` is ``None``:
+        -0.025, the best of {-0.1, -0.05, -0.025, 0, 0.025} on the first half with every
+        question searched to 3 steps (mean Hits@1 74.9; +0.025 there gives 43.4, chains
+        ending by walking back over their own relation win).
+    chain_examples
+        ``template_scorer="aligned"``: how many of a relation's most frequent objects its
+        text names (``"has tags: bd-r, ..."``; a step walked backwards: its most frequent
+        subjects, against the focus, :func:`~kgpath.methods.pcr.chainmatch.relation_texts`);
+        0: the label alone. 5 of {0, 3, 5} on the first half (mean Hits@1 over 1-3 hops
+        90.4 / 91.4 / 91.7 with one text per relation, best weights each): a label alone
+        does not say that "what words describe X" asks for tags.
     passage_order
         How ``evidence(output="passages")`` orders passages
         (:mod:`kgpath.methods.pcr.passages`; the paper ranks nodes, so this is a kgpath
@@ -163,6 +206,15 @@ class PCRConfig:
     path_text: PathText = "full"
     template_lexical: float = 0.1
     template_node_weight: float = 0.6
+    template_scorer: TemplateScorer = "aligned"
+    template_beam: int = 256
+    chain_focus: float = 1.0
+    chain_anchor: float = 1.0
+    chain_relations: float = 1.0
+    chain_lexical: float = 0.1
+    chain_length: float = 0.025
+    chain_length_open: float = -0.025
+    chain_examples: int = 5
     passage_order: PassageOrder = "question"
     passage_weight: float = PASSAGE_WEIGHT
     passage_hits: int = 20
@@ -196,6 +248,17 @@ class PCRConfig:
         _choice("anchor_fallback", self.anchor_fallback, ("none", "similar", "passage"))
         _choice("passage_order", self.passage_order, ("question", "hits"))
         _positive("passage_hits", self.passage_hits)
+        _positive("template_beam", self.template_beam)
+        if isinstance(self.chain_examples, bool) or not isinstance(self.chain_examples, int) \
+                or self.chain_examples < 0:
+            raise ConfigError(f"chain_examples must be an int >= 0, got {self.chain_examples!r}")
+        _choice("template_scorer", self.template_scorer, ("aligned", "text"))
+        for name in ("chain_focus", "chain_anchor", "chain_relations", "chain_lexical",
+                     "chain_length", "chain_length_open"):
+            v = getattr(self, name)
+            lo = -1.0 if name.startswith("chain_length") else 0.0
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= 10.0:
+                raise ConfigError(f"{name} must be in [{lo:g}, 10], got {v!r}")
         if self.max_anchors is not None:
             _positive("max_anchors", self.max_anchors)
         from kgpath.methods.pcr.scoring import score_strategy  # the name -> strategy table

@@ -5,7 +5,8 @@ the query. ``"path"``, ``"mixed"`` and ``"template"`` are kgpath extensions (not
 paper): the query against the textualised BFS-tree path from the anchor
 (:mod:`kgpath.methods.pcr.pathscore`), that score mixed with the node's own
 (``path_weight·path + (1 − path_weight)·node``), or the best relation-chain template
-reaching the node (:mod:`kgpath.methods.pcr.templates`, in-process graphs only).
+reaching the node (:mod:`kgpath.methods.pcr.templates`, in-process graphs only; chains
+scored by :mod:`kgpath.methods.pcr.chainmatch` or as one text, ``template_scorer``).
 
 Each is a :class:`ScoreStrategy` with one hook, :meth:`ScoreStrategy.rank`, called the same
 way on every backend; :data:`SCORES` maps the names :class:`PCRConfig` accepts to them, and
@@ -111,9 +112,39 @@ class MixedScore(PathScore):
 
 
 class TemplateScore(ScoreStrategy):
-    """The best relation-chain template reaching a node (kgpath extension, in process)."""
+    """The best relation-chain template reaching a node (kgpath extension, in process).
+
+    Parameters
+    ----------
+    llm
+        Optional: an LLM (any kgpath :class:`~kgpath.llm.LLM`, an OpenAI-compatible
+        :class:`~kgpath.llm.OpenAILLM`, or a LangChain / LlamaIndex model through the
+        adapters, :func:`~kgpath.llm.as_llm`) that picks, once per question, the chain the
+        question asks for among the LLM-free scorer's best ``llm_chains``
+        (:func:`~kgpath.methods.pcr.templates.llm_choice`). ``None`` (``score="template"``):
+        LLM-free.
+    llm_chains
+        How many chains the LLM is shown.
+
+    Examples
+    --------
+    >>> from kgpath.llm import ScriptedLLM
+    >>> TemplateScore(ScriptedLLM(["1"]), llm_chains=5).llm_chains
+    5
+    """
 
     name = "template"
+
+    def __init__(self, llm: Any = None, *, llm_chains: int = 10) -> None:
+        from kgpath.llm import as_llm
+
+        if isinstance(llm_chains, bool) or not isinstance(llm_chains, int) or llm_chains < 2:
+            raise ConfigError(f"llm_chains must be an int >= 2, got {llm_chains!r}")
+        self.llm = None if llm is None else as_llm(llm)
+        self.llm_chains = llm_chains
+
+    def __repr__(self) -> str:
+        return "TemplateScore()" if self.llm is None else f"TemplateScore(llm={self.llm!r})"
 
     def check(self, backend: GraphBackend[Any, Any]) -> None:
         """Needs :class:`~kgpath.backends.base.InProcessGraph` (it walks the CSR arrays)."""
@@ -131,7 +162,8 @@ class TemplateScore(ScoreStrategy):
         from kgpath.methods.pcr.templates import template_hits
 
         self.check(b)
-        return template_hits(b, anchors, query, qv, cfg)
+        return template_hits(b, anchors, query, qv, cfg, llm=self.llm,
+                             llm_chains=self.llm_chains)
 
 
 SCORES: dict[str, ScoreStrategy] = {
