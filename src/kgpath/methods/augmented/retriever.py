@@ -7,7 +7,10 @@ Steps (see :mod:`kgpath.methods.augmented.fusion` for the rule and its constants
 2. anchors: the entities of the top ``m`` passages and the entities the question names
    (:class:`kgpath.index.linking.EntityLinker`);
 3. expansion along the graph (shared entities, optionally graph neighbours);
-4. fusion by the best two-passage chain.
+4. fusion by the best two-passage chain (``scorer="chain"``), or, with
+   ``scorer="propagation"``, personalised PageRank over passages and entities seeded by the
+   base scores and the question's entities (:mod:`kgpath.methods.augmented.propagation`,
+   the HippoRAG 2 idea).
 
 A custom ``base`` is any callable ``base(query, n) -> [(passage_id, score), ...]``
 (best first; an ``async def`` works with :meth:`aretrieve`). Its scores replace the dense
@@ -35,6 +38,13 @@ from kgpath.methods.augmented.fusion import (
     PassageEntityIndex,
     chain_scores,
     seed_scores,
+)
+from kgpath.methods.augmented.propagation import (
+    PropagationGraph,
+    entity_seeds,
+    passage_seeds,
+    personalized_pagerank,
+    propagation_graph,
 )
 from kgpath.methods.augmented.result import AugmentedHit, AugmentedResult
 
@@ -91,6 +101,7 @@ class GraphAugmentedRetriever:
         self.vectors = vectors
         self.linker = linker or EntityLinker(graph)
         self._index: PassageEntityIndex | None = None
+        self._walks: dict[tuple[float, float], PropagationGraph] = {}
 
     # ------------------------------------------------------------------ preparation
     def _entity_index(self) -> PassageEntityIndex:
@@ -136,8 +147,48 @@ class GraphAugmentedRetriever:
             s[pos[pid]] = float(score)
         return s
 
+    def _walk_graph(self, idx: PassageEntityIndex, cfg: AugmentedConfig) -> PropagationGraph:
+        key = (float(cfg.lead_weight), float(cfg.relation_weight))
+        pg = self._walks.get(key)
+        if pg is None or pg.version != idx.version or pg.n_passages != len(idx.passage_ids):
+            pg = self._walks[key] = propagation_graph(
+                idx, lead_weight=cfg.lead_weight, relation_weight=cfg.relation_weight)
+        return pg
+
+    def _propagate(self, query: str, s: np.ndarray, cfg: AugmentedConfig) -> AugmentedResult:
+        """Step 4 with ``scorer="propagation"``: personalised PageRank, passages by mass."""
+        idx = self._entity_index()
+        pg = self._walk_graph(idx, cfg)
+        links_q = self.linker.link(query) if cfg.use_query_entities else []
+        q_ents = {self.graph.index_of(x.node_id) for x in links_q}
+        if cfg.link_rule == "lead":
+            leads = {idx.lead(p) for p in range(len(idx.passage_ids))}
+            q_ents &= leads
+        reset = np.zeros(pg.n_nodes)
+        reset[: pg.n_passages] = passage_seeds(s, cfg.seed_sharpness)
+        ents = entity_seeds(idx, q_ents, cfg.entity_seed_weight)
+        for e, w in ents.items():
+            reset[pg.n_passages + e] += w
+        if reset.sum() <= 0:
+            return AugmentedResult(query, (), (), tuple(links_q), cfg, graph=self.graph)
+        x = personalized_pagerank(pg, reset, cfg.damping)[: pg.n_passages]
+        seed = reset[: pg.n_passages]
+        ranked = np.lexsort((np.arange(x.size), -seed, -x))
+        ids, hits = idx.passage_ids, []
+        for d in ranked[: cfg.k].tolist():
+            if x[d] <= 0:
+                break
+            via = tuple(self.graph.node_at(e).id for e in idx.entities_of(d) if e in ents)
+            hits.append(AugmentedHit(ids[d], float(x[d]), float(s[d]), float(seed[d]),
+                                     None, via, bool(via)))
+        seeds = [int(i) for i in np.argsort(-seed, kind="stable")[: cfg.seeds] if seed[i] > 0]
+        return AugmentedResult(query, tuple(hits), tuple(ids[a] for a in seeds),
+                               tuple(links_q), cfg, graph=self.graph)
+
     def _fuse(self, query: str, s: np.ndarray, cfg: AugmentedConfig) -> AugmentedResult:
         """Steps 2-4: anchors, links, chain scores, hits."""
+        if cfg.scorer == "propagation":
+            return self._propagate(query, s, cfg)
         idx = self._entity_index()
         cap = cfg.max_entity_passages
         links_q = self.linker.link(query) if cfg.use_query_entities else []
