@@ -48,17 +48,20 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from kgpath.errors import ConfigError
+from kgpath.graph import KnowledgeGraph
 from kgpath.methods.augmented.fusion import PassageEntityIndex
 
 __all__ = [
     "PropagationGraph",
+    "cached_propagation",
     "entity_seeds",
+    "propagate",
     "passage_seeds",
     "personalized_pagerank",
     "propagation_graph",
@@ -213,11 +216,13 @@ def passage_seeds(scores: np.ndarray, sharpness: float) -> np.ndarray:
     return out
 
 
-def entity_seeds(index: PassageEntityIndex, entities: Iterable[int],
+def entity_seeds(index: PassageEntityIndex, entities: Iterable[int] | Mapping[int, float],
                  weight: float) -> dict[int, float]:
-    """Seeds of the question's entities: ``∝ 1 / |P(e)|``, together ``weight``.
+    """Seeds of the question's entities: ``∝ score(e) / |P(e)|``, together ``weight``.
 
-    Entities no passage cites are dropped (they carry no mass to a passage).
+    ``entities``: node indices (score 1 each) or ``{node index: match score}`` (HippoRAG 2
+    divides a fact's match score by the passage count of each of its entities). Entities
+    no passage cites, or with a score <= 0, are dropped (they carry no mass to a passage).
 
     Examples
     --------
@@ -229,6 +234,60 @@ def entity_seeds(index: PassageEntityIndex, entities: Iterable[int],
     >>> {e: round(w, 6) for e, w in seeds.items()}
     {0: 0.2, 1: 0.1}
     """
-    inv = {e: 1.0 / index.df(e) for e in sorted(set(entities)) if index.df(e) > 0}
+    scored = dict(entities) if isinstance(entities, Mapping) else dict.fromkeys(entities, 1.0)
+    inv = {e: float(scored[e]) / index.df(e) for e in sorted(scored)
+           if index.df(e) > 0 and scored[e] > 0}
     total = sum(inv.values())
     return {e: weight * v / total for e, v in inv.items()} if total > 0 and weight > 0 else {}
+
+
+def propagate(index: PassageEntityIndex, graph: PropagationGraph, base: np.ndarray,
+              entities: Iterable[int] | Mapping[int, float], *, damping: float,
+              sharpness: float, entity_weight: float) -> tuple[np.ndarray, np.ndarray]:
+    """PPR mass of every passage and the passage seeds, from base scores and entities.
+
+    ``base``: one score per passage of ``index`` (``-inf``: not a seed); ``entities``: as
+    :func:`entity_seeds`. All zeros when nothing seeds the walk.
+
+    Examples
+    --------
+    >>> from kgpath.graph import KnowledgeGraph
+    >>> g = KnowledgeGraph()
+    >>> for p in ("p0", "p1", "p2"):
+    ...     _ = g.add_passage(p, f"X in {p}.")
+    >>> _ = g.add_node("X", provenance=("p0", "p1", "p2"))
+    >>> idx = PassageEntityIndex(g, ["p0", "p1", "p2"])
+    >>> x, seed = propagate(idx, propagation_graph(idx), np.array([1.0, -np.inf, -np.inf]),
+    ...                     [], damping=0.5, sharpness=1.0, entity_weight=0.0)
+    >>> np.round(x * 18, 6).tolist(), seed.tolist()
+    ([10.0, 1.0, 1.0], [1.0, 0.0, 0.0])
+    """
+    n_p = graph.n_passages
+    reset = np.zeros(graph.n_nodes)
+    reset[:n_p] = passage_seeds(base, sharpness)
+    for e, w in entity_seeds(index, entities, entity_weight).items():
+        reset[n_p + e] += w
+    if reset.sum() <= 0:
+        return np.zeros(n_p), reset[:n_p]
+    return personalized_pagerank(graph, reset, damping)[:n_p], reset[:n_p]
+
+
+def cached_propagation(
+    cache: MutableMapping[str, object], graph: KnowledgeGraph, passage_ids: Sequence[str], *,
+    lead_weight: float, relation_weight: float,
+) -> tuple[PassageEntityIndex, PropagationGraph]:
+    """The entity index and propagation graph of ``graph``, kept in ``cache``.
+
+    ``cache`` is any dict living as long as the graph version and passage order it serves
+    (e.g. an index's shared passage vectors' ``derived`` dict); the entry is rebuilt when
+    the graph version, the passage ids or the weights change.
+    """
+    key = f"propagation:{lead_weight!r}:{relation_weight!r}"
+    got = cache.get(key)
+    ids = tuple(passage_ids)
+    if isinstance(got, tuple) and got[0] == (graph.version, ids):
+        return got[1], got[2]
+    index = PassageEntityIndex(graph, ids)
+    pg = propagation_graph(index, lead_weight=lead_weight, relation_weight=relation_weight)
+    cache[key] = ((graph.version, ids), index, pg)
+    return index, pg

@@ -41,16 +41,37 @@ from kgpath.methods.augmented.fusion import (
 )
 from kgpath.methods.augmented.propagation import (
     PropagationGraph,
-    entity_seeds,
-    passage_seeds,
-    personalized_pagerank,
+    propagate,
     propagation_graph,
 )
 from kgpath.methods.augmented.result import AugmentedHit, AugmentedResult
 
-__all__ = ["BaseRetriever", "GraphAugmentedRetriever"]
+__all__ = ["BaseRetriever", "GraphAugmentedRetriever", "evidence_base"]
 
 BaseRetriever = Callable[[str, int], Any]
+
+
+def evidence_base(retriever: Any) -> BaseRetriever:
+    """Any method's passages as a base: ``retriever.retrieve(query, output="passages")``.
+
+    ``retriever`` is e.g. an :class:`kgpath.EvidenceRetriever`; its passage items and
+    scores become ``base(query, n)``. With ``scorer="propagation"`` and no embedder, this
+    makes the propagation a passage re-ranker of that method's candidates (the seeds are
+    the method's passages, z-scored among themselves, so its score units do not matter).
+
+    Examples
+    --------
+    >>> class Two:
+    ...     def retrieve(self, query, output):
+    ...         from kgpath.evidence import Evidence
+    ...         return [Evidence("p", "text", 0.5, "passage", "pcr")]
+    >>> evidence_base(Two())("q", 5)
+    [('p', 0.5)]
+    """
+    def base(query: str, n: int) -> list[tuple[str, float]]:
+        return [(e.id, float(e.score)) for e in retriever.retrieve(query, output="passages")
+                if e.kind == "passage"]
+    return base
 
 
 class GraphAugmentedRetriever:
@@ -164,15 +185,9 @@ class GraphAugmentedRetriever:
         if cfg.link_rule == "lead":
             leads = {idx.lead(p) for p in range(len(idx.passage_ids))}
             q_ents &= leads
-        reset = np.zeros(pg.n_nodes)
-        reset[: pg.n_passages] = passage_seeds(s, cfg.seed_sharpness)
-        ents = entity_seeds(idx, q_ents, cfg.entity_seed_weight)
-        for e, w in ents.items():
-            reset[pg.n_passages + e] += w
-        if reset.sum() <= 0:
-            return AugmentedResult(query, (), (), tuple(links_q), cfg, graph=self.graph)
-        x = personalized_pagerank(pg, reset, cfg.damping)[: pg.n_passages]
-        seed = reset[: pg.n_passages]
+        x, seed = propagate(idx, pg, s, q_ents, damping=cfg.damping,
+                            sharpness=cfg.seed_sharpness, entity_weight=cfg.entity_seed_weight)
+        ents = set(q_ents)
         ranked = np.lexsort((np.arange(x.size), -seed, -x))
         ids, hits = idx.passage_ids, []
         for d in ranked[: cfg.k].tolist():
