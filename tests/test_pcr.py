@@ -192,7 +192,9 @@ def test_config_is_frozen_and_keyword_only():
     cfg = PCRConfig.paper()
     assert (cfg.k, cfg.max_depth, cfg.direction, cfg.mode, cfg.alpha, cfg.fallback) == (
         10, None, "out", "vector", 0.7, "none")
-    assert (PCRConfig().direction, PCRConfig().max_depth) == ("both", 1)  # for passages
+    assert PCRConfig.paper() == PCRConfig()
+    assert (PCRConfig.for_passages().direction, PCRConfig.for_passages().max_depth) == (
+        "both", 1)
     import dataclasses
 
     with pytest.raises(dataclasses.FrozenInstanceError):
