@@ -295,7 +295,7 @@ def test_keyword_split_nodes_from_entities_relations_after_the_query():
          ("Nobel Prize", "awarded in", "Stockholm")])
     llm = ScriptedLLM(['{"entities": ["radium", "Marie Curie"], "concepts": ["won"]}'] * 2)
     r = PathRAGRetriever(g, embedder=HashingEmbedder(), llm=llm,
-                         config=PathRAGConfig(num_nodes=2, min_similarity_z=None))
+                         config=PathRAGConfig.paper(num_nodes=2, min_similarity_z=None))
     res = r.retrieve("Who discovered radium?")
     assert res.keywords == ("radium", "Marie Curie", "won")
     assert res.trace["node_keywords"] == ["radium", "Marie Curie"]

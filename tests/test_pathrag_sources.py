@@ -73,7 +73,7 @@ def test_question_order_ranks_across_entities():
 
 def test_evidence_passages_are_the_text_units_then_path_provenance():
     g = graph()
-    r = PathRAGRetriever(g, embedder=HashingEmbedder())
+    r = PathRAGRetriever(g, embedder=HashingEmbedder(), config=PathRAGConfig.paper())
     res = r.retrieve_from_nodes("how are X and W linked?", ["X", "W"])
     ev = res.evidence()
     # X's passages (q2 count 2, q1 count 0), then W's (q3); the path X-Y-W adds nothing new
@@ -87,7 +87,7 @@ def test_evidence_passages_are_the_text_units_then_path_provenance():
 
 def test_excluded_edge_types_leave_the_paths():
     g = graph()
-    r = PathRAGRetriever(g, embedder=HashingEmbedder())
+    r = PathRAGRetriever(g, embedder=HashingEmbedder(), config=PathRAGConfig.paper())
     assert len(r.retrieve_from_nodes("x?", ["X", "W"]).paths) == 1  # X-Y-W
     res = r.retrieve_from_nodes("x?", ["X", "W"], exclude_edge_types=("cooccurrence",))
     assert res.paths == () and res.empty_reason == "no_path"

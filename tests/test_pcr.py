@@ -39,7 +39,7 @@ def pcr(table_embedder):
     g.add_edge("B", "C", relation="r2")
     g.add_edge("A", "D", relation="r3")
     g.add_edge("E", "A", relation="r4")  # E reaches A, not the other way round
-    return PathConstrainedRetriever(g, embedder=table_embedder(VECS))
+    return PathConstrainedRetriever(g, embedder=table_embedder(VECS), config=PCRConfig.paper())
 
 
 def test_hand_computed_ranking_paths_and_hops(pcr):
@@ -114,7 +114,7 @@ def test_hybrid_equals_formula_over_reachable_set(table_embedder):
     vecs = {"cherry": [1.0, 0.0], "apple banana": [0.0, 1.0], "apple": [0.6, 0.8],
             "cherry pie": [0.8, 0.6]}
     pcr = PathConstrainedRetriever(g, embedder=table_embedder(vecs),
-                                   config=PCRConfig(mode="hybrid", alpha=0.7))
+                                   config=PCRConfig.paper(mode="hybrid", alpha=0.7))
     res = pcr.retrieve("cherry", anchor="A")
     cand = [0, 1, 2]  # A, B, C (D is unreachable)
     bm = BM25Index(list(texts.values())).scores("cherry", cand)
@@ -158,7 +158,7 @@ def test_embedding_dimension_mismatch():
     g = KnowledgeGraph()
     g.add_node("a", embedding=[1.0, 0.0, 0.0, 0.0])
     g.add_node("b", text="b")  # missing embedding -> the 16-d embedder is asked
-    pcr = PathConstrainedRetriever(g, embedder=HashingEmbedder(dim=16))
+    pcr = PathConstrainedRetriever(g, embedder=HashingEmbedder(dim=16), config=PCRConfig.paper())
     with pytest.raises(EmbeddingError, match="dimension"):
         pcr.retrieve("a", anchor="a")
     with pytest.raises(EmbeddingError, match="dimension 3"):
@@ -182,15 +182,19 @@ def test_self_loops_cycles_and_duplicates_do_not_break_pcr():
         g.add_node(n, text=f"text {n}")
     for s, t in [("a", "a"), ("a", "b"), ("a", "b"), ("b", "c"), ("c", "a")]:
         g.add_edge(s, t)
-    res = PathConstrainedRetriever(g, embedder=HashingEmbedder()).retrieve("text c", anchor="a")
+    res = PathConstrainedRetriever(g, embedder=HashingEmbedder(),
+                                   config=PCRConfig.paper()).retrieve("text c", anchor="a")
     assert sorted(res.ids) == ["a", "b", "c"]
     assert {h.id: h.hops for h in res} == {"a": 0, "b": 1, "c": 2}
 
 
 def test_config_is_frozen_and_keyword_only():
-    cfg = PCRConfig()
+    cfg = PCRConfig.paper()
     assert (cfg.k, cfg.max_depth, cfg.direction, cfg.mode, cfg.alpha, cfg.fallback) == (
         10, None, "out", "vector", 0.7, "none")
+    assert PCRConfig.paper() == PCRConfig()
+    assert (PCRConfig.for_passages().direction, PCRConfig.for_passages().max_depth) == (
+        "both", 1)
     import dataclasses
 
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -221,7 +225,8 @@ async def test_first_async_call_embeds_nodes_asynchronously(table_embedder):
     for n in "AB":
         g.add_node(n, name=n, text=n)
     g.add_edge("A", "B")
-    pcr = PathConstrainedRetriever(g, embedder=AsyncOnly({"A": [1, 0], "B": [0, 1], "q": [0, 1]}))
+    pcr = PathConstrainedRetriever(g, embedder=AsyncOnly({"A": [1, 0], "B": [0, 1], "q": [0, 1]}),
+                                   config=PCRConfig.paper())
     res = await pcr.aretrieve("q", anchor="A")
     assert res.ids == ["B", "A"]
 

@@ -7,7 +7,7 @@ import pytest
 from kgpath import ConfigError, GraphIndex, HashingEmbedder, KnowledgeGraph, NodeNotFoundError
 from kgpath.backends import InMemoryBackend
 from kgpath.backends.cypher import EmbeddedCypherDriver, load_graph
-from kgpath.methods.pcr import CypherPCR, PathConstrainedRetriever, link_anchors
+from kgpath.methods.pcr import CypherPCR, PathConstrainedRetriever, PCRConfig, link_anchors
 
 
 @pytest.fixture
@@ -54,7 +54,8 @@ def test_lowercase_common_words_and_articles(curie):
 
 
 def test_linked_anchors_union_of_reachable_sets(curie):
-    pcr = PathConstrainedRetriever(curie, embedder=HashingEmbedder(dim=32))
+    pcr = PathConstrainedRetriever(curie, embedder=HashingEmbedder(dim=32),
+                                   config=PCRConfig.paper())
     res = pcr.retrieve("Did Marie Curie work in Paris?", max_depth=1, k=10)
     # Marie Curie reaches Warsaw and Sorbonne in one hop, Paris reaches nothing
     assert res.anchor_resolution == "linked" and [a.id for a in res.anchors] == ["mc", "pa"]
@@ -65,7 +66,8 @@ def test_linked_anchors_union_of_reachable_sets(curie):
 
 
 def test_each_node_keeps_the_path_from_its_nearest_anchor(chain):
-    pcr = PathConstrainedRetriever(chain, embedder=HashingEmbedder(dim=32))
+    pcr = PathConstrainedRetriever(chain, embedder=HashingEmbedder(dim=32),
+                                   config=PCRConfig.paper())
     res = pcr.retrieve("q", anchors=["A", "X"], k=10)
     assert res.reachable_count == 5 and res.anchor_resolution == "id"
     got = {h.id: (h.path, h.hops) for h in res.hits}
@@ -80,7 +82,8 @@ def test_each_node_keeps_the_path_from_its_nearest_anchor(chain):
 
 
 def test_no_anchor_raises_only_with_the_none_fallback(curie):
-    pcr = PathConstrainedRetriever(curie, embedder=HashingEmbedder(dim=32))
+    pcr = PathConstrainedRetriever(curie, embedder=HashingEmbedder(dim=32),
+                                   config=PCRConfig.paper())
     with pytest.raises(NodeNotFoundError, match="anchor_fallback='similar'"):
         pcr.retrieve("who was born where", anchor_fallback="none")
     with pytest.raises(NodeNotFoundError):  # linking switched off: a named node is ignored

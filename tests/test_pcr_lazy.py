@@ -16,7 +16,7 @@ from kgpath.methods.pcr.result import LAZY
 
 def _pcr() -> PathConstrainedRetriever:
     g = KnowledgeGraph.from_triples([("a", "to", "b"), ("b", "to", "c"), ("x", "to", "y")])
-    return PathConstrainedRetriever(g, embedder=HashingEmbedder())
+    return PathConstrainedRetriever(g, embedder=HashingEmbedder(), config=PCRConfig.paper())
 
 
 def test_path_resolved_once_on_first_read() -> None:
@@ -63,6 +63,6 @@ def test_override_cache_keeps_validation() -> None:
     with pytest.raises(ConfigError):
         pcr.retrieve("c", anchor="a", max_depth=True)
     assert pcr.retrieve("c", anchor="a", max_depth=1).config.max_depth == 1
-    pcr.config = PCRConfig(k=1)
+    pcr.config = PCRConfig.paper(k=1)
     res = pcr.retrieve("c", anchor="a", max_depth=1)
     assert res.config.k == 1 and len(res.hits) == 1

@@ -47,7 +47,8 @@ def graph() -> KnowledgeGraph:
 @pytest.fixture
 def pcr(graph, table_embedder) -> PathConstrainedRetriever:
     table = {"q": [1.0, 0.0], **{f"text {p}": v for p, v in PASSAGES.items()}}
-    return PathConstrainedRetriever(graph, embedder=table_embedder(table))
+    return PathConstrainedRetriever(graph, embedder=table_embedder(table),
+                                    config=PCRConfig.paper())
 
 
 def _pairs(evidence):
@@ -117,7 +118,8 @@ def test_async_equals_sync(pcr):
 
 def test_through_the_facade(graph, table_embedder):
     table = {"q": [1.0, 0.0], **{f"text {p}": v for p, v in PASSAGES.items()}}
-    r = EvidenceRetriever("pcr", graph, embedder=table_embedder(table), k=2)
+    r = EvidenceRetriever("pcr", graph, embedder=table_embedder(table), k=2,
+                          config=PCRConfig.paper())
     # k=2 sets the hit count (d, e) but passage_hits=20 keeps every hit a candidate
     assert _pairs(r.retrieve("q", anchor="a")) == [("pa", "passage"), ("pc", "passage")]
     assert _pairs(r.retrieve("q", anchor="a", passage_order="hits")) == [
@@ -156,7 +158,7 @@ def test_async_passage_fallback_embeds_through_the_async_api(graph, table_embedd
             return self._embed(list(texts), "passage")
 
     table = {"q": [1.0, 0.0], **{f"text {p}": v for p, v in PASSAGES.items()}}
-    pcr = PathConstrainedRetriever(graph, embedder=AsyncOnly(table))
+    pcr = PathConstrainedRetriever(graph, embedder=AsyncOnly(table), config=PCRConfig.paper())
     res = asyncio.run(pcr.aretrieve("q", link_anchors=False, anchor_fallback="passage",
                                     passage_order="hits"))
     assert (res.anchor_resolution, [a.id for a in res.anchors]) == ("passage", ["a", "f"])
@@ -165,7 +167,7 @@ def test_async_passage_fallback_embeds_through_the_async_api(graph, table_embedd
 def test_max_anchors_caps_linked_anchors(graph, table_embedder):
     emb = table_embedder({"q": [1.0, 0.0], "Node B and Node C": [1.0, 0.0],
                           **{f"text {p}": v for p, v in PASSAGES.items()}})
-    r = PathConstrainedRetriever(graph, embedder=emb)
+    r = PathConstrainedRetriever(graph, embedder=emb, config=PCRConfig.paper())
     assert [a.id for a in r.retrieve("Node B and Node C").anchors] == ["b", "c"]
     assert [a.id for a in r.retrieve("Node B and Node C", max_anchors=1).anchors] == ["b"]
 

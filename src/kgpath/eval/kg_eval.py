@@ -5,7 +5,9 @@ with ``kgpath.ingest.graph_from_documents`` (offline spaCy extractor) and the pa
 once (:func:`kgpath.index.graph_vectors.embed_graph`), both cached under ``--cache-dir``; passage
 R@2/R@5 of dense, BM25 and every registered method whose spec lists ``"hotpotqa"`` (PCR,
 PathRAG, C2RAG LLM-free, the traversal default, the graph-augmented retriever) are printed
-(protocol: :mod:`kgpath.eval.kg_hotpot`).
+(protocol: :mod:`kgpath.eval.kg_hotpot`). ``--triples FILE`` evaluates a supplied graph
+instead (e.g. LLM-extracted; JSON Lines format in :mod:`kgpath.eval.kg_triples`), same
+passages and vectors.
 ``--vectors`` also compares the node vectors (passage mean vs embedded node texts): the
 seconds each costs and PCR's recall with each.
 
@@ -92,7 +94,12 @@ def run_hotpotqa(args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]
 
     data = load_hotpotqa(args.data, limit=args.limit)
     t0 = time.perf_counter()
-    built = hotpotqa_graph(data, embedder, cache_dir=args.cache_dir)
+    if getattr(args, "triples", None):  # a supplied graph (kgpath.eval.kg_triples)
+        from kgpath.eval.kg_triples import triples_graph
+
+        built = triples_graph(data, embedder, args.triples, cache_dir=args.cache_dir)
+    else:
+        built = hotpotqa_graph(data, embedder, cache_dir=args.cache_dir)
     st = built.stats
     _say(f"document graph: {st.get('passages')} passages, {st.get('nodes')} nodes, "
          f"{st.get('edges')} edges (loaded/built in {time.perf_counter() - t0:.1f}s; build: "
@@ -191,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--halves", action="store_true", help="also print each half of the questions")
     p.add_argument("--vectors", action="store_true",
                    help="HotpotQA: compare passage-mean and node-text node vectors")
+    p.add_argument("--triples", default=None,
+                   help="HotpotQA layout: the graph from this JSON Lines triple file instead "
+                        "of the offline extractor (format: kgpath.eval.kg_triples)")
     p.add_argument("--no-cache", action="store_true",
                    help="no embedding cache (default: kgpath.embed_cache.default_cache_dir())")
     args = p.parse_args(argv)

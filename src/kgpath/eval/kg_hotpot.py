@@ -10,22 +10,15 @@ Every method ranks the graph's passages; passage ids map to their source title (
 the passage vectors embedded once.
 
 * ``dense``: cosine of the question to each passage vector; ``BM25`` over passage texts.
-* ``pcr``: ``EvidenceRetriever("pcr", index, direction="both", max_depth=PCR_DEPTH)``
-  (:data:`PCR_OPTIONS`), the library path a user calls, every other option at its default:
-  anchors are the entities the question names (:func:`kgpath.methods.pcr.anchors.link_anchors`,
-  all of them, the union of their reachable sets), and the passages the hits (up to
-  ``passage_hits`` = 20) and anchors cite are ranked by the question
-  (``passage_order="question"``, :mod:`kgpath.methods.pcr.passages`, a kgpath choice:
-  0.7 · passage cosine + 0.3 · best citing hit score). ``PCR_DEPTH = 3`` was chosen on
-  questions 0-49 from depth {1, 2, 3} (R@5 50-81 there, in hit order, per-anchor runs);
-  with the library defaults ``direction="out"``, ``max_depth=None`` R@5 is 87 / 87 on
-  q0-49 / q50-99 (89 / 87 with these options).
-* ``pathrag``, ``c2rag``: through the facade, LLM-free (offline keywords; fallback plan);
-  PathRAG with :meth:`PathRAGConfig.for_passages` (the authors' joined node query).
+* ``pcr``, ``pathrag``, ``c2rag``: ``EvidenceRetriever(name, index)`` with every option at
+  its default (LLM-free: offline keywords, the fallback plan), the library path a user
+  calls. PathRAG's defaults are its measured best for passages (``PathRAGConfig.paper()``
+  for the paper's section 4.1); PCR's are still the paper's reachability
+  (``PCRConfig.for_passages()``, both directions to depth 1, measures best for passages).
 * ``traversal``: the facade's default traversal on the chunk graph of the same passages
   (built once, cached beside the document graph).
 * ``augmented``: :class:`kgpath.methods.augmented.GraphAugmentedRetriever` with the dense
-  base and the passage vectors above.
+  base and the passage vectors above, its default scorer.
 """
 
 from __future__ import annotations
@@ -49,7 +42,6 @@ __all__ = ["BASELINES", "PassageScores", "evaluate_passages", "method_runners",
 
 BASELINES = ("dense", "bm25")
 """The two baselines every run starts with (not registered methods)."""
-PCR_DEPTH = 3
 POOL = 20
 
 
@@ -166,16 +158,6 @@ def _bm25(built: BuiltGraph) -> Callable[[str], list[str]]:
     return run
 
 
-#: The eval's PCR options, given to ``EvidenceRetriever("pcr", index, **PCR_OPTIONS)``:
-#: what a user passes to get the printed number (module docstring).
-PCR_OPTIONS: dict[str, Any] = {"direction": "both", "max_depth": PCR_DEPTH}
-
-
-def _pcr(index: Any, **opts: Any) -> Callable[[str], list[str]]:
-    """PCR through the facade, as a user calls it (module docstring)."""
-    return _facade("pcr", index, None, **{**PCR_OPTIONS, **opts})
-
-
 def _facade(
     method: str, graph: Any, emb: _Queries | None, **opts: Any
 ) -> Callable[[str], list[str]]:
@@ -224,7 +206,6 @@ def method_runners(
     defaults (passages, LLM-free).
     """
     from kgpath.index.graph_index import GraphIndex
-    from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever
 
     emb = embedder if isinstance(embedder, _Queries) else _Queries(embedder)
     emb.share(built)
@@ -233,9 +214,7 @@ def method_runners(
     makers: dict[str, Callable[[], Callable[[str], list[str]]]] = {
         "dense": lambda: dense,
         "bm25": lambda: _bm25(built),
-        "pcr": lambda: _pcr(index, **(pcr or {})),
-        "pathrag": lambda: _facade(
-            "pathrag", PathRAGRetriever(index, config=PathRAGConfig.for_passages()), None),
+        "pcr": lambda: _facade("pcr", index, None, **(pcr or {})),
         "c2rag": lambda: _facade("c2rag", index, None),
         "traversal": lambda: _traversal(built, emb),
         "augmented": lambda: _augmented(built, emb, **(augmented or {})),

@@ -111,7 +111,7 @@ def evaluate_pcr(
             continue
         graph = from_pathrag6(data / domain)
         index = GraphIndex(graph, embedder).build()
-        pcr = PathConstrainedRetriever(index, config=PCRConfig(k=k, alpha=alpha))
+        pcr = PathConstrainedRetriever(index, config=PCRConfig.paper(k=k, alpha=alpha))
         for q in qs:
             bfs = graph.bfs(q.anchor)
             dist = {graph.node_at(int(n)).id: int(d) for n, d in zip(bfs.nodes, bfs.dist)}

@@ -4,7 +4,7 @@ A base retriever, re-ranked by two-passage chains through the entity graph. See
 :mod:`kgpath.methods.augmented.fusion` for the rule.
 """
 
-from kgpath.methods.augmented.config import EXPANSIONS, LINK_RULES, AugmentedConfig
+from kgpath.methods.augmented.config import EXPANSIONS, LINK_RULES, SCORERS, AugmentedConfig
 from kgpath.methods.augmented.fusion import (
     Link,
     PassageEntityIndex,
@@ -12,11 +12,16 @@ from kgpath.methods.augmented.fusion import (
     seed_scores,
 )
 from kgpath.methods.augmented.result import AugmentedHit, AugmentedResult
-from kgpath.methods.augmented.retriever import BaseRetriever, GraphAugmentedRetriever
+from kgpath.methods.augmented.retriever import (
+    BaseRetriever,
+    GraphAugmentedRetriever,
+    evidence_base,
+)
 
 __all__ = [
     "EXPANSIONS",
     "LINK_RULES",
+    "SCORERS",
     "AugmentedConfig",
     "AugmentedHit",
     "AugmentedResult",
@@ -25,5 +30,6 @@ __all__ = [
     "Link",
     "PassageEntityIndex",
     "chain_scores",
+    "evidence_base",
     "seed_scores",
 ]

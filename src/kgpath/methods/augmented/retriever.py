@@ -7,7 +7,10 @@ Steps (see :mod:`kgpath.methods.augmented.fusion` for the rule and its constants
 2. anchors: the entities of the top ``m`` passages and the entities the question names
    (:class:`kgpath.index.linking.EntityLinker`);
 3. expansion along the graph (shared entities, optionally graph neighbours);
-4. fusion by the best two-passage chain.
+4. fusion by the best two-passage chain (``scorer="chain"``), or, with
+   ``scorer="propagation"``, personalised PageRank over passages and entities seeded by the
+   base scores and the question's entities (:mod:`kgpath.methods.augmented.propagation`,
+   the HippoRAG 2 idea).
 
 A custom ``base`` is any callable ``base(query, n) -> [(passage_id, score), ...]``
 (best first; an ``async def`` works with :meth:`aretrieve`). Its scores replace the dense
@@ -36,11 +39,39 @@ from kgpath.methods.augmented.fusion import (
     chain_scores,
     seed_scores,
 )
+from kgpath.methods.augmented.propagation import (
+    PropagationGraph,
+    propagate,
+    propagation_graph,
+)
 from kgpath.methods.augmented.result import AugmentedHit, AugmentedResult
 
-__all__ = ["BaseRetriever", "GraphAugmentedRetriever"]
+__all__ = ["BaseRetriever", "GraphAugmentedRetriever", "evidence_base"]
 
 BaseRetriever = Callable[[str, int], Any]
+
+
+def evidence_base(retriever: Any) -> BaseRetriever:
+    """Any method's passages as a base: ``retriever.retrieve(query, output="passages")``.
+
+    ``retriever`` is e.g. an :class:`kgpath.EvidenceRetriever`; its passage items and
+    scores become ``base(query, n)``. With ``scorer="propagation"`` and no embedder, this
+    makes the propagation a passage re-ranker of that method's candidates (the seeds are
+    the method's passages, z-scored among themselves, so its score units do not matter).
+
+    Examples
+    --------
+    >>> class Two:
+    ...     def retrieve(self, query, output):
+    ...         from kgpath.evidence import Evidence
+    ...         return [Evidence("p", "text", 0.5, "passage", "pcr")]
+    >>> evidence_base(Two())("q", 5)
+    [('p', 0.5)]
+    """
+    def base(query: str, n: int) -> list[tuple[str, float]]:
+        return [(e.id, float(e.score)) for e in retriever.retrieve(query, output="passages")
+                if e.kind == "passage"]
+    return base
 
 
 class GraphAugmentedRetriever:
@@ -91,6 +122,7 @@ class GraphAugmentedRetriever:
         self.vectors = vectors
         self.linker = linker or EntityLinker(graph)
         self._index: PassageEntityIndex | None = None
+        self._walks: dict[tuple[float, float], PropagationGraph] = {}
 
     # ------------------------------------------------------------------ preparation
     def _entity_index(self) -> PassageEntityIndex:
@@ -136,8 +168,42 @@ class GraphAugmentedRetriever:
             s[pos[pid]] = float(score)
         return s
 
+    def _walk_graph(self, idx: PassageEntityIndex, cfg: AugmentedConfig) -> PropagationGraph:
+        key = (float(cfg.lead_weight), float(cfg.relation_weight))
+        pg = self._walks.get(key)
+        if pg is None or pg.version != idx.version or pg.n_passages != len(idx.passage_ids):
+            pg = self._walks[key] = propagation_graph(
+                idx, lead_weight=cfg.lead_weight, relation_weight=cfg.relation_weight)
+        return pg
+
+    def _propagate(self, query: str, s: np.ndarray, cfg: AugmentedConfig) -> AugmentedResult:
+        """Step 4 with ``scorer="propagation"``: personalised PageRank, passages by mass."""
+        idx = self._entity_index()
+        pg = self._walk_graph(idx, cfg)
+        links_q = self.linker.link(query) if cfg.use_query_entities else []
+        q_ents = {self.graph.index_of(x.node_id) for x in links_q}
+        if cfg.link_rule == "lead":
+            leads = {idx.lead(p) for p in range(len(idx.passage_ids))}
+            q_ents &= leads
+        x, seed = propagate(idx, pg, s, q_ents, damping=cfg.damping,
+                            sharpness=cfg.seed_sharpness, entity_weight=cfg.entity_seed_weight)
+        ents = set(q_ents)
+        ranked = np.lexsort((np.arange(x.size), -seed, -x))
+        ids, hits = idx.passage_ids, []
+        for d in ranked[: cfg.k].tolist():
+            if x[d] <= 0:
+                break
+            via = tuple(self.graph.node_at(e).id for e in idx.entities_of(d) if e in ents)
+            hits.append(AugmentedHit(ids[d], float(x[d]), float(s[d]), float(seed[d]),
+                                     None, via, bool(via)))
+        seeds = [int(i) for i in np.argsort(-seed, kind="stable")[: cfg.seeds] if seed[i] > 0]
+        return AugmentedResult(query, tuple(hits), tuple(ids[a] for a in seeds),
+                               tuple(links_q), cfg, graph=self.graph)
+
     def _fuse(self, query: str, s: np.ndarray, cfg: AugmentedConfig) -> AugmentedResult:
         """Steps 2-4: anchors, links, chain scores, hits."""
+        if cfg.scorer == "propagation":
+            return self._propagate(query, s, cfg)
         idx = self._entity_index()
         cap = cfg.max_entity_passages
         links_q = self.linker.link(query) if cfg.use_query_entities else []

@@ -4,8 +4,11 @@ Defaults follow section 5.1 and Figure 3 of the paper (``N = 40``, ``K = 15``, `
 ``θ = 0.05``) and, where the paper is ambiguous, the authors' released code
 (``BUPT-GAMMA/PathRAG``, ``PathRAG/operate.py``): edge-flow reliability, simple paths of at
 most 3 hops, an undirected graph, no Eq. (3) test at the start node, the LightRAG keyword
-split. :meth:`PathRAGConfig.literal_eq4` restores the literal reading of Eqs. (2)-(4);
-:data:`PATHRAG_LT` is the lightweight preset of section 5.5.
+split. Four defaults are the measured best for passage retrieval instead (the output the
+adapters return by default; :meth:`PathRAGConfig.for_passages` explains them), and
+:meth:`PathRAGConfig.paper` is one call away with the paper's section 4.1 and the authors'
+text-unit order. :meth:`PathRAGConfig.literal_eq4` restores the literal reading of
+Eqs. (2)-(4); :data:`PATHRAG_LT` is the lightweight preset of section 5.5.
 """
 
 from __future__ import annotations
@@ -135,12 +138,12 @@ class PathRAGConfig:
         tiktoken encoding for ``token_budget`` (offline: ``cl100k_base``, ``o200k_base``).
     node_match
         What keywords are matched against in section 4.1: ``"name"`` embeds node
-        identifiers as the paper does; ``"text"`` reuses the index's embeddings of the
-        node texts (no extra embedding pass).
+        identifiers as the paper does (:meth:`paper`); ``"text"`` (default) reuses the
+        index's embeddings of the node texts (no extra embedding pass).
     node_query
-        How section 4.1 queries the nodes. ``"per_keyword"`` (default, the paper's text:
+        How section 4.1 queries the nodes. ``"per_keyword"`` (:meth:`paper`, the paper's text:
         "iterate over X_q ... until a predefined number N of nodes is reached"): one vector
-        per keyword, the keywords taking turns. ``"joined"`` (the authors' code:
+        per keyword, the keywords taking turns. ``"joined"`` (default; the authors' code:
         ``kg_query`` joins the low-level keywords with ``", "`` and ``_get_node_data`` runs
         one ``entities_vdb.query(..., top_k=40)``): one vector, the ``N`` most similar nodes
         above the floors, most similar first. Without an LLM the question itself stands in
@@ -151,7 +154,8 @@ class PathRAGConfig:
     exclude_edge_types
         Edge types (:attr:`~kgpath.graph.Edge.type`) left out of path enumeration and the
         flow (section 4.2). The text units' relation counts still see every edge, as the
-        code's ``get_node_edges`` does. Default ``()``. The
+        code's ``get_node_edges`` does. Default ``("cooccurrence",)`` (:meth:`paper`:
+        ``()``). The
         offline spaCy graph adds sentence co-occurrence edges (type ``"cooccurrence"``,
         78 % of the HotpotQA-100 graph's edges) beside the parsed relations; the authors'
         graph holds only LLM-extracted relations, so ``("cooccurrence",)`` is the closer
@@ -162,12 +166,12 @@ class PathRAGConfig:
         otherwise read as its letters): pass ``("cooccurrence",)``.
     unit_order
         How the passages of one retrieved entity are ordered among the text units.
-        ``"relation_count"`` (default, the authors' code): by how many of the entity's
+        ``"relation_count"`` (:meth:`paper`, the authors' code): by how many of the entity's
         neighbours cite the same passage. ``"similarity"`` (a kgpath extension): by the
         passage's cosine to the question (the index's passage vectors); chosen on
         HotpotQA-100 q0-49, where an entity citing many passages otherwise fills the top
         ranks with the ones the question does not ask about (R@5 83 -> 86 there).
-        ``"question"`` (a kgpath extension): entity order no longer comes first; every
+        ``"question"`` (default, a kgpath extension): entity order no longer comes first; every
         candidate passage ranks by ``0.7·cos(q, passage) + 0.3·similarity of the first
         entity citing it``, the passage rule PCR uses (``sources.QUESTION_WEIGHT``).
     passages
@@ -198,10 +202,10 @@ class PathRAGConfig:
     seed: int = 0
     token_budget: int | None = None
     encoding: str = "cl100k_base"
-    node_match: NodeMatch = "name"
-    node_query: NodeQuery = "per_keyword"
-    exclude_edge_types: tuple[str, ...] = ()
-    unit_order: UnitOrder = "relation_count"
+    node_match: NodeMatch = "text"
+    node_query: NodeQuery = "joined"
+    exclude_edge_types: tuple[str, ...] = ("cooccurrence",)
+    unit_order: UnitOrder = "question"
     passages: PassageRule = "text_units"
 
     def __post_init__(self) -> None:
@@ -284,9 +288,11 @@ class PathRAGConfig:
 
         Eq. (4) over node resources (``reliability="literal_eq4"``), directed edges, no hop
         cap, Eq. (3) applied to the start node too, no similarity floor, all keywords matched
-        to nodes. See ``reliability`` for why this ranks by hop count.
+        to nodes, section 4.1's node retrieval (:meth:`paper`). See ``reliability`` for why
+        this ranks by hop count.
         """
         base: dict[str, Any] = {
+            **_PAPER_NODES,
             "reliability": "literal_eq4",
             "direction": "directed",
             "max_hops": None,
@@ -298,8 +304,19 @@ class PathRAGConfig:
         return _preset(cls, base, overrides)
 
     @classmethod
+    def paper(cls, **overrides: Any) -> PathRAGConfig:
+        """Return the paper's section 4.1 node retrieval and the authors' text-unit order.
+
+        One vector per keyword over node names (``node_query="per_keyword"``,
+        ``node_match="name"``), every edge in paths and flow, text units by relation count:
+        the defaults before issue 25. For passages it ranks far below dense retrieval
+        (HotpotQA-100 R@5 57, see :meth:`for_passages`).
+        """
+        return _preset(cls, dict(_PAPER_NODES), overrides)
+
+    @classmethod
     def for_passages(cls, **overrides: Any) -> PathRAGConfig:
-        """Return the configuration measured for passage retrieval (``kgpath eval kg``).
+        """Return the configuration measured for passage retrieval: the defaults.
 
         The authors' code (``PathRAG/operate.py``) queries the entity store once with the
         joined keywords and matches entity name plus description: ``node_query="joined"``,
@@ -310,8 +327,9 @@ class PathRAGConfig:
         candidate passages rank by PCR's passage rule (``unit_order="question"``; its
         weight is PCR's, not re-tuned). R@5 on HotpotQA-100 (offline graph, q0-49 / q50-99):
         57 / 57 with the defaults, 75 / 83 with entity order and similarity within an entity,
-        84 / 86 with this preset; dense 87 / 87. The paper's section 4.1 (one node query per
-        keyword, over names) and the authors' text-unit order stay the defaults.
+        84 / 86 with this preset; dense 87 / 87. Since issue 25 these are the defaults (the
+        adapters return passages by default); :meth:`paper` restores the paper's section 4.1
+        (one node query per keyword, over names) and the authors' text-unit order.
         """
         base: dict[str, Any] = {
             "node_query": "joined",
@@ -320,6 +338,15 @@ class PathRAGConfig:
             "unit_order": "question",
         }
         return _preset(cls, base, overrides)
+
+
+_PAPER_NODES: dict[str, Any] = {
+    "node_query": "per_keyword",
+    "node_match": "name",
+    "exclude_edge_types": (),
+    "unit_order": "relation_count",
+}
+"""Section 4.1's node retrieval and the authors' text-unit order (:meth:`PathRAGConfig.paper`)."""
 
 
 def _preset(cls: type[PathRAGConfig], base: dict[str, Any],
