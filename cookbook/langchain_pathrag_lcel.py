@@ -28,15 +28,17 @@ from langchain_kgpath import (
     format_paths,
 )
 
-from kgpath import LocalEmbedder
+from kgpath import LocalEmbedder, PathRAGConfig
 from kgpath.data import load_demo_graph
 
 QUESTION = "Which award did the discoverers of radium receive for it?"
 
+# The paper's PathRAG (PathRAGConfig.paper(): the defaults are the passage preset),
 # PathRAG-lt sized (N=20 nodes, K=5 paths) to keep the printed prompt short; the paths
 # themselves (output="native"), not their source passages, go into the prompt.
 retriever = PathRAGRetriever.from_graph(
-    load_demo_graph(), embedding=LocalEmbedder(), k=5, num_nodes=20, output="native"
+    load_demo_graph(), embedding=LocalEmbedder(), config=PathRAGConfig.paper(), k=5,
+    num_nodes=20, output="native"
 )
 compressor = PathOrderCompressor()
 

@@ -9,7 +9,13 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from kgpath import ConstraintCheckedRetriever, EvidenceRetriever, HashingEmbedder, KnowledgeGraph
+from kgpath import (
+    ConstraintCheckedRetriever,
+    EvidenceRetriever,
+    HashingEmbedder,
+    KnowledgeGraph,
+    PathRAGConfig,
+)
 from kgpath.embed_cache import CachedEmbedder
 from kgpath.errors import ConfigError, EmbeddingError, PersistenceError
 from kgpath.index import GraphIndex
@@ -70,7 +76,9 @@ def built(vectors: str = "float32", dim: int = 64) -> GraphIndex:
     index = GraphIndex(g, emb, vectors=vectors).build()
     index.passage_vectors()
     ConstraintCheckedRetriever(index).retrieve("Where was Ada born?", plan=PLAN)
-    EvidenceRetriever("pathrag", index, num_nodes=2).retrieve("Where was Ada born?")
+    for config in (PathRAGConfig(), PathRAGConfig.paper()):  # node texts; node names
+        EvidenceRetriever("pathrag", index, num_nodes=2, config=config).retrieve(
+            "Where was Ada born?")
     return index
 
 
@@ -97,7 +105,8 @@ def test_saved_index_reopens_with_every_vector_and_embeds_nothing(tmp_path):
     for r in new_rels:
         np.testing.assert_array_equal(new_rels[r], rels[r])
     q = "Where was Ada born?"
-    for method, opts in (("pcr", {}), ("pathrag", {"num_nodes": 2}), ("augmented", {})):
+    for method, opts in (("pcr", {}), ("pathrag", {"num_nodes": 2}), ("augmented", {}),
+                         ("pathrag", {"num_nodes": 2, "config": PathRAGConfig.paper()})):
         got = EvidenceRetriever(method, again, **opts).retrieve(q)
         want = EvidenceRetriever(method, index, **opts).retrieve(q)
         assert [(e.id, round(e.score, 6)) for e in got] == \

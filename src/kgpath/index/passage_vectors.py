@@ -300,25 +300,14 @@ def text_vectors(graph: KnowledgeGraph, embedder: Embedder, name: str,
     graph, e.g. every node name, so what the graph lost is dropped). Shared by every
     retriever of the graph and model and saved with the index, like the passage vectors.
     """
-    cache = passage_cache(graph, embedder)
-    while True:
-        with cache.lock:
-            if not _absent(cache, name, texts):
-                return _exactly(cache, name, texts, embedder, prune=True)
-        cache.flight.do(("set", name), functools.partial(
-            _fill_set, cache, name, texts, embedder.embed_passages))
+    return _named_set(graph, embedder, name, texts, embedder.embed_passages, prune=True)
 
 
 async def atext_vectors(graph: KnowledgeGraph, embedder: Embedder, name: str,
                         texts: Sequence[str]) -> np.ndarray:
     """Async :func:`text_vectors` (``aembed_passages``)."""
-    cache = passage_cache(graph, embedder)
-    while True:
-        with cache.lock:
-            if not _absent(cache, name, texts):
-                return _exactly(cache, name, texts, embedder, prune=True)
-        await cache.flight.ado(("set", name), functools.partial(
-            _afill_set, cache, name, texts, embedder.aembed_passages))
+    return await _anamed_set(graph, embedder, name, texts, embedder.aembed_passages,
+                             prune=True)
 
 
 def query_vectors(graph: KnowledgeGraph, embedder: Embedder, name: str,
@@ -329,25 +318,14 @@ def query_vectors(graph: KnowledgeGraph, embedder: Embedder, name: str,
     query side of the model and nothing dropped: the set only grows (C2RAG's
     ``"relations"``, Eq. 5's ``v_r``, also holds relation strings of plans).
     """
-    cache = passage_cache(graph, embedder)
-    while True:
-        with cache.lock:
-            if not _absent(cache, name, texts):
-                return _exactly(cache, name, texts, embedder, prune=False)
-        cache.flight.do(("set", name), functools.partial(
-            _fill_set, cache, name, texts, embedder.embed_queries))
+    return _named_set(graph, embedder, name, texts, embedder.embed_queries, prune=False)
 
 
 async def aquery_vectors(graph: KnowledgeGraph, embedder: Embedder, name: str,
                          texts: Sequence[str]) -> np.ndarray:
     """Async :func:`query_vectors` (``aembed_queries``)."""
-    cache = passage_cache(graph, embedder)
-    while True:
-        with cache.lock:
-            if not _absent(cache, name, texts):
-                return _exactly(cache, name, texts, embedder, prune=False)
-        await cache.flight.ado(("set", name), functools.partial(
-            _afill_set, cache, name, texts, embedder.aembed_queries))
+    return await _anamed_set(graph, embedder, name, texts, embedder.aembed_queries,
+                             prune=False)
 
 
 def _fill_set(cache: PassageVectorCache, name: str, texts: Sequence[str],
@@ -390,3 +368,26 @@ def _exactly(cache: PassageVectorCache, name: str, texts: Sequence[str],
     if not texts:
         return np.zeros((0, embedder.dim), np.float32)
     return np.stack([rows[t] for t in texts])
+
+
+def _named_set(graph: KnowledgeGraph, embedder: Embedder, name: str, texts: Sequence[str],
+               embed: Any, *, prune: bool) -> np.ndarray:
+    """The rows of ``texts`` in the shared set ``name``, its missing texts embedded once."""
+    cache = passage_cache(graph, embedder)
+    while True:
+        with cache.lock:
+            if not _absent(cache, name, texts):
+                return _exactly(cache, name, texts, embedder, prune=prune)
+        cache.flight.do(("set", name), functools.partial(_fill_set, cache, name, texts, embed))
+
+
+async def _anamed_set(graph: KnowledgeGraph, embedder: Embedder, name: str,
+                      texts: Sequence[str], embed: Any, *, prune: bool) -> np.ndarray:
+    """Async :func:`_named_set` (``embed`` is the async embedding call)."""
+    cache = passage_cache(graph, embedder)
+    while True:
+        with cache.lock:
+            if not _absent(cache, name, texts):
+                return _exactly(cache, name, texts, embedder, prune=prune)
+        await cache.flight.ado(("set", name),
+                               functools.partial(_afill_set, cache, name, texts, embed))
