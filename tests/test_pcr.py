@@ -194,7 +194,8 @@ def test_config_is_frozen_and_keyword_only():
         10, None, "out", "vector", 0.7, "none")
     assert PCRConfig.for_passages() == PCRConfig()  # the defaults are the passage preset
     assert (PCRConfig().direction, PCRConfig().max_depth) == ("both", 1)
-    assert PCRConfig.paper() == PCRConfig(direction="out", max_depth=None)
+    assert PCRConfig.paper() == PCRConfig(direction="out", max_depth=None, rerank=None)
+    assert PCRConfig().rerank == "propagation"
     import dataclasses
 
     with pytest.raises(dataclasses.FrozenInstanceError):

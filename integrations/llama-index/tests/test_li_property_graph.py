@@ -279,8 +279,9 @@ def test_pcr_sub_retriever_options_text_and_async(pg_index):
 
 def test_pcr_sub_retriever_passages_by_default(pg_index):
     graph = knowledge_graph_from_property_graph_store(pg_index.property_graph_store)
-    # passage_order="hits": hit order, then each hit's provenance
-    sub = PCRSubRetriever.from_index(pg_index, embed_model=EMB, k=2, passage_order="hits")
+    # passage_order="hits" without the re-rank: hit order, then each hit's provenance
+    sub = PCRSubRetriever.from_index(pg_index, embed_model=EMB, k=2, passage_order="hits",
+                                     rerank=None)
     nodes = sub.retrieve(KgpathQueryBundle("treatment", anchor="radium"))
     core = CorePCR(GraphIndex(graph, EMB)).retrieve("treatment", anchor="radium", k=2)
     want = list(dict.fromkeys(p for h in core.hits for p in h.node.provenance))

@@ -157,14 +157,15 @@ class PCRResult:
         ``passage_weight·cos(q, passage) + (1 − passage_weight)·best citing hit score``;
         otherwise hit order, then each hit's provenance in its stored order. A passage
         takes the trace of the best hit citing it. With ``rerank="propagation"`` (the
-        default) those passages are then re-ranked by graph propagation
+        default) and the index's passage vectors (in memory; not database backends) those
+        passages are then re-ranked by graph propagation
         (:mod:`kgpath.methods.augmented.rerank`).
         """
         mode = check_output(output)
         nodes = [self._node_evidence(h) for h in self.hits]
         if mode == "native" or self.graph is None:
             return rank_items(nodes, k)
-        rerank = self.config.rerank is not None
+        rerank = self.config.rerank is not None and self.passages is not None  # in memory
         if self.passages is not None and self.config.passage_order == "question":
             items = question_evidence(self, nodes, self._node_evidence, None if rerank else k)
         else:
