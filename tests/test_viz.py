@@ -121,14 +121,15 @@ def test_pathrag_and_c2rag_pictures(tmp_path):
     from kgpath import HashingEmbedder, ScriptedLLM
     from kgpath.demo.c2rag import demo_questions, load_demo_kg
     from kgpath.methods.c2rag import ConstraintCheckedRetriever
-    from kgpath.methods.pathrag import PathRAGRetriever
+    from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever
     from kgpath.rerank import EmbeddingReranker
 
     emb = HashingEmbedder(dim=64)
     g = KnowledgeGraph.from_triples([("Marie Curie", "discovered", "radium"),
                                      ("radium", "used in", "radiotherapy"),
                                      ("Pierre Curie", "married", "Marie Curie")])
-    pr = PathRAGRetriever(GraphIndex(g, emb)).retrieve("Marie Curie radiotherapy")
+    pr = PathRAGRetriever(GraphIndex(g, emb), config=PathRAGConfig.paper()).retrieve(
+        "Marie Curie radiotherapy")
     assert pr.paths
     pic = build_picture(pr)
     assert pic.method == "pathrag"

@@ -42,7 +42,7 @@ def pathrag_result():
 
     g = KnowledgeGraph.from_triples(TRIPLES)
     idx = GraphIndex(g, HashingEmbedder(dim=64))
-    return PathRAGRetriever(idx, config=PathRAGConfig(num_nodes=6)).retrieve(
+    return PathRAGRetriever(idx, config=PathRAGConfig.paper(num_nodes=6)).retrieve(
         "Marie Curie radium Nobel Prize pitchblende radiotherapy")
 
 

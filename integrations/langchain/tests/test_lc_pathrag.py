@@ -81,7 +81,8 @@ async def test_sync_equals_async_and_per_call_k(retriever):
 
 
 def test_top_k_is_the_papers_k_and_honoured():
-    r = PathRAGRetriever.from_graph(chain_graph(), embedding=HashingEmbedder(), top_k=3)
+    r = PathRAGRetriever.from_graph(chain_graph(), embedding=HashingEmbedder(), top_k=3,
+                                    config=PathRAGConfig.paper())
     assert len(r.invoke(QUERY)) == 3
 
 

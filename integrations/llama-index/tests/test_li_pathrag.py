@@ -115,11 +115,12 @@ async def test_sync_equals_async(retriever):
 
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_top_k_honoured(k):
+    paper = PathRAGConfig.paper()  # the paths themselves: the paper's node retrieval
     r = PathRAGRetriever.from_graph(chain(), embed_model=HashingEmbedder(), top_k=k,
-                                    output="native")
+                                    output="native", config=paper)
     assert len(r.retrieve(QUERY)) == k and r.config.top_k == k
     r = PathRAGRetriever.from_graph(chain(), embed_model=HashingEmbedder(),
-                                    similarity_top_k=k, output="native")
+                                    similarity_top_k=k, output="native", config=paper)
     assert len(r.retrieve(QUERY)) == k
 
 

@@ -10,7 +10,7 @@ __all__ = ["DEMO_CONFIG", "run"]
 
 #: The paper's settings but N=30: the paper's N=40 would retrieve every one of the demo
 #: graph's 37 nodes (PathRAG warns about that), so the question would not select them.
-DEMO_CONFIG = PathRAGConfig(num_nodes=30)
+DEMO_CONFIG = PathRAGConfig.paper(num_nodes=30)
 
 
 def run(ctx: DemoContext) -> None:

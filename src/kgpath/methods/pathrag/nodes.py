@@ -58,7 +58,10 @@ def retrieve_nodes(
     is the same floor in units of the keyword's own spread: a match counts only if its
     similarity is at least ``mean + min_z · std`` of that keyword's similarities to all
     nodes (a kgpath choice: cosine scales differ by embedder, e5 models put every pair
-    above 0.8, hashing embedders near 0). Returns
+    above 0.8, hashing embedders near 0). When that relative floor leaves no node at all
+    (a small graph, where no similarity stands ``min_z`` deviations out, or one joined
+    query vector), the single best match is kept, so a question never loses every node to
+    a floor meant to drop the weak ones. Returns
     ``(node index, keyword position, similarity)`` in collection order. Ties rank the lower
     node index first.
     """
@@ -91,6 +94,10 @@ def retrieve_nodes(
                 out.append((node, k, float(sims[k, node])))
                 if len(out) == n:
                     return out
+    if not out and min_z is not None:  # the relative floor left nothing: keep the best match
+        k, node = divmod(int(np.argmax(sims)), total)
+        if min_similarity is None or sims[k, node] >= float(min_similarity):
+            out.append((node, k, float(sims[k, node])))
     return out
 
 
