@@ -16,13 +16,16 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 from langchain_kgpath import PathConstrainedRetriever
 
-from kgpath import LocalEmbedder
+from kgpath import LocalEmbedder, PCRConfig
 from kgpath.data import load_demo_graph
 
 QUESTION = "Where was the ore for radium mined?"
 
+# The paper's PCR (PCRConfig.paper(): out-edges, unlimited depth) for a multi-hop question
+# from a named anchor; the defaults (both directions, depth 1) are tuned for passage search.
 retriever = PathConstrainedRetriever.from_graph(
-    load_demo_graph(), embedding=LocalEmbedder(), anchor_name="Marie Curie", k=4
+    load_demo_graph(), embedding=LocalEmbedder(), config=PCRConfig.paper(),
+    anchor_name="Marie Curie", k=4
 )
 
 

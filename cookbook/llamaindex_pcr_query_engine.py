@@ -15,11 +15,14 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode
 from llama_index.retrievers.kgpath import KgpathQueryBundle, PathConstrainedRetriever
 
-from kgpath import LocalEmbedder
+from kgpath import LocalEmbedder, PCRConfig
 from kgpath.data import load_demo_graph
 
+# The paper's PCR (PCRConfig.paper(): out-edges, unlimited depth) for a multi-hop question
+# from a named anchor; the defaults (both directions, depth 1) are tuned for passage search.
 retriever = PathConstrainedRetriever.from_graph(
-    load_demo_graph(), embed_model=LocalEmbedder(), anchor_name="Marie Curie", k=4,
+    load_demo_graph(), embed_model=LocalEmbedder(), config=PCRConfig.paper(),
+    anchor_name="Marie Curie", k=4,
     output="native", llm_metadata_keys=("kgpath_path",),
 )
 engine = RetrieverQueryEngine.from_args(retriever, llm=MockLLM())

@@ -72,7 +72,7 @@ def both(graph: KnowledgeGraph, drv, dim: int = 32):
     emb = HashingEmbedder(dim=dim)
     idx = GraphIndex(graph, emb)
     schema = load_graph(drv, idx, replace=True)
-    return (PathConstrainedRetriever(idx, config=PCRConfig(passage_order="hits")),
+    return (PathConstrainedRetriever(idx, config=PCRConfig(passage_order="hits", rerank=None)),
             CypherPCR(drv, embedder=emb, schema=schema))
 
 

@@ -22,6 +22,8 @@ from kgpath.methods.c2rag import (
     Plan,
 )
 
+PAPER = C2RAGConfig(rerank=None)  # the Appendix B global ranking, not re-ranked
+
 
 def passage(pid: str, score: float, source: str = "textual", triple: str | None = None):
     return BlockEvidence("passage", pid, f"text of {pid}", score, source, triple)  # type: ignore[arg-type]
@@ -37,7 +39,7 @@ def graph() -> KnowledgeGraph:
 def result(*blocks: EvidenceBlock, g: KnowledgeGraph | None = None) -> C2RAGResult:
     return C2RAGResult(
         query="q", plan=Plan(constraints=()), hops=(), bindings={}, binding_cases={},
-        blocks=blocks, config=C2RAGConfig(), graph=g if g is not None else graph(),
+        blocks=blocks, config=PAPER, graph=g if g is not None else graph(),
     )
 
 
@@ -167,7 +169,7 @@ def test_block_evidence_untouched_and_ranked_evidence_unchanged() -> None:
 def test_without_graph_passages_have_no_metadata() -> None:
     res = C2RAGResult(
         query="q", plan=Plan(constraints=()), hops=(), bindings={}, binding_cases={},
-        blocks=(A,), config=C2RAGConfig(),
+        blocks=(A,), config=PAPER,
     )
     assert res.graph is None
     ev = res.evidence()
@@ -200,7 +202,7 @@ def test_retriever_sets_graph_and_evidence_is_the_passage() -> None:
         [("Ada", "born in", "London"), ("London", "capital of", "England")],
         passages={"p": "Ada was born in London."}, provenance=[["p"], ["p"]],
     )
-    r = ConstraintCheckedRetriever(g, embedder=HashingEmbedder())
+    r = ConstraintCheckedRetriever(g, embedder=HashingEmbedder(), config=PAPER)
     res = r.retrieve("Where was Ada born?", plan={"constraints": [
         {"head": "Ada", "relation": "born in", "tail": "?place", "variants": []}]})
     assert res.graph is g

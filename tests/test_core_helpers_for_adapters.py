@@ -61,11 +61,11 @@ def test_merge_call_defaults_replaces_a_group_as_a_whole() -> None:
 def test_with_config_copies_and_leaves_the_original() -> None:
     core = PathConstrainedRetriever(chain(), embedder=HashingEmbedder())
     spec = method_spec("pcr")
-    opts = {"max_depth": 1}
+    opts = {"max_depth": 3}
     copy = with_config(core, spec, 2, opts)
     assert opts == {}  # popped
-    assert (copy.config.max_depth, copy.config.k) == (1, 2)
-    assert core.config.max_depth != 1 and copy.index is core.index
+    assert (copy.config.max_depth, copy.config.k) == (3, 2)
+    assert core.config.max_depth != 3 and copy.index is core.index
     assert with_config(core, spec, None, {}) is core
     with pytest.raises(ConfigError, match=r"\['colour'\].*prebuilt.*accepted"):
         with_config(core, spec, None, {"colour": 1})

@@ -56,7 +56,7 @@ def test_config_of_another_method_is_refused_naming_it() -> None:
 
 def test_config_on_a_built_core_replaces_its_config() -> None:
     built = pcr().core
-    r = EvidenceRetriever("pcr", built, config=PCRConfig(max_depth=1))
+    r = EvidenceRetriever("pcr", built, config=PCRConfig.paper(max_depth=1))
     assert r.core.config.max_depth == 1 and built.config.max_depth == 8
     assert {e.id for e in r.retrieve("passage", anchor="n0", k=None)} == {"p0", "p1"}
 

@@ -23,7 +23,9 @@ from kgpath.backends.cypher import (
     reachable_hops,
 )
 from kgpath.errors import ConfigError
-from kgpath.methods.pcr import CypherPCR
+from kgpath.methods.pcr import CypherPCR, PCRConfig
+
+PAPER = PCRConfig.paper()  # the paper's reachability: out-edges, unlimited depth
 
 pytestmark = pytest.mark.falkordb
 
@@ -98,7 +100,8 @@ def test_pcr_equals_in_memory_on_hand_graph(falkordb_driver):
     emb = HashingEmbedder(dim=16)
     idx = GraphIndex(g, emb)
     schema = load_graph(falkordb_driver, idx)
-    mem, db = PathConstrainedRetriever(idx), CypherPCR(falkordb_driver, embedder=emb,
+    mem = PathConstrainedRetriever(idx, config=PAPER)
+    db = CypherPCR(falkordb_driver, embedder=emb, config=PAPER,
                                                        schema=schema)
     for kw in (dict(anchor="A"), dict(anchor="A", direction="both", max_depth=2),
                dict(anchor_name=" b NAME "), dict(anchor="F", direction="in", k=3)):
@@ -116,7 +119,8 @@ def test_random_graphs_equal_in_memory(falkordb_driver):
         g = random_graph(seed, rnd.randint(2, 40))
         idx = GraphIndex(g, emb)
         schema = load_graph(falkordb_driver, idx, replace=True)
-        mem, db = PathConstrainedRetriever(idx), CypherPCR(falkordb_driver, embedder=emb,
+        mem = PathConstrainedRetriever(idx, config=PAPER)
+        db = CypherPCR(falkordb_driver, embedder=emb, config=PAPER,
                                                            schema=schema)
         for direction in ("out", "in", "both"):
             for max_depth in (None, 0, 1, 3):
@@ -133,8 +137,8 @@ def test_ten_thousand_nodes_push_down_equals_in_memory(falkordb_driver):
     schema = load_graph(falkordb_driver, idx)
     count = falkordb_driver.run(f"MATCH (n:{schema.n}) RETURN count(n) AS c")[0]["c"]
     assert count == 10_000
-    mem = PathConstrainedRetriever(idx)
-    db = CypherPCR(falkordb_driver, embedder=emb, schema=schema)
+    mem = PathConstrainedRetriever(idx, config=PAPER)
+    db = CypherPCR(falkordb_driver, embedder=emb, config=PAPER, schema=schema)
     rnd = random.Random(3)
     busy = np.flatnonzero((g.degree("out") > 0) & (g.degree("in") > 0))
     for direction, max_depth in [("out", 2), ("out", 4), ("in", 3), ("both", 2), ("out", None)]:

@@ -21,7 +21,9 @@ from kgpath import (
 )
 from kgpath.backends.cypher import FalkorDBDriver, load_graph
 from kgpath.backends.cypher.falkordb_server import FalkorDBServer
-from kgpath.methods.pcr import CypherPCR
+from kgpath.methods.pcr import CypherPCR, PCRConfig
+
+PAPER = PCRConfig.paper()  # the paper's reachability: out-edges, unlimited depth
 
 pytestmark = pytest.mark.falkordb
 
@@ -52,7 +54,7 @@ def loaded(server, g, **kw):
     drv = FalkorDBDriver.connect(server.host, server.port, "faults", **kw)
     emb = HashingEmbedder(dim=16)
     schema = load_graph(drv, GraphIndex(g, emb))
-    return drv, CypherPCR(drv, embedder=emb, schema=schema), emb
+    return drv, CypherPCR(drv, embedder=emb, config=PAPER, schema=schema), emb
 
 
 class Recording:
@@ -76,7 +78,8 @@ def test_hostile_names_cannot_inject_cypher(falkordb_driver):
     idx = GraphIndex(g, emb)
     rec = Recording(falkordb_driver)
     schema = load_graph(rec, idx)
-    db, mem = CypherPCR(rec, embedder=emb, schema=schema), PathConstrainedRetriever(idx)
+    db = CypherPCR(rec, embedder=emb, config=PAPER, schema=schema)
+    mem = PathConstrainedRetriever(idx, config=PAPER)
     for kw in (dict(anchor=HOSTILE), dict(anchor_name=HOSTILE2, direction="in"),
                dict(anchor="a", k=4), dict(anchor=HOSTILE3, direction="both"),
                dict(anchor=HOSTILE2 + "'", unknown_anchor="similar")):
@@ -145,8 +148,8 @@ def test_long_and_blank_ended_ids_are_found_as_in_memory(falkordb_driver, n_byte
     emb = HashingEmbedder(dim=16)
     idx = GraphIndex(g, emb)
     schema = load_graph(falkordb_driver, idx)
-    db = CypherPCR(falkordb_driver, embedder=emb, schema=schema)
-    mem = PathConstrainedRetriever(idx)
+    db = CypherPCR(falkordb_driver, embedder=emb, config=PAPER, schema=schema)
+    mem = PathConstrainedRetriever(idx, config=PAPER)
     for kw in (dict(anchor=long_id), dict(anchor=twin), dict(anchor=blank, direction="in"),
                dict(anchor="b", direction="both"), dict(anchor_name="start")):
         a, b = mem.retrieve("the end", **kw), db.retrieve("the end", **kw)

@@ -21,7 +21,7 @@ from kgpath.ingest import ChunkingConfig
 from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, Extraction, OpenExtractor
 from kgpath.methods.augmented import GraphAugmentedRetriever
 from kgpath.methods.augmented.cypher import CypherAugmented
-from kgpath.methods.pcr import CypherPCR
+from kgpath.methods.pcr import CypherPCR, PCRConfig
 
 pytestmark = pytest.mark.falkordb
 
@@ -87,7 +87,7 @@ def test_replica_serves_read_only_retrieval_equal_to_memory(primary_and_replica)
     reader.graph.query = refuse  # only GRAPH.RO_QUERY may be sent from here on
     assert snapshot(reader) == snapshot(writer)
     pcr = CypherPCR(reader, embedder=emb, schema=db.schema)
-    mem = PathConstrainedRetriever(index)
+    mem = PathConstrainedRetriever(index, config=PCRConfig(rerank=None))  # as a database
     names = [n.id for n in index.graph.nodes]
     assert "Einstein" in names and "Pierre Curie" not in names  # the update reached memory
     for anchor in names:

@@ -192,9 +192,10 @@ def test_config_is_frozen_and_keyword_only():
     cfg = PCRConfig.paper()
     assert (cfg.k, cfg.max_depth, cfg.direction, cfg.mode, cfg.alpha, cfg.fallback) == (
         10, None, "out", "vector", 0.7, "none")
-    assert PCRConfig.paper() == PCRConfig()
-    assert (PCRConfig.for_passages().direction, PCRConfig.for_passages().max_depth) == (
-        "both", 1)
+    assert PCRConfig.for_passages() == PCRConfig()  # the defaults are the passage preset
+    assert (PCRConfig().direction, PCRConfig().max_depth) == ("both", 1)
+    assert PCRConfig.paper() == PCRConfig(direction="out", max_depth=None, rerank=None)
+    assert PCRConfig().rerank == "propagation"
     import dataclasses
 
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -107,9 +107,10 @@ def test_several_anchors_same_result_on_the_cypher_backend(chain, tmp_path, kw):
     drv = EmbeddedCypherDriver.open(tmp_path / "db")
     try:
         schema = load_graph(drv, idx)
-        # a database backend has no shared passage vectors: passages in hit order
+        # a database backend has no shared passage vectors (nor the in-memory re-rank):
+        # passages in hit order
         mem = PathConstrainedRetriever(idx).retrieve("passage", k=10, passage_order="hits",
-                                                     **kw)
+                                                     rerank=None, **kw)
         db = CypherPCR(drv, embedder=emb, schema=schema).retrieve("passage", k=10, **kw)
         assert db.passages is None and mem.passages is None
         assert db.anchor_resolution == mem.anchor_resolution

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kgpath import ConfigError, KnowledgeGraph
-from kgpath.methods.pcr import PathConstrainedRetriever
+from kgpath.methods.pcr import PathConstrainedRetriever, PCRConfig
 from kgpath.methods.pcr.passages import rank_passages
 from kgpath.methods.pcr.templates import (
     lexical_matches,
@@ -105,8 +105,8 @@ def test_rank_passages_hand_computed(table_embedder):
     g.vectors.set(np.array([[0, 1], [1, 0]], np.float32))  # node scores: a 0, b 1
     table = {"q": [1.0, 0.0], "text p0": [1.0, 0.0], "text p1": [0.0, 1.0],
              "text p2": [0.6, 0.8]}
-    res = PathConstrainedRetriever(g, embedder=table_embedder(table)).retrieve(
-        "q", anchor="a")
+    res = PathConstrainedRetriever(g, embedder=table_embedder(table),
+                                   config=PCRConfig(rerank=None)).retrieve("q", anchor="a")
     assert res.ids == ["b", "a"]
     rows = {"p0": 0, "p1": 1, "p2": 2}
     mat = np.array([[1, 0], [0, 1], [0.6, 0.8]], np.float32)

@@ -33,8 +33,8 @@ def test_llm_extraction_shows_progress(capsys):
 def test_fallback_and_persistence_are_logged(caplog, tmp_path):
     g = KnowledgeGraph.from_triples([("a", "r", "b"), ("c", "r", "d")])
     pcr = PathConstrainedRetriever(g, embedder=HashingEmbedder())
-    with caplog.at_level(logging.INFO, logger="kgpath"):
-        pcr.retrieve("d", anchor="b", fallback="global")
+    with caplog.at_level(logging.INFO, logger="kgpath"):  # out-edges: nothing past b
+        pcr.retrieve("d", anchor="b", fallback="global", direction="out")
         g.save(tmp_path / "g")
         KnowledgeGraph.load(tmp_path / "g")
     text = caplog.text

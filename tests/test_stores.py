@@ -35,7 +35,9 @@ from kgpath.backends.cypher import (
     quote_identifier,
     reachable_hops,
 )
-from kgpath.methods.pcr import CypherPCR
+from kgpath.methods.pcr import CypherPCR, PCRConfig
+
+PAPER = PCRConfig.paper()  # the paper's reachability: out-edges, unlimited depth
 
 pytest.importorskip("ladybug" if __import__("importlib").util.find_spec("ladybug") else "kuzu")
 
@@ -111,7 +113,7 @@ def test_reachability_and_bfs_order_match_hand_trace(hand, drv):
     assert reachable_hops(drv, schema, "B", direction="both") == {
         "B": 0, "D": 1, "A": 1, "F": 2, "C": 2, "X": 2, "E": 3,
     }
-    pcr = CypherPCR(drv, embedder=emb, schema=schema)
+    pcr = CypherPCR(drv, embedder=emb, config=PAPER, schema=schema)
     res = pcr.retrieve("q", anchor="A", k=6)
     # scores: B = D = E = 1 (tie, BFS order B, D, E), then A, C, F = 0 in BFS order A, C, F
     assert res.ids == ["B", "D", "E", "A", "C", "F"]
@@ -123,7 +125,7 @@ def test_reachability_and_bfs_order_match_hand_trace(hand, drv):
     assert by["A"].path == ("A",) and by["A"].hops == 0
     assert by["F"].node == g.node("F")  # type, metadata, provenance survive the database
     assert by["F"].edges[0] == g.edges[0]
-    assert_same(PathConstrainedRetriever(idx).retrieve("q", anchor="A", k=6), res)
+    assert_same(PathConstrainedRetriever(idx, config=PAPER).retrieve("q", anchor="A", k=6), res)
 
 
 @pytest.mark.parametrize(
@@ -139,13 +141,14 @@ def test_reachability_and_bfs_order_match_hand_trace(hand, drv):
 def test_paths_follow_the_in_memory_tie_rule(hand, drv, anchor, direction, target, path):
     g, idx, emb = hand
     schema = load_graph(drv, idx)
-    pcr = CypherPCR(drv, embedder=emb, schema=schema)
+    pcr = CypherPCR(drv, embedder=emb, config=PAPER, schema=schema)
     res = pcr.retrieve("q", anchor=anchor, direction=direction, k=7)
     hit = {h.id: h for h in res.hits}[target]
     assert hit.path == path
     for a, b, e in zip(hit.path, hit.path[1:], hit.edges):
         assert {a, b} == {e.source, e.target}
-    mem = PathConstrainedRetriever(idx).retrieve("q", anchor=anchor, direction=direction, k=7)
+    mem = PathConstrainedRetriever(idx, config=PAPER).retrieve(
+        "q", anchor=anchor, direction=direction, k=7)
     assert mem.hits == res.hits  # one-hot scores are exact: bitwise equal results
 
 
@@ -181,7 +184,8 @@ def test_random_graphs_equal_in_memory(drv):
         g = random_graph(seed, rnd.randint(2, 40))
         idx = GraphIndex(g, emb)
         schema = load_graph(drv, idx, replace=True)
-        mem, db = PathConstrainedRetriever(idx), CypherPCR(drv, embedder=emb, schema=schema)
+        mem = PathConstrainedRetriever(idx, config=PAPER)
+        db = CypherPCR(drv, embedder=emb, config=PAPER, schema=schema)
         for direction in ("out", "in", "both"):
             for max_depth in (None, 0, 1, 3):
                 kw = dict(anchor=f"n{rnd.randrange(len(g))}", direction=direction,
@@ -205,11 +209,12 @@ def test_depth_beyond_one_query_window(drv):
     within_33 = reachable_hops(drv, schema, "c0", max_depth=33)
     assert within_33["c72"] == 33 and within_33["c33"] == 33
     assert "c73" not in within_33 and "c34" not in within_33 and len(within_33) == 67
-    db = CypherPCR(drv, embedder=emb, schema=schema)
+    db = CypherPCR(drv, embedder=emb, config=PAPER, schema=schema)
     res = db.retrieve("q", anchor="c0", k=75)
     assert res.reachable_count == 75
     assert {h.id: h.hops for h in res.hits}["c39"] == 39
-    assert_same(PathConstrainedRetriever(GraphIndex(g, emb)).retrieve("q", anchor="c0", k=75), res)
+    mem = PathConstrainedRetriever(GraphIndex(g, emb), config=PAPER)
+    assert_same(mem.retrieve("q", anchor="c0", k=75), res)
 
 
 @pytest.mark.slow
@@ -219,7 +224,8 @@ def test_ten_thousand_nodes_push_down_equals_in_memory(drv):
     idx = GraphIndex(g, emb)
     schema = load_graph(drv, idx)
     assert drv.run(f"MATCH (n:{schema.n}) RETURN count(n) AS c")[0]["c"] == 10_000
-    mem, db = PathConstrainedRetriever(idx), CypherPCR(drv, embedder=emb, schema=schema)
+    mem = PathConstrainedRetriever(idx, config=PAPER)
+    db = CypherPCR(drv, embedder=emb, config=PAPER, schema=schema)
     rnd = random.Random(3)
     busy = np.flatnonzero((g.degree("out") > 0) & (g.degree("in") > 0))
     for direction, max_depth in [("out", 2), ("out", 4), ("in", 3), ("both", 2), ("out", None)]:
@@ -234,7 +240,8 @@ def test_ten_thousand_nodes_push_down_equals_in_memory(drv):
 def test_anchor_resolution_and_options(hand, drv):
     g, idx, emb = hand
     schema = load_graph(drv, idx)
-    mem, db = PathConstrainedRetriever(idx), CypherPCR(drv, embedder=emb, schema=schema,
+    mem = PathConstrainedRetriever(idx, config=PAPER)
+    db = CypherPCR(drv, embedder=emb, config=PAPER, schema=schema,
                                                        page_size=2)
     cases = [
         dict(anchor_name="  c NAME "),  # case- and space-insensitive, like find_by_name
@@ -268,14 +275,14 @@ def test_equal_names_broken_by_similarity(drv, table_embedder):
     g.add_node("a1", name="Same", text="far")
     g.add_node("a2", name="same", text="near")
     emb = table_embedder({"Same. far": [0.0, 1.0], "same. near": [1.0, 0.0], "q": [1.0, 0.0]})
-    db = CypherPCR(drv, embedder=emb, schema=load_graph(drv, GraphIndex(g, emb)))
+    db = CypherPCR(drv, embedder=emb, config=PAPER, schema=load_graph(drv, GraphIndex(g, emb)))
     res = db.retrieve("q", anchor_name="SAME")
     assert res.anchor.id == "a2" and res.anchor_resolution.startswith("name (2 matches")
 
 
 async def test_async_equals_sync(hand, drv):
     _, idx, emb = hand
-    db = CypherPCR(drv, embedder=emb, schema=load_graph(drv, idx))
+    db = CypherPCR(drv, embedder=emb, config=PAPER, schema=load_graph(drv, idx))
     sync = db.retrieve("q", anchor="B", direction="both")
     results = await asyncio.gather(*[db.aretrieve("q", anchor="B", direction="both")
                                      for _ in range(3)])
@@ -321,8 +328,8 @@ def test_hostile_names_cannot_inject_cypher(drv, record_load):
     idx = GraphIndex(g, emb)
     rec = Recording(drv)
     schema = load_graph(rec if record_load else drv, idx)  # COPY path or UNWIND path
-    db = CypherPCR(rec, embedder=emb, schema=schema)
-    mem = PathConstrainedRetriever(idx)
+    db = CypherPCR(rec, embedder=emb, config=PAPER, schema=schema)
+    mem = PathConstrainedRetriever(idx, config=PAPER)
     for kw in (dict(anchor=HOSTILE), dict(anchor_name=HOSTILE2, direction="in"),
                dict(anchor="a"), dict(anchor=HOSTILE2 + "'", unknown_anchor="similar")):
         assert_same(mem.retrieve(HOSTILE, **kw), db.retrieve(HOSTILE, **kw))

@@ -18,7 +18,10 @@ from kgpath import (
     MissingDependencyError,
     PathConstrainedRetriever,
 )
+from kgpath.methods.pcr import PCRConfig
 from kgpath.viz import build_picture, html_document, layout, render, render_html, render_png
+
+PAPER = PCRConfig.paper()  # the paper's reachability: out-edges, unlimited depth
 
 ANCHOR = "Curie <Lab> & \"Co\""
 
@@ -44,7 +47,7 @@ def pcr_result(table_embedder):
     g.add_edge("a", "d", relation="r3")
     g.add_edge("d", "e", relation="r4")
     idx = GraphIndex(g, table_embedder(VECS))
-    res = PathConstrainedRetriever(idx).retrieve("q", anchor="a", k=2)
+    res = PathConstrainedRetriever(idx, config=PAPER).retrieve("q", anchor="a", k=2)
     return g, res
 
 
@@ -106,7 +109,7 @@ def test_html_payload_cannot_break_out_of_its_script(tmp_path, table_embedder):
     g.add_node("b", name="b", text="b")
     g.add_edge("a", "b")
     emb = table_embedder({evil: [1.0, 0.0], "b": [0.0, 1.0], "q": [1.0, 0.0]})
-    res = PathConstrainedRetriever(GraphIndex(g, emb)).retrieve("q", anchor="a")
+    res = PathConstrainedRetriever(GraphIndex(g, emb), config=PAPER).retrieve("q", anchor="a")
     page = render_html(res, tmp_path / "x.html", g).read_text(encoding="utf-8")
     assert "<script>alert(1)" not in page
     assert page.count("<script") == 2

@@ -30,7 +30,12 @@ class PathConstrainedRetriever(KgpathRetriever):
     >>> from kgpath import HashingEmbedder, KnowledgeGraph
     >>> g = KnowledgeGraph.from_triples([("a", "to", "b"), ("b", "to", "c"), ("x", "to", "y")])
     >>> r = PathConstrainedRetriever.from_graph(g, embedding=HashingEmbedder(), anchor="a")
-    >>> sorted(d.id for d in r.invoke("c"))
+    >>> sorted(d.id for d in r.invoke("c"))  # defaults: one hop, either direction
+    ['a', 'b']
+    >>> from kgpath import PCRConfig
+    >>> paper = PathConstrainedRetriever.from_graph(g, embedding=HashingEmbedder(), anchor="a",
+    ...                                             config=PCRConfig.paper())
+    >>> sorted(d.id for d in paper.invoke("c"))  # the paper's: out-edges, any depth
     ['a', 'b', 'c']
     """
 

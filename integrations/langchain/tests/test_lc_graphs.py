@@ -13,6 +13,9 @@ from langchain_kgpath.graphs import (
 )
 
 from kgpath import GraphError, HashingEmbedder, KnowledgeGraph
+from kgpath.methods.pcr import PCRConfig
+
+PAPER = PCRConfig.paper()  # the paper's reachability: out-edges, unlimited depth
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 EMB = HashingEmbedder(dim=64)
@@ -80,8 +83,9 @@ def test_graph_documents_match_the_hand_built_graph(lc):
 
 def test_retrieval_equals_direct_build(lc):
     g = knowledge_graph_from_graph_documents(graph_documents(lc))
-    via = PathConstrainedRetriever.from_graph(g, embedding=EMB, k=4, anchor="Marie Curie")
-    direct = PathConstrainedRetriever.from_graph(hand_built(), embedding=EMB, k=4,
+    via = PathConstrainedRetriever.from_graph(g, config=PAPER,
+                                              embedding=EMB, k=4, anchor="Marie Curie")
+    direct = PathConstrainedRetriever.from_graph(hand_built(), config=PAPER, embedding=EMB, k=4,
                                                  anchor="Marie Curie")
     for q in ("cancer treatment", "element"):
         a, b = via.invoke(q), direct.invoke(q)
@@ -132,7 +136,7 @@ def test_networkx_entity_graph():
     assert sorted((e.source, e.relation, e.target) for e in g.edges) == [
         ("Marie Curie", "discovered", "radium"), ("radium", "used in", "radiotherapy")]
     assert "lonely" in g and g.node("radium").text == "radium"
-    r = PathConstrainedRetriever.from_graph(g, embedding=EMB, anchor="Marie Curie")
+    r = PathConstrainedRetriever.from_graph(g, config=PAPER, embedding=EMB, anchor="Marie Curie")
     assert sorted(d.id for d in r.invoke("therapy")) == ["Marie Curie", "radiotherapy", "radium"]
     triples = [nx_mod.KnowledgeTriple("a", "r", "b"), ("b", "s", "c")]
     g2 = knowledge_graph_from_entity_graph(triples)

@@ -14,6 +14,9 @@ from hypothesis import strategies as st
 from langchain_kgpath import PathConstrainedRetriever
 
 from kgpath import HashingEmbedder, KnowledgeGraph
+from kgpath.methods.pcr import PCRConfig
+
+PAPER = PCRConfig.paper()  # the paper's reachability: out-edges, unlimited depth
 
 EMBEDDER = HashingEmbedder(dim=32)
 
@@ -48,7 +51,8 @@ def test_documents_match_networkx(
     for s, t in edges:
         g.add_edge(f"n{s}", f"n{t}", f"r{s}_{t}")
         ref.add_edge(f"n{s}", f"n{t}")
-    r = PathConstrainedRetriever.from_graph(g, embedding=EMBEDDER, anchor=f"n{anchor}", k=n + 1)
+    r = PathConstrainedRetriever.from_graph(g, config=PAPER,
+                                            embedding=EMBEDDER, anchor=f"n{anchor}", k=n + 1)
     docs = r.invoke("node number", max_depth=max_depth)
     expected = nx.single_source_shortest_path_length(ref, f"n{anchor}", cutoff=max_depth)
     assert {d.id: d.metadata["kgpath_hops"] for d in docs} == expected

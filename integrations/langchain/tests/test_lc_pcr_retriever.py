@@ -46,6 +46,9 @@ from kgpath import (
     QueryError,
 )
 from kgpath.embeddings import BaseEmbedder
+from kgpath.methods.pcr import PCRConfig
+
+PAPER = PCRConfig.paper()  # the paper's reachability: out-edges, unlimited depth
 
 VOCAB = ("alpha", "beta", "gamma", "delta")
 R2 = 1 / math.sqrt(2)
@@ -101,7 +104,8 @@ def embedder() -> KeywordEmbedder:
 
 @pytest.fixture
 def retriever(embedder: KeywordEmbedder) -> PathConstrainedRetriever:
-    return PathConstrainedRetriever.from_graph(make_graph(), embedding=embedder, anchor="a", k=2)
+    return PathConstrainedRetriever.from_graph(make_graph(), config=PAPER,
+                                               embedding=embedder, anchor="a", k=2)
 
 
 def ids(docs: list[Document]) -> list[str | None]:
@@ -155,11 +159,11 @@ def test_metadata_is_plain_json(retriever: PathConstrainedRetriever) -> None:
 
 def test_construction_options_max_depth_and_direction() -> None:
     shallow = PathConstrainedRetriever.from_graph(
-        make_graph(), embedding=KeywordEmbedder(), anchor="a", k=2, max_depth=2
+        make_graph(), config=PAPER, embedding=KeywordEmbedder(), anchor="a", k=2, max_depth=2
     )
     assert ids(shallow.invoke("gamma delta")) == ["c", "d"]  # e is 3 hops away
     inward = PathConstrainedRetriever.from_graph(
-        make_graph(), embedding=KeywordEmbedder(), anchor="a", k=1, direction="in"
+        make_graph(), config=PAPER, embedding=KeywordEmbedder(), anchor="a", k=1, direction="in"
     )
     (doc,) = inward.invoke("alpha beta")
     assert doc.id == "x" and doc.metadata["kgpath_hops"] == 1
@@ -167,9 +171,10 @@ def test_construction_options_max_depth_and_direction() -> None:
 
 
 def test_construction_options_apply_to_every_call(embedder: KeywordEmbedder) -> None:
-    r = PathConstrainedRetriever(graph=make_graph(), embedding=embedder, anchor="a", k=2,
+    r = PathConstrainedRetriever(graph=make_graph(), config=PAPER,
+                                 embedding=embedder, anchor="a", k=2,
                                  max_depth=2)
-    assert r.options == {"anchor": "a", "max_depth": 2}
+    assert r.options == {"anchor": "a", "max_depth": 2, "config": PAPER}
     assert ids(r.invoke("gamma delta")) == ["c", "d"]
     assert ids(r.invoke("gamma delta", max_depth=3)) == ["e", "c"]  # per call wins
 
@@ -187,19 +192,20 @@ def test_per_call_k_anchor_and_options(retriever: PathConstrainedRetriever) -> N
     (d,) = retriever.invoke("gamma delta", k=1, max_depth=2)
     assert d.id == "c"
     # The retriever itself is unchanged by per-call options.
-    assert (retriever.k, retriever.options) == (2, {"anchor": "a"})
+    assert (retriever.k, retriever.options) == (2, {"anchor": "a", "config": PAPER})
     assert ids(retriever.invoke("gamma")) == ["c", "e"]
 
 
 def test_no_anchor_means_most_similar_node(embedder: KeywordEmbedder) -> None:
     # the most similar node anchors only when configured (kgpath issue 12)
-    r = PathConstrainedRetriever.from_graph(make_graph(), embedding=embedder, k=1,
+    r = PathConstrainedRetriever.from_graph(make_graph(), config=PAPER, embedding=embedder, k=1,
                                             anchor_fallback="similar")
     (doc,) = r.invoke("alpha")
     assert doc.metadata["kgpath_anchor_id"] == "a"
     assert doc.metadata["kgpath_anchor_resolution"] == "similarity"
     # Explicit None per call also drops a constructor anchor.
-    anchored = PathConstrainedRetriever.from_graph(make_graph(), embedding=KeywordEmbedder(),
+    anchored = PathConstrainedRetriever.from_graph(make_graph(), config=PAPER,
+                                                   embedding=KeywordEmbedder(),
                                                    anchor="z", anchor_fallback="similar")
     (doc,) = anchored.invoke("alpha", anchor=None, k=1)
     assert doc.metadata["kgpath_anchor_id"] == "a"
@@ -213,7 +219,8 @@ def test_bind_and_batch_forward_options(retriever: PathConstrainedRetriever) -> 
 
 def test_fallback_recorded(embedder: KeywordEmbedder) -> None:
     graph = make_graph()
-    strict = PathConstrainedRetriever.from_graph(graph, embedding=embedder, anchor="z", k=2)
+    strict = PathConstrainedRetriever.from_graph(graph, config=PAPER,
+                                                 embedding=embedder, anchor="z", k=2)
     (only,) = strict.invoke("gamma")  # z reaches nothing but itself
     assert only.id == "z" and only.metadata["kgpath_fallback"] is False
     assert only.metadata["kgpath_score"] == 0.0 and only.metadata["kgpath_hops"] == 0
@@ -226,7 +233,7 @@ def test_fallback_recorded(embedder: KeywordEmbedder) -> None:
 
 def test_unknown_anchor_similar_policy(embedder: KeywordEmbedder) -> None:
     r = PathConstrainedRetriever.from_graph(
-        make_graph(), embedding=embedder, anchor="nope", k=1, unknown_anchor="similar"
+        make_graph(), config=PAPER, embedding=embedder, anchor="nope", k=1, unknown_anchor="similar"
     )
     (doc,) = r.invoke("alpha")
     assert doc.metadata["kgpath_anchor_id"] == "a"
@@ -268,9 +275,9 @@ async def test_async_embeds_query_with_async_api(
 # ---------------------------------------------------------------- typed errors
 def test_unknown_anchor_errors(retriever: PathConstrainedRetriever) -> None:
     with pytest.raises(NodeNotFoundError, match="'nope'"):
-        PathConstrainedRetriever(graph=retriever.core, anchor="nope")
+        PathConstrainedRetriever(graph=retriever.core, config=PAPER, anchor="nope")
     with pytest.raises(NodeNotFoundError, match="'Nobody'"):
-        PathConstrainedRetriever(graph=retriever.core, anchor_name="Nobody")
+        PathConstrainedRetriever(graph=retriever.core, config=PAPER, anchor_name="Nobody")
     with pytest.raises(NodeNotFoundError, match="'nope'"):
         retriever.invoke("gamma", anchor="nope")
     with pytest.raises(NodeNotFoundError, match="'Nobody'"):
@@ -287,7 +294,7 @@ def test_bad_k(retriever: PathConstrainedRetriever, bad_k: Any) -> None:
     with pytest.raises(ConfigError, match="k must be"):
         retriever.invoke("gamma", k=bad_k)
     with pytest.raises(ConfigError, match=re.escape(repr(bad_k))):
-        PathConstrainedRetriever(graph=retriever.core, anchor="a", k=bad_k)
+        PathConstrainedRetriever(graph=retriever.core, config=PAPER, anchor="a", k=bad_k)
 
 
 @pytest.mark.parametrize("query", ["", "   "])
@@ -313,27 +320,28 @@ def test_bad_options(retriever: PathConstrainedRetriever) -> None:
         retriever.invoke("gamma", output="paths")
     # ... and at construction
     with pytest.raises(ConfigError, match=r"\['colour'\].*accepted:.*'max_depth'"):
-        PathConstrainedRetriever.from_graph(make_graph(), embedding=KeywordEmbedder(),
+        PathConstrainedRetriever.from_graph(make_graph(), config=PAPER, embedding=KeywordEmbedder(),
                                             colour="red")
     with pytest.raises(ConfigError, match="prebuilt.*'direction'"):
-        PathConstrainedRetriever(graph=retriever.core, direction="in")
+        PathConstrainedRetriever(graph=retriever.core, config=PAPER, direction="in")
     with pytest.raises(ConfigError, match="sideways"):
-        PathConstrainedRetriever.from_graph(make_graph(), embedding=KeywordEmbedder(),
+        PathConstrainedRetriever.from_graph(make_graph(), config=PAPER, embedding=KeywordEmbedder(),
                                             direction="sideways")
     with pytest.raises(ConfigError, match="output must be"):
-        PathConstrainedRetriever(graph=retriever.core, output="nodes")
+        PathConstrainedRetriever(graph=retriever.core, config=PAPER, output="nodes")
     with pytest.raises(ConfigError, match="object"):
-        PathConstrainedRetriever.from_graph(make_graph(), embedding=object())
+        PathConstrainedRetriever.from_graph(make_graph(), config=PAPER, embedding=object())
     with pytest.raises(ConfigError, match="GraphIndex"):
         index = GraphIndex(make_graph(), KeywordEmbedder())
-        PathConstrainedRetriever.from_graph(index, embedding=KeywordEmbedder())
+        PathConstrainedRetriever.from_graph(index, config=PAPER, embedding=KeywordEmbedder())
     with pytest.raises(ConfigError, match="list"):
-        PathConstrainedRetriever.from_graph([("a", "r", "b")], embedding=KeywordEmbedder())
+        PathConstrainedRetriever.from_graph([("a", "r", "b")], config=PAPER,
+                                            embedding=KeywordEmbedder())
 
 
 def test_from_graph_accepts_graph_index_and_lc_fields() -> None:
     index = GraphIndex(make_graph(), KeywordEmbedder())
-    r = PathConstrainedRetriever.from_graph(index, anchor="a", k=1, tags=["kg"])
+    r = PathConstrainedRetriever.from_graph(index, config=PAPER, anchor="a", k=1, tags=["kg"])
     assert r.core.index is index and r.tags == ["kg"]
     assert ids(r.invoke("gamma")) == ["c"]
 
@@ -407,7 +415,7 @@ async def test_lcel_rag_chain_with_fake_chat_model(retriever: PathConstrainedRet
 def test_langchain_embeddings_match_brute_force() -> None:
     lc_emb = DeterministicFakeEmbedding(size=16)
     graph = make_graph()
-    r = PathConstrainedRetriever.from_graph(graph, embedding=lc_emb, anchor="a", k=3)
+    r = PathConstrainedRetriever.from_graph(graph, config=PAPER, embedding=lc_emb, anchor="a", k=3)
     assert isinstance(r.core.index.embedder, LangChainEmbedder)
     docs = r.invoke("gamma")
     # Reference: cosine over the reachable set {a, b, c, d, e}, computed directly.
@@ -425,7 +433,7 @@ def test_langchain_embeddings_match_brute_force() -> None:
 
 async def test_langchain_embeddings_async() -> None:
     r = PathConstrainedRetriever.from_graph(
-        make_graph(), embedding=DeterministicFakeEmbedding(size=16), anchor="a", k=3
+        make_graph(), config=PAPER, embedding=DeterministicFakeEmbedding(size=16), anchor="a", k=3
     )
     assert ids(await r.ainvoke("gamma")) == ids(r.invoke("gamma"))
 
@@ -440,9 +448,9 @@ async def test_fake_chat_model_through_kgpath_llm(retriever: PathConstrainedRetr
 
 
 def test_hashing_embedder_default_suite_graph_is_deterministic() -> None:
-    a = PathConstrainedRetriever.from_graph(make_graph(), embedding=HashingEmbedder(),
+    a = PathConstrainedRetriever.from_graph(make_graph(), config=PAPER, embedding=HashingEmbedder(),
                                             anchor="a", k=5)
-    b = PathConstrainedRetriever.from_graph(make_graph(), embedding=HashingEmbedder(),
+    b = PathConstrainedRetriever.from_graph(make_graph(), config=PAPER, embedding=HashingEmbedder(),
                                             anchor="a", k=5)
     da, db = a.invoke("gamma delta"), b.invoke("gamma delta")
     assert [(d.id, d.metadata["kgpath_score"]) for d in da] == [

@@ -28,6 +28,7 @@ import pytest
 from kgpath import KnowledgeGraph
 from kgpath.embeddings import BaseEmbedder
 from kgpath.methods.pcr import PathConstrainedRetriever as CorePCR
+from kgpath.methods.pcr import PCRConfig
 
 QUERIES = {
     "east": [1.0, 0.0, 0.0],
@@ -135,4 +136,5 @@ def query_embedder() -> QueryTableEmbedder:
 
 @pytest.fixture
 def core_pcr(toy_graph: KnowledgeGraph, query_embedder: QueryTableEmbedder) -> CorePCR:
-    return CorePCR(toy_graph, embedder=query_embedder)
+    # the paper's reachability (out-edges, unlimited depth): the hand-computed truth
+    return CorePCR(toy_graph, embedder=query_embedder, config=PCRConfig.paper())

@@ -25,6 +25,9 @@ from llama_index.core.schema import MetadataMode, NodeWithScore
 from llama_index.retrievers.kgpath import KgpathQueryBundle, PathConstrainedRetriever
 
 from kgpath import ConfigError, NodeNotFoundError, QueryError
+from kgpath.methods.pcr import PCRConfig
+
+PAPER = PCRConfig.paper()  # the paper's reachability: out-edges, unlimited depth
 
 MODES = ["vector", "hybrid"]
 
@@ -215,7 +218,8 @@ def no_settings_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_inside_retriever_query_engine_with_mock_llm(
     toy_graph: Any, query_embedder: Any
 ) -> None:
-    r = PathConstrainedRetriever.from_graph(toy_graph, embed_model=query_embedder, anchor="a",
+    r = PathConstrainedRetriever.from_graph(toy_graph, config=PAPER,
+                                            embed_model=query_embedder, anchor="a",
                                             k=3, output="native",
                                             llm_metadata_keys=("kgpath_path",))
     engine = RetrieverQueryEngine.from_args(r, llm=MockLLM())
@@ -322,7 +326,7 @@ def test_bad_options_raise_config_error(core_pcr: Any, toy_graph: Any) -> None:
     with pytest.raises(ConfigError, match="KnowledgeGraph"):
         PathConstrainedRetriever("not a graph")
     with pytest.raises(ConfigError, match="str"):
-        PathConstrainedRetriever.from_graph(toy_graph, embed_model="openai")
+        PathConstrainedRetriever.from_graph(toy_graph, config=PAPER, embed_model="openai")
     with pytest.raises(ConfigError, match="output"):
         PathConstrainedRetriever(core_pcr, output="paths")
     with pytest.raises(ConfigError, match="embed_model"):

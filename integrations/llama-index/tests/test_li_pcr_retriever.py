@@ -20,6 +20,8 @@ from kgpath import GraphIndex, HashingEmbedder, KnowledgeGraph, PCRConfig
 from kgpath.facade import method_spec
 from kgpath.methods.pcr import PathConstrainedRetriever as CorePCR
 
+PAPER = PCRConfig.paper()  # the paper's reachability: out-edges, unlimited depth
+
 
 def native(core: Any, **options: Any) -> PathConstrainedRetriever:
     """The retriever with one node per PCR hit (``output="native"``), all of them."""
@@ -36,8 +38,8 @@ def test_construction_overrides_leave_the_callers_core_retriever_untouched(
 ) -> None:
     before = core_pcr.config
     r = native(core_pcr, k=2, max_depth=1, mode="hybrid")
-    assert core_pcr.config == before == PCRConfig()
-    assert r.config == PCRConfig(k=2, max_depth=1, mode="hybrid")
+    assert core_pcr.config == before == PCRConfig.paper()
+    assert r.config == PCRConfig.paper(k=2, max_depth=1, mode="hybrid")
     assert r.kgpath_retriever is not core_pcr
     assert r.kgpath_retriever.index is core_pcr.index  # embeddings/FAISS shared, not rebuilt
 
@@ -60,7 +62,7 @@ def test_from_graph_reuses_a_built_graph_index(
     toy_graph: KnowledgeGraph, query_embedder: Any
 ) -> None:
     index = GraphIndex(toy_graph, query_embedder)
-    r = PathConstrainedRetriever.from_graph(index, anchor="a", k=1, output="native")
+    r = PathConstrainedRetriever.from_graph(index, config=PAPER, anchor="a", k=1, output="native")
     assert r.kgpath_retriever.index is index
     assert _ids(r.retrieve("east")) == ["e"]
 
@@ -217,7 +219,8 @@ async def test_hashing_embedder_on_a_triple_graph() -> None:
         [("curie", "discovered", "radium"), ("radium", "found_in", "pitchblende"),
          ("bohr", "proposed", "atom model")]
     )
-    r = PathConstrainedRetriever.from_graph(g, embed_model=HashingEmbedder(), anchor="curie",
+    r = PathConstrainedRetriever.from_graph(g, config=PAPER,
+                                            embed_model=HashingEmbedder(), anchor="curie",
                                             k=10, output="native")
     nodes = r.retrieve("pitchblende ore")
     assert set(_ids(nodes)) == {"curie", "radium", "pitchblende"}
@@ -236,7 +239,7 @@ async def test_local_embedder_on_the_demo_graph() -> None:
     from kgpath.data import load_demo_graph
 
     g = load_demo_graph()
-    r = PathConstrainedRetriever.from_graph(g, embed_model=LocalEmbedder(), k=10,
+    r = PathConstrainedRetriever.from_graph(g, config=PAPER, embed_model=LocalEmbedder(), k=10,
                                             similarity_top_k=10, output="native")
     query = "Where was the ore for radium mined?"
     nodes = r.retrieve_with(query, anchor_name="Marie Curie")
@@ -263,7 +266,8 @@ async def test_precomputed_bundle_embedding_is_used(toy_graph, query_embedder):
 
     from kgpath import EmbeddingError
 
-    r = PathConstrainedRetriever.from_graph(toy_graph, embed_model=query_embedder, anchor="a")
+    r = PathConstrainedRetriever.from_graph(toy_graph, config=PAPER,
+                                            embed_model=query_embedder, anchor="a")
     query = "east"
     plain = r.retrieve(query)
     vec = query_embedder.embed_queries([query])[0].tolist()

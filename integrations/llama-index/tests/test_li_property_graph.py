@@ -35,6 +35,9 @@ from llama_index.retrievers.kgpath.property_graph import (
 
 from kgpath import ConfigError, GraphIndex, HashingEmbedder, KnowledgeGraph
 from kgpath.methods.pcr import PathConstrainedRetriever as CorePCR
+from kgpath.methods.pcr import PCRConfig
+
+PAPER = PCRConfig.paper()  # the paper's reachability: out-edges, unlimited depth
 
 EMB = HashingEmbedder(dim=64)
 
@@ -219,12 +222,13 @@ def test_mentioned_entity_prefers_the_longest_name():
 def test_pcr_sub_retriever_in_one_line(pg_index):
     retriever = pg_index.as_retriever(
         sub_retrievers=[PCRSubRetriever.from_index(pg_index, embed_model=EMB, k=4,
-                                                   output="native")],
+                                                   output="native", direction="out",
+                                                   max_depth=None)],
         use_async=False,
     )
     nodes = retriever.retrieve("What did Marie Curie discover that treats cancer?")
     core = CorePCR(GraphIndex(knowledge_graph_from_property_graph_store(
-        pg_index.property_graph_store), EMB)).retrieve(
+        pg_index.property_graph_store), EMB), config=PAPER).retrieve(
         "What did Marie Curie discover that treats cancer?", anchor="Marie Curie", k=4)
     assert [n.node.node_id for n in nodes] == core.ids
     assert [n.score for n in nodes] == pytest.approx([h.score for h in core.hits])
@@ -275,8 +279,9 @@ def test_pcr_sub_retriever_options_text_and_async(pg_index):
 
 def test_pcr_sub_retriever_passages_by_default(pg_index):
     graph = knowledge_graph_from_property_graph_store(pg_index.property_graph_store)
-    # passage_order="hits": hit order, then each hit's provenance
-    sub = PCRSubRetriever.from_index(pg_index, embed_model=EMB, k=2, passage_order="hits")
+    # passage_order="hits" without the re-rank: hit order, then each hit's provenance
+    sub = PCRSubRetriever.from_index(pg_index, embed_model=EMB, k=2, passage_order="hits",
+                                     rerank=None)
     nodes = sub.retrieve(KgpathQueryBundle("treatment", anchor="radium"))
     core = CorePCR(GraphIndex(graph, EMB)).retrieve("treatment", anchor="radium", k=2)
     want = list(dict.fromkeys(p for h in core.hits for p in h.node.provenance))

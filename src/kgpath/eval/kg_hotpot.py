@@ -12,9 +12,12 @@ the passage vectors embedded once.
 * ``dense``: cosine of the question to each passage vector; ``BM25`` over passage texts.
 * ``pcr``, ``pathrag``, ``c2rag``: ``EvidenceRetriever(name, index)`` with every option at
   its default (LLM-free: offline keywords, the fallback plan), the library path a user
-  calls. PathRAG's defaults are its measured best for passages (``PathRAGConfig.paper()``
-  for the paper's section 4.1); PCR's are still the paper's reachability
-  (``PCRConfig.for_passages()``, both directions to depth 1, measures best for passages).
+  calls. The defaults are each method's measured best for passages, the papers' settings
+  one preset away: PathRAG's (``PathRAGConfig.paper()`` for the paper's section 4.1); PCR's
+  (both directions to depth 1, ``PCRConfig.paper()`` for the paper's reachability) and
+  C2RAG's re-rank their passages by graph propagation (``rerank="propagation"``,
+  :mod:`kgpath.methods.augmented.rerank`; off in ``PCRConfig.paper()`` and
+  ``C2RAGConfig.paper()``).
 * ``traversal``: the facade's default traversal on the chunk graph of the same passages
   (built once, cached beside the document graph).
 * ``augmented``: :class:`kgpath.methods.augmented.GraphAugmentedRetriever` with the dense

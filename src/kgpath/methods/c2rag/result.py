@@ -101,7 +101,10 @@ class C2RAGResult:
 
         Trace: ``constraint`` (the block header ``Lin(τ_i)``), ``state``, ``n_eff``,
         ``bindings`` (``"?var=name"``), ``source`` (structural or textual), ``triple``
-        (``Lin(c)``, structural only) and ``passage_ids``.
+        (``Lin(c)``, structural only) and ``passage_ids``. With ``config.rerank`` (the
+        default ``"propagation"``) the ``"passages"`` list is then re-ranked by graph
+        propagation (:mod:`kgpath.methods.augmented.rerank`: scores become its mass, the
+        trace gains ``rerank`` and ``method_score``, passages it reaches are added).
 
         Raises
         ------
@@ -113,6 +116,10 @@ class C2RAGResult:
         items = self._pooled_evidence()
         if mode == "passages":
             items = [e for e in items if e.kind == "passage" or not e.trace["passage_ids"]]
+            if self.config.rerank is not None and self.graph is not None:
+                from kgpath.methods.augmented.rerank import propagation_rerank
+
+                items = propagation_rerank(self.graph, self.query, items, "c2rag")
         return rank_items(items, k)
 
     def global_scores(self, block: EvidenceBlock) -> list[float]:

@@ -244,7 +244,7 @@ class ConstraintCheckedRetriever:
         )
 
     def _config(self, overrides: Mapping[str, Any]) -> C2RAGConfig:
-        cfg = with_overrides(self.config, overrides, label="C2RAG")
+        cfg = with_overrides(self.config, overrides, label="C2RAG", none_is_value={"rerank"})
         return cfg.resolve(reranker_given=self._reranker_given)
 
     # ------------------------------------------------------------------ drivers

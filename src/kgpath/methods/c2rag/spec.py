@@ -28,6 +28,8 @@ SPEC = MethodSpec(
         "n_eff": "Eq. 10 effective candidate count of that constraint (float)",
         "bindings": "placeholder bindings of that block, as 'var=name' strings",
         "source": "structural (graph) or textual (recovery) evidence",
+        "rerank": "the passage re-rank applied (propagation), kgpath.methods.augmented.rerank",
+        "method_score": "the item's score before that re-rank (None: reached by it alone)",
     },
     init_args=frozenset({"reranker", "planner_prompt"}),
     call_args=frozenset({"plan"}),

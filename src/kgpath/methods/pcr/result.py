@@ -156,16 +156,26 @@ class PCRResult:
         passages the hits (up to ``passage_hits``) and anchors cite, by
         ``passage_weight·cos(q, passage) + (1 − passage_weight)·best citing hit score``;
         otherwise hit order, then each hit's provenance in its stored order. A passage
-        takes the trace of the best hit citing it.
+        takes the trace of the best hit citing it. With ``rerank="propagation"`` (the
+        default) and the index's passage vectors (in memory; not database backends) those
+        passages are then re-ranked by graph propagation
+        (:mod:`kgpath.methods.augmented.rerank`).
         """
         mode = check_output(output)
         nodes = [self._node_evidence(h) for h in self.hits]
         if mode == "native" or self.graph is None:
             return rank_items(nodes, k)
+        rerank = self.config.rerank is not None and self.passages is not None  # in memory
         if self.passages is not None and self.config.passage_order == "question":
-            return question_evidence(self, nodes, self._node_evidence, k)
-        pairs = [(h.node.provenance, e) for h, e in zip(self.hits, nodes)]
-        return rank_items(passages_from_sources(self.graph, pairs), k)
+            items = question_evidence(self, nodes, self._node_evidence, None if rerank else k)
+        else:
+            pairs = [(h.node.provenance, e) for h, e in zip(self.hits, nodes)]
+            items = passages_from_sources(self.graph, pairs)
+        if rerank:
+            from kgpath.methods.augmented.rerank import propagation_rerank
+
+            items = propagation_rerank(self.graph, self.query, items, "pcr")
+        return rank_items(items, k)
 
     def _hit_anchor(self, hit: PCRHit) -> Node:
         aid = hit.anchor_id

@@ -168,7 +168,8 @@ class PathConstrainedRetriever:
             key, cached = None, None
         if cached is not None:
             return cached
-        cfg = with_overrides(self.config, overrides, label="PCR", none_is_value={"max_depth"})
+        cfg = with_overrides(self.config, overrides, label="PCR",
+                             none_is_value={"max_depth", "rerank"})
         self._check_mode(cfg)
         if key is not None and len(self._configs) < 64:
             self._configs[key] = cfg

@@ -43,6 +43,8 @@ SPEC = MethodSpec(
     trace_keys={
         "anchor_name": "name of the node the search started from",
         "anchor_resolution": "how the anchor was found: id, name, similarity, or a fallback note",
+        "rerank": "the passage re-rank applied (propagation), kgpath.methods.augmented.rerank",
+        "method_score": "the item's score before that re-rank (None: reached by it alone)",
     },
     call_args=ANCHOR_GROUP,
     k_field="k",
