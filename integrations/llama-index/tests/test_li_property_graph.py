@@ -306,18 +306,26 @@ def test_sub_retriever_inside_a_query_engine(pg_index):
 
 def test_pathrag_sub_retriever(pg_index):
     pytest.importorskip("kgpath.methods.pathrag")
-    from kgpath.methods.pathrag import PathRAGRetriever
+    from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever
 
-    sub = PathRAGSubRetriever.from_index(pg_index, embed_model=EMB, top_k=5, output="native")
+    paper = PathRAGConfig.paper()  # the paths themselves: the paper's node retrieval
+    nodes_as_paper = {"node_query": paper.node_query, "node_match": paper.node_match,
+                      "exclude_edge_types": paper.exclude_edge_types,
+                      "unit_order": paper.unit_order}
+    sub = PathRAGSubRetriever.from_index(pg_index, embed_model=EMB, top_k=5, output="native",
+                                         **nodes_as_paper)
     nodes = pg_index.as_retriever(sub_retrievers=[sub], use_async=False).retrieve(
         "Marie Curie radiotherapy")
     graph = knowledge_graph_from_property_graph_store(pg_index.property_graph_store)
-    res = PathRAGRetriever(GraphIndex(graph, EMB)).retrieve("Marie Curie radiotherapy", top_k=5)
+    res = PathRAGRetriever(GraphIndex(graph, EMB), config=paper).retrieve(
+        "Marie Curie radiotherapy", top_k=5)
+    assert res.paths
     assert [n.score for n in nodes] == pytest.approx([p.reliability for p in res.paths])
     assert all(n.node.metadata["kgpath_method"] == "pathrag" for n in nodes)
     # a second sub-retriever can share the first one's GraphIndex (node vectors embedded once)
     pcr = PCRSubRetriever.from_index(pg_index, embed_model=EMB)
-    shared = PathRAGSubRetriever.from_index(pg_index, graph=pcr.index, top_k=5, output="native")
+    shared = PathRAGSubRetriever.from_index(pg_index, graph=pcr.index, top_k=5, output="native",
+                                            **nodes_as_paper)
     assert shared.index is pcr.index and shared.graph is pcr.graph
     assert [n.score for n in shared.retrieve("Marie Curie radiotherapy")] == pytest.approx(
         [p.reliability for p in res.paths])
