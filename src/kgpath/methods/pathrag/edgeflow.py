@@ -114,6 +114,7 @@ class _PathWalker:
         self.dist = _distance_to(adj, starts, max_hops)
         self.targets = set(starts)
         self.nbr_cache: dict[int, list[int]] = {}
+        self.near_cache: dict[tuple[int, int], list[int]] = {}
         self.out: dict[tuple[int, int], list[Path]] = {}
         self.path: list[int] = []
         self.on_path: set[int] = set()
@@ -126,6 +127,20 @@ class _PathWalker:
             got = self.nbr_cache[v] = self.adj.indices[ptr[v] : ptr[v + 1]].tolist()
         return got
 
+    def near(self, v: int, room: int) -> list[int]:
+        """Neighbours of ``v`` within ``room`` hops of a target, in node-index order (cached).
+
+        The DFS skips every other neighbour anyway; filtering once per ``(v, room)`` makes
+        a hub's visit cost its useful neighbours, not its degree (same paths, same order).
+        """
+        key = (v, room)
+        got = self.near_cache.get(key)
+        if got is None:
+            dist = self.dist
+            got = self.near_cache[key] = [w for w in self.nbrs(v)
+                                          if dist.get(w, room + 1) <= room]
+        return got
+
     def walk(self, s: int) -> None:
         """Record every simple path from ``s`` of at most ``max_hops`` hops ending at a target."""
         self.path, self.on_path = [s], {s}
@@ -133,11 +148,11 @@ class _PathWalker:
 
     def _dfs(self, v: int, depth: int) -> None:
         room = self.max_hops - depth - 1  # hops left after stepping to w
-        for w in self.nbrs(v):
+        for w in self.near(v, room):
             if self.count >= self.max_paths:
                 return  # bounded work (MAX_ENUMERATED_PATHS)
-            if w in self.on_path or self.dist.get(w, room + 1) > room:
-                continue  # revisits, and branches that cannot reach a target in time
+            if w in self.on_path:
+                continue  # revisits
             self.path.append(w)
             if w in self.targets:
                 self.out.setdefault((self.path[0], w), []).append(tuple(self.path))
