@@ -37,6 +37,13 @@ PathRAG            171 / 233 / 326, hub 709     235 / 389 / 520, hub 515
 C2RAG              20 / 41 / 70, hub 85         20 / 38 / 40, hub 49
 =================  ===========================  ========================
 
+At the end of issue 25 (defaults = the passage configurations, PCR/C2RAG passages re-ranked
+by propagation; PathRAG's DFS filtered to neighbours within reach of a target), one run,
+one query embedding 23.9 ms: PCR 28 / 38 / 144, hub 34; PCR template 54 / 82 / 100, hub 90;
+template text 26 / 47 / 49, hub 60; walk 24 / 45 / 53, hub 37; **PathRAG 107 / 481 / 599,
+hub 321** (cold set-up 0.57 s, no text embedded); C2RAG 23 / 40 / 98, hub 42: every method
+within 200 ms at p50 and 1 s at the slowest question.
+
 (all methods and the cold set-up: ``benchmarks/README.md``).
 
 Issue 14 (9,611 nodes, 25,404 edges, 1,047 passages; p50 / p95 ms):
