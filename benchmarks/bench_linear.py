@@ -28,13 +28,13 @@ Usage: ``python benchmarks/bench_linear.py [scale]`` (default 1.0: the sizes abo
 
 from __future__ import annotations
 
-import gc
 import json
 import random
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
+
+from bench_llm_parsing import best  # least CPU time of a few runs, collector off
 
 from kgpath.ingest import graph_from_documents
 from kgpath.ingest.extraction import short_form_map
@@ -43,21 +43,6 @@ from kgpath.methods.c2rag.plan import parse_plan
 from kgpath.methods.pathrag.keywords import parse_keywords
 
 LIMIT = 12.0
-
-
-def best(fn: Callable[[], object], runs: int) -> float:
-    """Least CPU time of ``runs`` calls, the collector collected before and off during."""
-    out = []
-    for _ in range(runs):
-        gc.collect()
-        gc.disable()
-        try:
-            t = time.process_time()
-            fn()
-            out.append(time.process_time() - t)
-        finally:
-            gc.enable()
-    return min(out)
 
 
 def names(n: int) -> list[str]:

@@ -41,45 +41,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 DATA = Path("/work/shared/datasets/hotpotqa-100")
 METHODS = ("pcr", "pathrag", "c2rag", "augmented")
 os.environ.setdefault("KGPATH_CACHE_DIR", "/tmp/evals/cache")
-
-
-class Counting:
-    """Counts every text the wrapped embedder is asked for (its vectors are the model's)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.texts: list[tuple[str, str]] = []
-
-    @property
-    def vectors_of(self) -> Any:
-        return self.inner
-
-    @property
-    def dim(self) -> int:
-        return int(self.inner.dim)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        self.texts += [("passage", t) for t in texts]
-        return self.inner.embed_passages(texts)  # type: ignore[no-any-return]
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        self.texts += [("query", t) for t in texts]
-        return self.inner.embed_queries(texts)  # type: ignore[no-any-return]
-
-    async def aembed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed_passages(texts)
-
-    async def aembed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed_queries(texts)
 
 
 def _import_time() -> float:
@@ -161,7 +128,9 @@ def reopen(work: Path, data: Path) -> dict[str, Any]:
     index = GraphIndex.load(work / "index")
     t_load = time.perf_counter() - t0
     extra_info = {"import_s": _IMPORT_S}
-    counter = Counting(index.embedder)
+    from kgpath.testing.concurrency import CountingEmbedder
+
+    counter = CountingEmbedder(index.embedder)
     index.embedder = counter
     times = _first_queries(index, question)
     t0 = time.perf_counter()
@@ -179,14 +148,16 @@ def reference(work: Path, data: Path) -> dict[str, Any]:
     question = _question(data)
     t0 = time.perf_counter()
     graph = KnowledgeGraph.load(work / "graph")
-    counter = Counting(CachedEmbedder(LocalEmbedder(), default_cache_dir()))
+    from kgpath.testing.concurrency import CountingEmbedder
+
+    counter = CountingEmbedder(CachedEmbedder(LocalEmbedder(), default_cache_dir()))
     index = GraphIndex(graph, counter)
     t_load = time.perf_counter() - t0
     times = _first_queries(index, question)
     return _report(t_load, times, counter, question, graph, {})
 
 
-def _report(t_load: float, times: dict[str, float], counter: Counting, question: str,
+def _report(t_load: float, times: dict[str, float], counter: Any, question: str,
             graph: Any, extra: dict[str, Any]) -> dict[str, Any]:
     """Timings and the texts embedded besides the question, split into corpus texts
     (passages, node texts and names, relations, edge texts: what a saved index keeps) and

@@ -113,19 +113,10 @@ class _PathWalker:
         self.max_paths, self.count = max_paths, 0
         self.dist = _distance_to(adj, starts, max_hops)
         self.targets = set(starts)
-        self.nbr_cache: dict[int, list[int]] = {}
         self.near_cache: dict[tuple[int, int], list[int]] = {}
         self.out: dict[tuple[int, int], list[Path]] = {}
         self.path: list[int] = []
         self.on_path: set[int] = set()
-
-    def nbrs(self, v: int) -> list[int]:
-        """Neighbours of ``v`` in node-index order (cached)."""
-        got = self.nbr_cache.get(v)
-        if got is None:
-            ptr = self.adj.indptr
-            got = self.nbr_cache[v] = self.adj.indices[ptr[v] : ptr[v + 1]].tolist()
-        return got
 
     def near(self, v: int, room: int) -> list[int]:
         """Neighbours of ``v`` within ``room`` hops of a target, in node-index order (cached).
@@ -136,8 +127,8 @@ class _PathWalker:
         key = (v, room)
         got = self.near_cache.get(key)
         if got is None:
-            dist = self.dist
-            got = self.near_cache[key] = [w for w in self.nbrs(v)
+            dist, ptr = self.dist, self.adj.indptr
+            got = self.near_cache[key] = [w for w in self.adj.indices[ptr[v]:ptr[v + 1]].tolist()
                                           if dist.get(w, room + 1) <= room]
         return got
 
