@@ -1,10 +1,12 @@
 """Graph-augmented passage retrieval (kgpath extension).
 
 A base retriever, re-ranked by two-passage chains through the entity graph. See
-:mod:`kgpath.methods.augmented.fusion` for the rule.
+:mod:`kgpath.methods.augmented.fusion` for the rule; :class:`CypherAugmented` runs the same
+fusion over a graph stored in a Cypher database.
 """
 
 from kgpath.methods.augmented.config import EXPANSIONS, LINK_RULES, SCORERS, AugmentedConfig
+from kgpath.methods.augmented.cypher import CypherAugmented
 from kgpath.methods.augmented.fusion import (
     Link,
     PassageEntityIndex,
@@ -26,6 +28,7 @@ __all__ = [
     "AugmentedHit",
     "AugmentedResult",
     "BaseRetriever",
+    "CypherAugmented",
     "GraphAugmentedRetriever",
     "Link",
     "PassageEntityIndex",
