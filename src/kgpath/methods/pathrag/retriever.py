@@ -308,7 +308,8 @@ class PathRAGRetriever:
             units = seed_text_units(  # a kgpath extension (sources.seed_text_units)
                 self.graph, units, sims, cfg.seed_passages, QUESTION_WEIGHT,
                 None if node_queries is None else self._node_matrix(cfg), node_queries,
-                passage_citations(self.graph, getattr(self.index.passage_vectors(), "derived", None)))
+                passage_citations(self.graph,
+                                  getattr(self.index.passage_vectors(), "derived", None)))
         return PathRAGResult(
             query=query,
             keywords=kws.keywords,
