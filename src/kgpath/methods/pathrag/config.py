@@ -321,8 +321,9 @@ class PathRAGConfig:
 
         One vector per keyword over node names (``node_query="per_keyword"``,
         ``node_match="name"``), every edge in paths and flow, text units by relation count
-        and none but those of ``V_q`` (``seed_passages=0``): the defaults before issue 25. For passages it ranks far below dense retrieval
-        (HotpotQA-100 R@5 57, see :meth:`for_passages`).
+        and none but those of ``V_q`` (``seed_passages=0``): the defaults before issue 25.
+        For passages it ranks far below dense retrieval (HotpotQA-100 R@5 57, see
+        :meth:`for_passages`).
         """
         return _preset(cls, dict(_PAPER_NODES), overrides)
 

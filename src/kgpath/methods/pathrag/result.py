@@ -90,8 +90,8 @@ class PathRAGResult:
         similar passages join them when no retrieved entity cites them (a kgpath extension,
         :func:`~kgpath.methods.pathrag.sources.seed_text_units`), scored by their best
         citing node's similarity, ``node_id`` that node, ``supporting`` empty and
-        ``seed: True`` in the trace. The paths' own provenance follows (a kgpath addition, so a path's
-        source is never lost), then, as ``path`` items, paths citing no passage.
+        ``seed: True`` in the trace. The paths' own provenance follows (a kgpath addition,
+        so a path's source is never lost), then, as ``path`` items, paths citing no passage.
         ``config.passages="paths"`` (kgpath before issue 12): the paths most reliable
         first, then each path's provenance (:attr:`PathRAGPath.provenance`: its nodes'
         passages, then its edges'); a passage takes the score and trace of the most
