@@ -291,6 +291,8 @@ def test_aretrieve_with_question_order_makes_no_sync_embedder_call():
                            config=PathRAGConfig.for_passages(num_nodes=3))
     want = ref.retrieve("text of X and Y")
     assert [(e.id, e.score) for e in res.evidence()] == [(e.id, e.score) for e in want.evidence()]
+    assert res.text_units == want.text_units
+    assert [u.passage_id for u in want.text_units if u.seeded] == ["q3"]  # seeds async too
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # num_nodes covers this small graph
