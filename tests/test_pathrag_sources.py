@@ -11,12 +11,18 @@ Provenance: X: q1, q2; Y: q2; Z: q2; W: q3.  Relation counts
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from kgpath import ConfigError, HashingEmbedder, KnowledgeGraph
 from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever, RetrievedNode
 from kgpath.methods.pathrag.flow import flow_adjacency
-from kgpath.methods.pathrag.sources import entity_text_units
+from kgpath.methods.pathrag.sources import (
+    TextUnit,
+    entity_text_units,
+    passage_citations,
+    seed_text_units,
+)
 
 
 def graph() -> KnowledgeGraph:
@@ -71,6 +77,128 @@ def test_question_order_ranks_across_entities():
     # q2: .7*.1 + .3*.2 = 0.13. Entity order alone would put q3 first.
     assert [u.passage_id for u in units] == ["q1", "q3", "q2"]
 
+# Seeds (seed_text_units). Node vectors in node order X, Y, Z, W; one node query (0, 1):
+# cos = 0, 0.6, 0.8, 0.8 for X, Y, Z, W.
+NODE_VECS = np.array([[1.0, 0.0], [0.8, 0.6], [0.6, 0.8], [0.6, 0.8]])
+NODE_QUERY = np.array([[0.0, 1.0]])
+
+
+def test_seeds_join_the_candidates_with_their_best_citing_node():
+    g = graph()
+    sims = {"q1": 0.9, "q2": 0.1, "q3": 0.5}
+    units = entity_text_units(g, flow_adjacency(g, "undirected"), nodes(g, "X", sim=0.2),
+                              sims, 0.7)
+    assert [u.passage_id for u in units] == ["q1", "q2"]  # W (q3) was not retrieved
+    # Top-1 passage is q1, already a candidate: nothing changes.
+    assert seed_text_units(g, units, sims, 1, 0.7, NODE_VECS, NODE_QUERY) == units
+    out = seed_text_units(g, units, sims, 2, 0.7, NODE_VECS, NODE_QUERY)
+    # q3 joins (2nd most similar passage); s(q3) = cos of W = 0.8.
+    # q1: .7*.9 + .3*.2 = 0.69; q3: .7*.5 + .3*.8 = 0.59; q2: .7*.1 + .3*.2 = 0.13
+    assert [u.passage_id for u in out] == ["q1", "q3", "q2"]
+    seed = out[1]
+    assert (seed.node_id, seed.seeded, seed.order) == ("W", True, 1)
+    assert seed.similarity == pytest.approx(0.8)
+    assert seed.supporting == () and not out[0].seeded and not out[2].seeded
+    assert seed_text_units(g, units, sims, 0, 0.7, NODE_VECS, NODE_QUERY) == units
+
+
+def test_a_seed_takes_the_most_similar_of_its_citing_nodes():
+    g = graph()
+    sims = {"q1": 0.9, "q2": 0.3, "q3": 0.1}
+    units = entity_text_units(g, flow_adjacency(g, "undirected"), nodes(g, "W", sim=0.9),
+                              sims, 0.7)
+    out = seed_text_units(g, units, sims, 2, 0.7, NODE_VECS, NODE_QUERY)
+    # q1 cited by X (cos 0); q2 by X, Y, Z: best Z (0.8; node order breaks the tie with W).
+    # q2: .7*.3 + .3*.8 = 0.45; q3 (W): .7*.1 + .3*.9 = 0.34; q1: .7*.9 + .3*0 = 0.63
+    assert [(u.passage_id, u.node_id) for u in out] == [("q1", "X"), ("q2", "Z"), ("q3", "W")]
+    assert [u.similarity for u in out] == pytest.approx([0.0, 0.8, 0.9])
+
+
+def test_seeds_without_node_queries_score_zero_and_follow_the_entities_on_ties():
+    g = graph()
+    sims = {"q1": 0.5, "q2": 0.5, "q3": 0.5}
+    units = entity_text_units(g, flow_adjacency(g, "undirected"), nodes(g, "W", sim=0.0),
+                              sims, 0.7)
+    out = seed_text_units(g, units, sims, 3, 0.7)  # nodes given by id: no node query
+    assert [(u.passage_id, u.similarity, u.order, u.node_id) for u in out] == [
+        ("q3", 0.0, 0, "W"), ("q1", 0.0, 1, None), ("q2", 0.0, 1, None)]
+
+
+def test_relation_units_stay_first():
+    g = graph()
+    edge = g.edges[0]
+    rel = TextUnit("q2", 0, 0, None, edge, 0.0, ("X", "Y"))
+    out = seed_text_units(g, [rel], {"q1": 0.9, "q2": 0.0, "q3": 0.8}, 2, 0.7,
+                          NODE_VECS, NODE_QUERY)
+    assert [u.passage_id for u in out] == ["q2", "q3", "q1"]  # q3 .56+.24 > q1 .63+0
+
+
+def test_passage_citations_is_the_inverse_of_provenance_and_kept_in_the_store():
+    g = graph()
+    store: dict = {}
+    got = passage_citations(g, store)
+    assert got == {"q1": [0], "q2": [0, 1, 2], "q3": [3]}
+    assert store["cited_by"] is got and passage_citations(g, store) is got
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # num_nodes covers this small graph
+def test_retriever_seeds_the_question_nearest_passages():
+    g = graph()
+    emb = HashingEmbedder()
+    r = PathRAGRetriever(g, embedder=emb)
+    qv = emb.embed_queries(["text of q3"])[0]
+    pv = r.index.passage_vectors()
+    cos = dict(zip(pv.ids, (pv.matrix @ qv).tolist()))
+    res = r.retrieve_from_nodes("text of q3", ["X"])  # W (q3) not in V_q
+    ev = [e for e in res.evidence() if e.kind == "passage"]
+    # Nodes given by id score 0, so the rule is 0.7 * cos for all three passages.
+    assert [e.id for e in ev] == sorted(cos, key=lambda p: -cos[p])
+    q3 = next(e for e in ev if e.id == "q3")
+    assert q3.trace == {"supporting": [], "node_id": None, "seed": True}
+    off = r.retrieve_from_nodes("text of q3", ["X"], seed_passages=0)
+    assert "q3" not in [e.id for e in off.evidence()]
+    paper = r.retrieve_from_nodes("text of q3", ["X"], unit_order="relation_count")
+    assert "q3" not in [e.id for e in paper.evidence()]  # seeds need unit_order="question"
+
+
+def test_retrieve_scores_a_seed_by_its_best_citing_node_for_the_node_query():
+    g = KnowledgeGraph()
+    names = ["apple", "banana", "cherry", "grape", "lemon", "mango"]
+    for i, name in enumerate(names):  # node i cites passage p<i> and p<i+1>
+        g.add_passage(f"p{i}", f"about {name} and more")
+    g.add_passage(f"p{len(names)}", "the last one")
+    for i, name in enumerate(names):
+        g.add_node(name, text=f"{name} fruit", provenance=[f"p{i}", f"p{i + 1}"])
+    emb = HashingEmbedder()
+    r = PathRAGRetriever(g, embedder=emb, config=PathRAGConfig(num_nodes=2,
+                                                               seed_passages=7))
+    q = "about cherry and more"
+    res = r.retrieve(q)
+    retrieved = set(res.trace["retrieved_node_ids"])
+    seeds = [u for u in res.text_units if u.seeded]
+    assert retrieved == {"cherry"}  # the z floor keeps the one clear match
+    # cherry cites p2, p3; the seeds (all 7 passages asked for) bring in the other five
+    assert {u.passage_id for u in seeds} == {"p0", "p1", "p4", "p5", "p6"}
+    qv = emb.embed_queries([q])[0]  # offline, the question is the joined node query
+    nv = r.index.vector_index.vectors
+    cited = passage_citations(g)
+    for u in seeds:
+        assert not {g.node_at(i).id for i in cited.get(u.passage_id, [])} & retrieved
+        best = max(cited[u.passage_id], key=lambda i: float(nv[i] @ qv))
+        assert u.node_id == g.node_at(best).id
+        assert u.similarity == pytest.approx(float(nv[best] @ qv), abs=1e-6)
+    pv = r.index.passage_vectors()
+    cos = dict(zip(pv.ids, (pv.matrix @ qv).tolist()))
+    score = [0.7 * cos[u.passage_id] + 0.3 * u.similarity for u in res.text_units]
+    assert score == sorted(score, reverse=True)
+
+
+def test_paper_preset_has_no_seeds():
+    assert PathRAGConfig.paper().seed_passages == 0
+    assert PathRAGConfig.literal_eq4().seed_passages == 0
+    assert PathRAGConfig().seed_passages == PathRAGConfig.for_passages().seed_passages == 5
+
+
 def test_evidence_passages_are_the_text_units_then_path_provenance():
     g = graph()
     r = PathRAGRetriever(g, embedder=HashingEmbedder(), config=PathRAGConfig.paper())
@@ -106,7 +234,7 @@ def test_joined_query_embeds_the_question_offline():
 
 @pytest.mark.parametrize("field, value", [
     ("passages", "nodes"), ("node_query", "both"), ("unit_order", "degree"),
-    ("exclude_edge_types", ["cooccurrence"]),
+    ("exclude_edge_types", ["cooccurrence"]), ("seed_passages", -1), ("seed_passages", 2.0),
 ])
 def test_bad_options_raise(field, value):
     with pytest.raises(ConfigError, match=field):
@@ -163,6 +291,8 @@ def test_aretrieve_with_question_order_makes_no_sync_embedder_call():
                            config=PathRAGConfig.for_passages(num_nodes=3))
     want = ref.retrieve("text of X and Y")
     assert [(e.id, e.score) for e in res.evidence()] == [(e.id, e.score) for e in want.evidence()]
+    assert res.text_units == want.text_units
+    assert [u.passage_id for u in want.text_units if u.seeded] == ["q3"]  # seeds async too
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # num_nodes covers this small graph

@@ -49,7 +49,11 @@ Steps, named after the paper's sections:
    ties by relation count), then the paths' provenance; ``passages="paths"`` keeps the
    path-first rule. Options measured on HotpotQA-100 (``benchmarks/bench_pathrag_hotpot.py``):
    ``node_query="joined"`` (the code's single node query), ``exclude_edge_types`` (e.g.
-   co-occurrence edges out of the paths) and ``unit_order="similarity"`` (kgpath extension).
+   co-occurrence edges out of the paths), ``unit_order="similarity"`` and ``"question"``
+   and ``seed_passages`` (kgpath extensions: the defaults rank every candidate by PCR's
+   passage rule and add the question's 5 nearest passages to the candidates,
+   :func:`~kgpath.methods.pathrag.sources.seed_text_units`); :meth:`PathRAGConfig.paper`
+   keeps the authors' order and candidates.
 
 How "updated at most once" is read (literal reading). Propagation is level-synchronous
 (breadth first): a node's resource is set once, in the step in which the flow first reaches

@@ -4,7 +4,7 @@ Defaults follow section 5.1 and Figure 3 of the paper (``N = 40``, ``K = 15``, `
 ``θ = 0.05``) and, where the paper is ambiguous, the authors' released code
 (``BUPT-GAMMA/PathRAG``, ``PathRAG/operate.py``): edge-flow reliability, simple paths of at
 most 3 hops, an undirected graph, no Eq. (3) test at the start node, the LightRAG keyword
-split. Four defaults are the measured best for passage retrieval instead (the output the
+split. Five defaults are the measured best for passage retrieval instead (the output the
 adapters return by default; :meth:`PathRAGConfig.for_passages` explains them), and
 :meth:`PathRAGConfig.paper` is one call away with the paper's section 4.1 and the authors'
 text-unit order. :meth:`PathRAGConfig.literal_eq4` restores the literal reading of
@@ -174,6 +174,16 @@ class PathRAGConfig:
         ``"question"`` (default, a kgpath extension): entity order no longer comes first; every
         candidate passage ranks by ``0.7·cos(q, passage) + 0.3·similarity of the first
         entity citing it``, the passage rule PCR uses (``sources.QUESTION_WEIGHT``).
+    seed_passages
+        ``unit_order="question"`` only (a kgpath extension; other orders ignore it): the
+        question's this many most similar passages join the candidate passages when no
+        retrieved entity cites them, scored by the same rule with the similarity of their
+        best citing node (:func:`~kgpath.methods.pathrag.sources.seed_text_units`). The
+        authors' Sources hold only passages of ``V_q``; on the offline graphs every gold
+        passage dense retrieval found in its top 5 and these defaults without seeds lost was
+        one no retrieved entity cited. Default 5, chosen on HotpotQA-100 q0-49 (R@5 88 ->
+        89), confirmed on 2Wiki-100 (R@5 66.5 -> 68.8, dense 66.8); ``0`` (:meth:`paper`)
+        turns it off. An int ``>= 0``.
     passages
         What ``evidence(output="passages")`` returns. ``"text_units"`` (default): the
         prompt's Sources as the authors' code selects them (``combine_contexts`` over
@@ -206,6 +216,7 @@ class PathRAGConfig:
     node_query: NodeQuery = "joined"
     exclude_edge_types: tuple[str, ...] = ("cooccurrence",)
     unit_order: UnitOrder = "question"
+    seed_passages: int = 5
     passages: PassageRule = "text_units"
 
     def __post_init__(self) -> None:
@@ -213,6 +224,7 @@ class PathRAGConfig:
         _check_int(self.top_k, "top_k", 1)
         _check_int(self.paths_per_pair, "paths_per_pair", 1)
         _check_int(self.num_relations, "num_relations", 0)
+        _check_int(self.seed_passages, "seed_passages", 0)
         from kgpath.methods.pathrag.reliability import reliability_strategy  # name -> strategy
 
         reliability_strategy(self.reliability)
@@ -308,9 +320,10 @@ class PathRAGConfig:
         """Return the paper's section 4.1 node retrieval and the authors' text-unit order.
 
         One vector per keyword over node names (``node_query="per_keyword"``,
-        ``node_match="name"``), every edge in paths and flow, text units by relation count:
-        the defaults before issue 25. For passages it ranks far below dense retrieval
-        (HotpotQA-100 R@5 57, see :meth:`for_passages`).
+        ``node_match="name"``), every edge in paths and flow, text units by relation count
+        and none but those of ``V_q`` (``seed_passages=0``): the defaults before issue 25.
+        For passages it ranks far below dense retrieval (HotpotQA-100 R@5 57, see
+        :meth:`for_passages`).
         """
         return _preset(cls, dict(_PAPER_NODES), overrides)
 
@@ -321,21 +334,26 @@ class PathRAGConfig:
         The authors' code (``PathRAG/operate.py``) queries the entity store once with the
         joined keywords and matches entity name plus description: ``node_query="joined"``,
         ``node_match="text"`` (offline, the question stands in for the joined keywords).
-        Two kgpath choices on top, each decided on HotpotQA-100 q0-49
-        (``benchmarks/bench_pathrag_hotpot.py``): the weaker ``co-occurs with`` edges of the
-        offline extractor are left out of paths and flow (``exclude_edge_types``), and the
-        candidate passages rank by PCR's passage rule (``unit_order="question"``; its
-        weight is PCR's, not re-tuned). R@5 on HotpotQA-100 (offline graph, q0-49 / q50-99):
-        57 / 57 with the defaults, 75 / 83 with entity order and similarity within an entity,
-        84 / 86 with this preset; dense 87 / 87. Since issue 25 these are the defaults (the
-        adapters return passages by default); :meth:`paper` restores the paper's section 4.1
-        (one node query per keyword, over names) and the authors' text-unit order.
+        Three kgpath choices on top, each decided on HotpotQA-100 q0-49
+        (``benchmarks/bench_pathrag_hotpot.py``, ``kgpath eval kg --halves``): the weaker
+        ``co-occurs with`` edges of the offline extractor are left out of paths and flow
+        (``exclude_edge_types``); the candidate passages rank by PCR's passage rule
+        (``unit_order="question"``; its weight is PCR's, not re-tuned); and the question's five
+        most similar passages join the candidates (``seed_passages``). R@5 on HotpotQA-100
+        (offline graph, q0-49 / q50-99): 57 / 57 with the paper's section 4.1, 75 / 83 with
+        entity order and similarity within an entity, 88 / 88 with the passage rule, 89 / 88
+        with the seeds; dense 87 / 87. 2Wiki-100 (the confirmation, run once): R@2/R@5
+        59.2/66.5 without seeds, 62.0/68.8 with them, dense 62.5/66.8. Since issue 25 these
+        are the defaults (the adapters return passages by default); :meth:`paper` restores
+        the paper's section 4.1 (one node query per keyword, over names) and the authors'
+        text-unit order and candidates.
         """
         base: dict[str, Any] = {
             "node_query": "joined",
             "node_match": "text",
             "exclude_edge_types": ("cooccurrence",),
             "unit_order": "question",
+            "seed_passages": 5,
         }
         return _preset(cls, base, overrides)
 
@@ -345,6 +363,7 @@ _PAPER_NODES: dict[str, Any] = {
     "node_match": "name",
     "exclude_edge_types": (),
     "unit_order": "relation_count",
+    "seed_passages": 0,
 }
 """Section 4.1's node retrieval and the authors' text-unit order (:meth:`PathRAGConfig.paper`)."""
 

@@ -49,7 +49,8 @@ class PathRAGResult:
     text_units: tuple[TextUnit, ...] = ()
     """The passages the authors' code puts in its prompt's Sources table, selected as it
     does (:mod:`kgpath.methods.pathrag.sources`): the relations' passages, then the retrieved
-    entities' passages by entity rank and relation count. kgpath returns them as passage
+    entities' passages by entity rank and relation count (by ``unit_order``; the default also
+    ranks in the question's nearest passages, ``seed_passages``). kgpath returns them as passage
     evidence (``evidence(output="passages")``); its own :attr:`prompt` holds the relations
     and paths of sections 5.1.3 and Eq. 5-6, not this table, so a reader's chain feeds
     them through the retriever's documents instead."""
@@ -85,8 +86,12 @@ class PathRAGResult:
         the retrieved entities' passages by entity rank, ties by relation count); each
         scored by the keyword similarity of the entity or relation that brought it in,
         with ``node_id`` (or ``node_ids`` and ``relations`` for a relation) and
-        ``supporting``. The paths' own provenance follows (a kgpath addition, so a path's
-        source is never lost), then, as ``path`` items, paths citing no passage.
+        ``supporting``; with ``unit_order="question"`` the question's ``seed_passages`` most
+        similar passages join them when no retrieved entity cites them (a kgpath extension,
+        :func:`~kgpath.methods.pathrag.sources.seed_text_units`), scored by their best
+        citing node's similarity, ``node_id`` that node, ``supporting`` empty and
+        ``seed: True`` in the trace. The paths' own provenance follows (a kgpath addition,
+        so a path's source is never lost), then, as ``path`` items, paths citing no passage.
         ``config.passages="paths"`` (kgpath before issue 12): the paths most reliable
         first, then each path's provenance (:attr:`PathRAGPath.provenance`: its nodes'
         passages, then its edges'); a passage takes the score and trace of the most
@@ -165,6 +170,8 @@ def _unit_evidence(graph: KnowledgeGraph, unit: TextUnit) -> Evidence:
     trace: dict[str, Any] = {"supporting": list(unit.supporting)}
     if unit.edge is None:
         trace["node_id"] = unit.node_id
+        if unit.seeded:  # one of the question's nearest passages (sources.seed_text_units)
+            trace["seed"] = True
     else:  # a relation of the keyword split
         trace.update(node_ids=[unit.edge.source, unit.edge.target],
                      relations=[unit.edge.relation])

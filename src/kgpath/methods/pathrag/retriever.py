@@ -42,7 +42,12 @@ from kgpath.methods.pathrag.prompt import (
 )
 from kgpath.methods.pathrag.reliability import reliability_strategy
 from kgpath.methods.pathrag.result import PathRAGResult
-from kgpath.methods.pathrag.sources import QUESTION_WEIGHT, prompt_text_units
+from kgpath.methods.pathrag.sources import (
+    QUESTION_WEIGHT,
+    passage_citations,
+    prompt_text_units,
+    seed_text_units,
+)
 from kgpath.prompts.pathrag import (
     PATHRAG_KEYWORD_PROMPT,
     PATHRAG_QA_PROMPT,
@@ -242,7 +247,8 @@ class PathRAGRetriever:
         qv = kv[n_words + n_high] if kv.shape[0] > n_words + n_high else None
         timings = {"keywords_ms": keywords_ms, "nodes_ms": (time.perf_counter() - t1) * 1e3}
         covers = _check_coverage(cfg, self.graph)
-        return self._finish(query, kws, nodes, cfg, timings, relations, covers, qv)
+        return self._finish(query, kws, nodes, cfg, timings, relations, covers, qv,
+                            kv[:n_words])
 
     def retrieve_from_nodes(
         self, query: str, node_ids: Sequence[str], **overrides: Any
@@ -270,6 +276,7 @@ class PathRAGRetriever:
         relations: list[RetrievedRelation] | None = None,
         covers: bool = False,
         query_vector: np.ndarray | None = None,
+        node_queries: np.ndarray | None = None,
     ) -> PathRAGResult:
         """Sections 4.2-4.3 from the retrieved nodes: paths, ordering, prompt, result."""
         ordering = get_ordering(cfg.ordering)
@@ -293,10 +300,16 @@ class PathRAGRetriever:
         )
         trace["budget"] = budget
         trace["timings_ms"] = timings
+        sims = self._passage_similarity(query, cfg, query_vector)
         units = prompt_text_units(
-            self.graph, flow_adjacency(self.graph, "undirected"), nodes, relations,
-            self._passage_similarity(query, cfg, query_vector),
+            self.graph, flow_adjacency(self.graph, "undirected"), nodes, relations, sims,
             QUESTION_WEIGHT if cfg.unit_order == "question" else None)
+        if sims is not None and cfg.unit_order == "question" and cfg.seed_passages:
+            units = seed_text_units(  # a kgpath extension (sources.seed_text_units)
+                self.graph, units, sims, cfg.seed_passages, QUESTION_WEIGHT,
+                None if node_queries is None else self._node_matrix(cfg), node_queries,
+                passage_citations(self.graph,
+                                  getattr(self.index.passage_vectors(), "derived", None)))
         return PathRAGResult(
             query=query,
             keywords=kws.keywords,

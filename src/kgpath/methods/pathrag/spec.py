@@ -24,6 +24,8 @@ SPEC = MethodSpec(
     build=build,
     trace_keys={
         "reliability": "Eq. 4 path reliability of the path that produced the item",
+        "seed": "True for a passage of the question's nearest ones that no retrieved entity "
+                "cites (PathRAGConfig.seed_passages, a kgpath extension)",
     },
     init_args=frozenset({"keyword_prompt", "qa_prompt"}),
     native_kinds=frozenset({"path", "node"}),
