@@ -189,6 +189,21 @@ def test_needle_is_a_substring_of_the_lower_cased_name():
     assert needle("σας") == "α" and needle("ς") == ""
 
 
+def test_c2rag_names_whose_sigma_python_lowercases_by_context(falkordb_driver):
+    # "ΟΔΟΣ'Α".lower() keeps a medial σ, the token "ΟΔΟΣ" lower-cases to a final ς
+    g = KnowledgeGraph.from_triples([("ΟΔΟΣ'Α", "located in", "Lyon"),
+                                     ("Lyon", "near", "ΑΣ")],
+                                    passages={"p": "ΟΔΟΣ'Α is in Lyon."},
+                                    provenance=[["p"], ["p"]])
+    mem, db = pair(falkordb_driver, g)
+    plan = {"constraints": [{"head": "ΟΔΟΣ", "relation": "located in", "tail": "?c"}]}
+    for q, p in [("Where is ΟΔΟΣ'Α located?", None), ("Where is it located?", plan),
+                 ("What is near ΑΣ?", None)]:
+        a = mem.retrieve(q, plan=p)
+        assert a.hops[0].anchors
+        assert_same(a, db.retrieve(q, plan=p))
+
+
 def test_c2rag_store_refuses_what_it_cannot_push_down(falkordb_driver):
     with pytest.raises(ConfigError, match="order_property"):
         CypherC2RAG(falkordb_driver, schema=CypherSchema(order_property=None))

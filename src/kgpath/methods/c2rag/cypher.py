@@ -284,10 +284,13 @@ class StoreAccess(GraphAccess):
         recs = self.backend.passage_records([pid for pid, _ in hits])
         memo = self.memo()
         held = [(pid, sc) for pid, sc in hits if pid in recs]
-        vecs = [(recs[pid].passage.text, recs[pid].vector) for pid, _ in held]
-        vecs = [(t, v) for t, v in vecs if v is not None]
+        texts, vecs = [], []
+        for pid, _ in held:
+            if (v := recs[pid].vector) is not None:
+                texts.append(recs[pid].passage.text)
+                vecs.append(v)
         if memo is not None and vecs:  # Eq. 12 scores them from the stored vectors
-            memo.remember_passages([t for t, _ in vecs], np.stack([v for _, v in vecs]))
+            memo.remember_passages(texts, np.stack(vecs))
         self._passages.update((pid, recs[pid].passage) for pid, _ in held)
         return [RecoveredPassage(pid, recs[pid].passage.text, sc) for pid, sc in held]
 
