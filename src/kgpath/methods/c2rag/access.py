@@ -75,6 +75,10 @@ class GraphAccess(ABC):
         """Passage vectors the default scorer may read (Eq. 12); default none."""
         return None
 
+    def call_trace(self) -> dict[str, Any]:
+        """Trace entries of the bound retrieval (a store's round trips); default none."""
+        return {}
+
     @abstractmethod
     def fallback_plan(self, query: str, note: str) -> Generator[Req, Any, Plan]:
         """The LLM-free plan (:func:`~kgpath.methods.c2rag.fallback.fallback_plan`)."""

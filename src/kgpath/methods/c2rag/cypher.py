@@ -140,6 +140,11 @@ class StoreAccess(GraphAccess):
         """The backend's schema."""
         return self.backend.schema
 
+    def call_trace(self) -> dict[str, Any]:
+        """``backend``, ``queries`` (this view's and the backend view's) and ``seconds``."""
+        got = self.backend.call_trace()
+        return {**got, "queries": self.queries + int(got.get("queries", 0))}
+
     def _run(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         self.queries += 1
         return self.backend.driver.run(query, params)

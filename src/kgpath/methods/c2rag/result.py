@@ -42,6 +42,9 @@ class C2RAGResult:
     (:class:`~kgpath.methods.c2rag.cypher.CypherC2RAG`), whose graph holds only the nodes
     and passages the retrieval read: :meth:`evidence` then keeps the method's order (the
     propagation re-rank walks the whole graph)."""
+    store_trace: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """A database retrieval's ``backend``, ``queries`` (round trips) and ``seconds``, added
+    to :attr:`trace`; empty in memory."""
 
     @property
     def unbound(self) -> tuple[str, ...]:
@@ -175,6 +178,7 @@ class C2RAGResult:
             "unbound": list(self.unbound),
             "gamma": self.config.gamma,
             "epsilon": self.config.epsilon,
+            **self.store_trace,
         }
 
     def to_json(self) -> str:

@@ -491,6 +491,7 @@ class ConstraintCheckedRetriever:
             binding_names=names,
             graph=graph,
             whole_graph=run.acc.whole_graph,
+            store_trace=run.acc.call_trace(),
         )
 
     def _anchors(self, surface: str, cfg: C2RAGConfig) -> list[Anchor]:
