@@ -120,6 +120,19 @@ def test_c2rag_demo_kg_async_and_scripted_llm(falkordb_driver):
     assert db.plan(qs[0]["query"]) == mem.plan(qs[0]["query"])  # the next scripted reply
 
 
+def test_c2rag_concurrent_async_retrievals_equal_in_memory(falkordb_driver):
+    mem, db = pair(falkordb_driver, load_demo_kg())
+    qs = demo_questions()
+
+    async def all_at_once() -> list[C2RAGResult]:
+        return await asyncio.gather(*(db.aretrieve(q["query"], plan=p)
+                                      for q in qs for p in (q["plan"], None)))
+    got = asyncio.run(all_at_once())
+    want = [mem.retrieve(q["query"], plan=p) for q in qs for p in (q["plan"], None)]
+    for a, b in zip(want, got, strict=True):
+        assert_same(a, b)
+
+
 NAMES = ["Paris", "paris", "PARIS", "Paris France", "Marie Curie", "Curie", "Curie's lab",
          "Warsaw", "Bohr", "Niels Bohr", "radium", "the Sorbonne", "Sorbonne", "Lyon",
          "Ernest Rutherford", "Manchester", "Σοφία", "ΟΔΟΣ Paris"]

@@ -4,7 +4,8 @@
 constant (Eq. 2), then grounds the ``P_2`` constraints through bindings until none makes
 progress (Eq. 15), and assembles one evidence block per constraint (Eq. 16). The steps are
 generators yielding :class:`~kgpath.methods.c2rag.drive.Req`, served by a sync or an async
-driver.
+driver. The graph is read through a :class:`~kgpath.methods.c2rag.access.GraphAccess`
+(in memory here; a database in :class:`~kgpath.methods.c2rag.cypher.CypherC2RAG`).
 """
 
 from __future__ import annotations
