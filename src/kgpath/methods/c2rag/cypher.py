@@ -158,7 +158,8 @@ class StoreAccess(GraphAccess):
             s = self.schema
             q = (f"UNWIND $toks AS t MATCH (n:{s.n}) "
                  f"WHERE {s.prop('n', s.name_key_property)} CONTAINS t "
-                 f"RETURN t AS t, {s.prop('n', s.id_property)} AS id, "
+                 f"WITH n, collect(t) AS ts "  # one row per node
+                 f"RETURN ts, {s.prop('n', s.id_property)} AS id, "
                  f"{s.prop('n', s.name_property)} AS name, "
                  f"{s.prop('n', s.order_property)} AS ord")
             for t in todo:
@@ -167,7 +168,8 @@ class StoreAccess(GraphAccess):
                 nid = str(r["id"])
                 name = str(r["name"]) if r.get("name") is not None else nid
                 order = (1, 0, nid) if r.get("ord") is None else (0, int(r["ord"]), nid)
-                self._by_needle[r["t"]][nid] = (order, nid, name)
+                for t in r["ts"]:
+                    self._by_needle[t][nid] = (order, nid, name)
         merged: dict[str, NodeRef] = {}
         for n in needles:
             merged.update(self._by_needle[n])
