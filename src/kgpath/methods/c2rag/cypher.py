@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.backends.cypher import CypherBackend, CypherSchema
+from kgpath.backends.cypher import CypherBackend, CypherSchema, KuzuDialect
 from kgpath.backends.cypher.identifiers import quote_identifier
 from kgpath.backends.cypher.schema import edge_from_row
 from kgpath.embeddings import Embedder
@@ -156,10 +156,14 @@ class StoreAccess(GraphAccess):
         todo = sorted(n for n in needles if n not in self._by_needle)
         if todo:
             s = self.schema
-            q = (f"UNWIND $toks AS t MATCH (n:{s.n}) "
-                 f"WHERE {s.prop('n', s.name_key_property)} CONTAINS t "
-                 f"WITH n, collect(t) AS ts "  # one row per node
-                 f"RETURN ts, {s.prop('n', s.id_property)} AS id, "
+            key = s.prop("n", s.name_key_property)
+            if isinstance(self.backend.driver.dialect, KuzuDialect):  # no list comprehension
+                head = (f"UNWIND $toks AS t MATCH (n:{s.n}) WHERE {key} CONTAINS t "
+                        "WITH n, collect(t) AS ts ")
+            else:  # one scan of the label
+                head = (f"MATCH (n:{s.n}) WITH n, [t IN $toks WHERE {key} CONTAINS t] AS ts "
+                        "WHERE size(ts) > 0 ")
+            q = (f"{head}RETURN ts, {s.prop('n', s.id_property)} AS id, "
                  f"{s.prop('n', s.name_property)} AS name, "
                  f"{s.prop('n', s.order_property)} AS ord")
             for t in todo:
