@@ -75,6 +75,10 @@ class GraphAccess(ABC):
         """Passage vectors the default scorer may read (Eq. 12); default none."""
         return None
 
+    def prepare(self, plan: Plan) -> Generator[Req, Any, None]:
+        """Read ahead what the plan's ``P_1`` hops will read; default nothing."""
+        return now(None)
+
     def call_trace(self) -> dict[str, Any]:
         """Trace entries of the bound retrieval (a store's round trips); default none."""
         return {}

@@ -197,6 +197,12 @@ class StoreAccess(GraphAccess):
         spans = mention_spans(toks, index, 8)[:3]
         return plan_from_mentions(toks, [(s, e, ref[2]) for s, e, ref in spans], note)
 
+    def prepare(self, plan: Plan) -> Generator[Req, Any, None]:
+        """The names of every ``P_1`` constant in one lookup (one scan, not one per hop)."""
+        consts = [c.tail if c.head_is_var else c.head
+                  for c in (plan.constraints[i] for i in plan.p1)]
+        yield from self._matching({t for s in consts for t in tokens(s)})
+
     def anchors(self, surface: str, top_e: int) -> Generator[Req, Any, list[Anchor]]:
         """Eq. 3 over the nodes sharing a token with ``surface``."""
         found = rank_anchors(surface, (yield from self._matching(set(tokens(surface)))), top_e)

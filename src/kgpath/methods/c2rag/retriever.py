@@ -362,6 +362,7 @@ class ConstraintCheckedRetriever:
                 )
             )
         if plan.constraints:  # an empty plan embeds no relation (Eq. 5 never runs)
+            yield from acc.prepare(plan)
             if cfg.relation_vectors == "graph":
                 yield from acc.graph_relations()
             yield from self._prefetch_plan(query, plan, cfg, acc)
