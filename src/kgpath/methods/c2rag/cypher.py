@@ -10,10 +10,12 @@ the in-memory one on the graph the database was loaded from.
 
 Pushed down (one round trip each, per question; cached for the question)
     * **Names** (the fallback plan, 3.2; anchors, Eq. 3): the nodes whose ``name_key``
-      contains a token of the text (``CONTAINS``), as ``(id, name, idx)`` rows. Every node
-      sharing a ``Tok(·)`` token with the text is among them (``name_key`` is the name
-      lower-cased by Python, like ``Tok``; a token is sent up to its first or after its
-      last ``σ``/``ς``, the one letter Python lower-cases by context), so Eq. 3's ranking
+      contains a token of the text (``CONTAINS``; one scan of the node label, a ``UNWIND``
+      per token on Kùzu/Ladybug), as ``(id, name, idx)`` rows, read once per question (the
+      question's tokens or the plan's ``P_1`` constants). Every node sharing a ``Tok(·)``
+      token with the text is among them (``name_key`` is the name lower-cased by Python,
+      like ``Tok``; a token is sent as its longest piece without ``σ``/``ς``, the one
+      letter Python lower-cases by context, :func:`needle`), so Eq. 3's ranking
       (:func:`~kgpath.methods.c2rag.alignment.rank_anchors`) and the fallback's name index
       (:func:`~kgpath.methods.c2rag.fallback.mention_spans`, first node per token key by
       ``idx``) are exact. A token found in many names (``"a"``) fetches many rows.
