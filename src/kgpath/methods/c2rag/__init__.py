@@ -41,6 +41,8 @@ Modules, in the paper's order: :mod:`~kgpath.methods.c2rag.config`,
 (Eq. 13-15), :mod:`~kgpath.methods.c2rag.blocks` (Eq. 16),
 :mod:`~kgpath.methods.c2rag.result`, :mod:`~kgpath.methods.c2rag.retriever` (and
 :mod:`~kgpath.methods.c2rag.drive`, the sync/async I/O protocol;
+:mod:`~kgpath.methods.c2rag.access`, how the pipeline reads its graph;
+:mod:`~kgpath.methods.c2rag.cypher`, :class:`CypherC2RAG` over a Cypher database;
 :mod:`~kgpath.methods.c2rag.prefetch`, the query texts of a plan's ``P_1`` hops embedded in
 one request).
 
@@ -94,6 +96,7 @@ from kgpath.methods.c2rag.config import (
     RerankInput,
     State,
 )
+from kgpath.methods.c2rag.cypher import CypherC2RAG
 from kgpath.methods.c2rag.fallback import anchored_plan, fallback_plan
 from kgpath.methods.c2rag.hops import HopTrace
 from kgpath.methods.c2rag.plan import PLAN_SCHEMA, Constraint, Plan, parse_plan, tokens
@@ -121,6 +124,7 @@ __all__ = [
     "EvidenceBlock",
     "C2RAGResult",
     "ConstraintCheckedRetriever",
+    "CypherC2RAG",
     "token_coverage",
     "match_anchors",
     "candidate_pool",

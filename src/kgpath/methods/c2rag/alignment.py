@@ -9,7 +9,7 @@ candidate's KG relation against the constraint's relation variants ``R_i``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ __all__ = [
     "Candidate",
     "candidate_pool",
     "match_anchors",
+    "rank_anchors",
     "relation_alignment",
     "token_coverage",
 ]
@@ -80,17 +81,33 @@ def match_anchors(
             k = len(s & set(tokens(n.name)))
             if k:
                 counts[i] = k
+    return rank_anchors(
+        surface, ((i, graph.node_at(i).id, graph.node_at(i).name) for i in counts), top_e
+    )
+
+
+def rank_anchors(
+    surface: str, nodes: Iterable[tuple[Any, str, str]], top_e: int = 3
+) -> list[Anchor]:
+    """Eq. 3 over ``(order, id, name)`` triples: the top-``E`` by token coverage (> 0).
+
+    The ranking of :func:`match_anchors` (coverage, then Jaccard overlap, then ``order``,
+    the node's position in the graph) over any set of nodes holding every node that shares
+    a token with ``surface``: a node sharing none has coverage 0 and is never kept, so the
+    result equals :func:`match_anchors` on the whole graph (what a store fetches,
+    :mod:`kgpath.methods.c2rag.cypher`).
+    """
+    s = set(tokens(surface))
+    if not s:
+        return []
     ranked = []
-    for i, k in counts.items():
-        name_toks = set(tokens(graph.node_at(i).name))
-        jac = k / len(s | name_toks)
-        ranked.append((-k / len(s), -jac, i))
-    ranked.sort()
-    out = []
-    for neg_cov, _, i in ranked[:top_e]:
-        n = graph.node_at(i)
-        out.append(Anchor(n.id, n.name, -neg_cov, "name"))
-    return out
+    for order, nid, name in nodes:
+        name_toks = set(tokens(name))
+        k = len(s & name_toks)
+        if k:
+            ranked.append((-k / len(s), -k / len(s | name_toks), order, nid, name))
+    ranked.sort(key=lambda r: r[:3])
+    return [Anchor(nid, name, -neg_cov, "name") for neg_cov, _, _, nid, name in ranked[:top_e]]
 
 
 @dataclass(frozen=True)

@@ -102,17 +102,24 @@ class Grounding:
 
 
 def ground_constraint(
-    c: Constraint, plan: Plan, bound: Mapping[str, Sequence[str]], graph: KnowledgeGraph
+    c: Constraint,
+    plan: Plan,
+    bound: Mapping[str, Sequence[str]],
+    graph: KnowledgeGraph | Mapping[str, str],
 ) -> Grounding | None:
-    """Eq. 15: ground ``c`` through the first of its ends with a binding (``None`` if none)."""
+    """Eq. 15: ground ``c`` through the first of its ends with a binding (``None`` if none).
+
+    ``graph`` names the bound nodes: the graph, or a mapping node id -> name.
+    """
     ends = [v for v in (c.head, c.tail) if bound.get(v)]
     if not ends:
         return None
     a_var = ends[0]
     var = c.tail if a_var == c.head else c.head
-    anchors = tuple(
-        Anchor(nid, graph.node(nid).name, None, f"binding {a_var}") for nid in bound[a_var]
-    )
+
+    def name(nid: str) -> str:
+        return graph.node(nid).name if isinstance(graph, KnowledgeGraph) else graph[nid]
+    anchors = tuple(Anchor(nid, name(nid), None, f"binding {a_var}") for nid in bound[a_var])
     lin = c.linearize({a_var: [a.name for a in anchors]}, plan.placeholders)
     return Grounding(var, anchors, lin, a_var)
 

@@ -146,6 +146,8 @@ class C2RAGConfig:
         pooled ranking (:meth:`C2RAGResult.evidence`). Decided on HotpotQA-100, confirmed on
         2Wiki-100 (offline graph, fallback plan, R@5): 85.5 → 91.0 (q0-49 / q50-99: 90 /
         92) and 66.5 → 76.0 (74.5 / 77.5); dense 87.0 / 66.8. Native output is unchanged.
+        Not applied over a database (:class:`~kgpath.methods.c2rag.cypher.CypherC2RAG`):
+        the walk needs the whole graph.
 
     Offline scorer (a deviation, with evidence)
         The paper scores ``C_init`` with a cross-encoder (bge-reranker-v2-m3) whose logits

@@ -31,8 +31,10 @@ class Req:
     """An I/O request yielded by the pipeline generator (sync and async drivers serve it)."""
 
     op: Literal["embed_queries", "embed_passages", "score", "complete", "passage_vectors",
-                "query_vectors"]
+                "query_vectors", "store"]
     args: tuple[Any, ...]
+    """``"store"``: ``(function, args)``, a blocking store query (the async driver runs it
+    in a worker thread; :mod:`kgpath.methods.c2rag.access`)."""
 
 
 def score(query: str, texts: Sequence[str]) -> Generator[Req, Any, np.ndarray]:

@@ -11,16 +11,26 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 from kgpath.errors import ConfigError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.methods.c2rag.plan import Constraint, Plan, tokens
 
-__all__ = ["anchored_plan", "fallback_plan", "find_entity_mentions"]
+__all__ = ["anchored_plan", "fallback_plan", "find_entity_mentions", "mention_spans",
+           "name_key", "plan_from_mentions"]
+
+T = TypeVar("T")
 
 
 def _name_key(text: str) -> str:
     return " ".join(tokens(text))
+
+
+def name_key(text: str) -> str:
+    """A name's token key: its lower-cased word tokens joined by spaces (Eq. 3's ``Tok``)."""
+    return _name_key(text)
 
 
 _NAME_INDEX: weakref.WeakKeyDictionary[KnowledgeGraph, tuple[int, dict[str, int]]] = (
@@ -52,10 +62,20 @@ def _name_index(graph: KnowledgeGraph) -> dict[str, int]:
 def _mention_spans(
     query: str, graph: KnowledgeGraph, max_ngram: int
 ) -> tuple[list[str], list[tuple[int, int, int]]]:
-    index = _name_index(graph)
     toks = tokens(query)
+    return toks, mention_spans(toks, _name_index(graph), max_ngram)
+
+
+def mention_spans(
+    toks: Sequence[str], index: Mapping[str, T], max_ngram: int = 8
+) -> list[tuple[int, int, T]]:
+    """``(start, end, index value)`` of the names in ``toks``: longest first, non-overlapping.
+
+    ``index`` maps a name's token key (:func:`name_key`) to its node; spans come back in
+    query order.
+    """
     taken = [False] * len(toks)
-    chosen: list[tuple[int, int, int]] = []
+    chosen: list[tuple[int, int, T]] = []
     for length in range(min(max_ngram, len(toks)), 0, -1):  # longest names first
         for start in range(0, len(toks) - length + 1):
             idx = index.get(" ".join(toks[start : start + length]))
@@ -63,8 +83,8 @@ def _mention_spans(
                 chosen.append((start, start + length, idx))
                 for k in range(start, start + length):
                     taken[k] = True
-    chosen.sort()
-    return toks, chosen
+    chosen.sort(key=lambda c: (c[0], c[1]))
+    return chosen
 
 
 def find_entity_mentions(
@@ -95,7 +115,15 @@ def fallback_plan(
     query the plan is empty and retrieval falls back to textual recovery over the query.
     """
     toks, spans = _mention_spans(query, graph, 8)
-    spans = spans[:max_entities]
+    return plan_from_mentions(
+        toks, [(s, e, graph.node_at(idx).name) for s, e, idx in spans[:max_entities]], note
+    )
+
+
+def plan_from_mentions(
+    toks: Sequence[str], spans: Sequence[tuple[int, int, str]], note: str
+) -> Plan:
+    """The fallback plan of a query's tokens and its mentions ``(start, end, node name)``."""
     if not spans:
         return Plan(
             constraints=(),
@@ -106,8 +134,7 @@ def fallback_plan(
         )
     inside = {k for s, e, _ in spans for k in range(s, e)}
     relation = " ".join(t for k, t in enumerate(toks) if k not in inside) or "related to"
-    mentions = [(graph.node_at(idx).name, idx) for _, _, idx in spans]
-    cons = tuple(Constraint(name, relation, "?answer", ()) for name, _ in mentions)
+    cons = tuple(Constraint(name, relation, "?answer", ()) for _, _, name in spans)
     return Plan(
         constraints=cons,
         placeholders={"?answer": "answer"},

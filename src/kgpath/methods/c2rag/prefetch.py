@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Sequence
 
 from kgpath.graph import KnowledgeGraph
-from kgpath.methods.c2rag.alignment import Anchor, candidate_pool
+from kgpath.methods.c2rag.alignment import Anchor, Candidate, candidate_pool
 from kgpath.methods.c2rag.config import C2RAGConfig
 from kgpath.methods.c2rag.plan import Plan
 
@@ -26,7 +26,7 @@ __all__ = ["plan_texts"]
 
 
 def plan_texts(
-    graph: KnowledgeGraph,
+    graph: KnowledgeGraph | Callable[[list[str]], Sequence[Candidate]],
     plan: Plan,
     query: str,
     cfg: C2RAGConfig,
@@ -41,8 +41,14 @@ def plan_texts(
     sets ``R_i`` (Eq. 5), minus those in ``known``; ``texts`` holds them plus, per
     constraint, the Eq. 6 rerank query (``scorer="reranker"``) and, with
     ``with_recovery``, ``Lin(τ)`` and the Eq. 12 rerank query. An empty plan recovers
-    over the query itself. Duplicates are removed, order kept.
+    over the query itself. Duplicates are removed, order kept. ``graph`` gives the Eq. 4
+    pools: the graph, or a function of the anchor ids (a store's pools, fetched already).
     """
+    def pools(ids: list[str]) -> Sequence[Candidate]:
+        if isinstance(graph, KnowledgeGraph):
+            return candidate_pool(graph, ids)
+        return graph(ids)
+
     texts: list[str] = []
     rels: list[str] = []
     if not plan.constraints and with_recovery:
@@ -50,7 +56,7 @@ def plan_texts(
     for i in plan.p1:
         c = plan.constraints[i]
         found = anchors(c.tail if c.head_is_var else c.head)
-        pool = candidate_pool(graph, [a.node_id for a in found]) if found else []
+        pool = pools([a.node_id for a in found]) if found else []
         lin = c.linearize(types=plan.placeholders)
         if pool:
             rels += [x.relation for x in pool] + list(c.relation_set(cfg.m))

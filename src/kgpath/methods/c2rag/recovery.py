@@ -30,6 +30,7 @@ __all__ = [
     "TextualRecovery",
     "anchor_scope",
     "build_passage_index",
+    "rerank_recovered",
     "textual_recovery",
 ]
 
@@ -169,6 +170,13 @@ def textual_recovery(
         RecoveredPassage(pidx.ids[int(r)], pidx.texts[int(r)], float(s))
         for r, s in zip(rows_, s_txt, strict=True)
     ]
+    return (yield from rerank_recovered(query, lin, scope, pool, cfg))
+
+
+def rerank_recovered(
+    query: str, lin: str, scope: str, pool: Sequence[RecoveredPassage], cfg: C2RAGConfig
+) -> Generator[Req, Any, TextualRecovery]:
+    """Eq. 12 over ``Û_u`` (``pool``, Eq. 11's top-``K'_t``): rerank, keep top-``K_t``."""
     scores = yield from score(cfg.rerank_query(query, lin), [x.text for x in pool])
     pool = [dataclasses.replace(x, score=float(s)) for x, s in zip(pool, scores, strict=True)]
     keep = top_k(np.asarray(scores, dtype=np.float64), cfg.k_t)

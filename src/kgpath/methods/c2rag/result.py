@@ -37,6 +37,14 @@ class C2RAGResult:
     binding_names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     graph: KnowledgeGraph | None = field(default=None, repr=False, compare=False)
     """The graph retrieved from (set by the retriever); resolves passage metadata."""
+    whole_graph: bool = field(default=True, repr=False, compare=False)
+    """Whether :attr:`graph` is the whole graph. ``False`` for a database retrieval
+    (:class:`~kgpath.methods.c2rag.cypher.CypherC2RAG`), whose graph holds only the nodes
+    and passages the retrieval read: :meth:`evidence` then keeps the method's order (the
+    propagation re-rank walks the whole graph)."""
+    store_trace: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """A database retrieval's ``backend``, ``queries`` (round trips) and ``seconds``, added
+    to :attr:`trace`; empty in memory."""
 
     @property
     def unbound(self) -> tuple[str, ...]:
@@ -104,7 +112,8 @@ class C2RAGResult:
         (``Lin(c)``, structural only) and ``passage_ids``. With ``config.rerank`` (the
         default ``"propagation"``) the ``"passages"`` list is then re-ranked by graph
         propagation (:mod:`kgpath.methods.augmented.rerank`: scores become its mass, the
-        trace gains ``rerank`` and ``method_score``, passages it reaches are added).
+        trace gains ``rerank`` and ``method_score``, passages it reaches are added); not
+        for a database retrieval (:attr:`whole_graph` false), which keeps this order.
 
         Raises
         ------
@@ -116,7 +125,7 @@ class C2RAGResult:
         items = self._pooled_evidence()
         if mode == "passages":
             items = [e for e in items if e.kind == "passage" or not e.trace["passage_ids"]]
-            if self.config.rerank is not None and self.graph is not None:
+            if self.config.rerank is not None and self.graph is not None and self.whole_graph:
                 from kgpath.methods.augmented.rerank import propagation_rerank
 
                 items = propagation_rerank(self.graph, self.query, items, "c2rag")
@@ -169,6 +178,7 @@ class C2RAGResult:
             "unbound": list(self.unbound),
             "gamma": self.config.gamma,
             "epsilon": self.config.epsilon,
+            **self.store_trace,
         }
 
     def to_json(self) -> str:

@@ -4,11 +4,13 @@
 constant (Eq. 2), then grounds the ``P_2`` constraints through bindings until none makes
 progress (Eq. 15), and assembles one evidence block per constraint (Eq. 16). The steps are
 generators yielding :class:`~kgpath.methods.c2rag.drive.Req`, served by a sync or an async
-driver.
+driver. The graph is read through a :class:`~kgpath.methods.c2rag.access.GraphAccess`
+(in memory here; a database in :class:`~kgpath.methods.c2rag.cypher.CypherC2RAG`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
@@ -23,9 +25,9 @@ from kgpath.embeddings import Embedder, as_embedder, default_embedder
 from kgpath.errors import BackendError, ConfigError, ParseError, short
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
-from kgpath.index.passage_vectors import passage_cache
 from kgpath.llm import LLM, acall_llm, as_llm, call_llm
-from kgpath.methods.c2rag.alignment import Anchor, candidate_pool, match_anchors
+from kgpath.methods.c2rag.access import GraphAccess, MemoryAccess
+from kgpath.methods.c2rag.alignment import Anchor, Candidate
 from kgpath.methods.c2rag.bindings import (
     BindingState,
     Grounding,
@@ -35,16 +37,10 @@ from kgpath.methods.c2rag.bindings import (
 from kgpath.methods.c2rag.blocks import build_block
 from kgpath.methods.c2rag.config import C2RAGConfig
 from kgpath.methods.c2rag.drive import COLD_OPS, Req, adrive, aserve_cold, drive, serve_cold
-from kgpath.methods.c2rag.fallback import fallback_plan
 from kgpath.methods.c2rag.hops import HopTrace, merge_branches, rank_candidates, sufficiency_step
-from kgpath.methods.c2rag.plan import PLAN_SCHEMA, Constraint, Plan, parse_plan, tokens
+from kgpath.methods.c2rag.plan import PLAN_SCHEMA, Constraint, Plan, parse_plan
 from kgpath.methods.c2rag.prefetch import plan_texts
-from kgpath.methods.c2rag.recovery import (
-    PassageIndex,
-    TextualRecovery,
-    build_passage_index,
-    textual_recovery,
-)
+from kgpath.methods.c2rag.recovery import TextualRecovery
 from kgpath.methods.c2rag.result import C2RAGResult
 from kgpath.methods.c2rag.scoring import MemoScorer
 from kgpath.prompts.c2rag import PLANNER_PROMPT
@@ -60,8 +56,9 @@ PlanInput = Plan | Mapping[str, Any] | Sequence[Any] | str | None
 
 @dataclass
 class _Run:
-    """The hops of one retrieval, in execution order and by constraint, and the bindings."""
+    """One retrieval: its graph view, hops (in order and by constraint) and bindings."""
 
+    acc: GraphAccess
     order: list[HopTrace] = field(default_factory=list)
     by_constraint: dict[int, HopTrace] = field(default_factory=dict)
     bindings: BindingState = field(default_factory=BindingState)
@@ -160,6 +157,18 @@ class ConstraintCheckedRetriever:
             raise ConfigError(
                 f"graph must be a KnowledgeGraph or GraphIndex, got {type(graph).__name__}"
             )
+        self._setup(embedder, llm, config, reranker, planner_prompt)
+        self._access: GraphAccess = MemoryAccess(self.graph, self.embedder)
+
+    def _setup(
+        self,
+        embedder: Embedder | None,
+        llm: LLM | None,
+        config: C2RAGConfig | None,
+        reranker: Reranker | None,
+        planner_prompt: str,
+    ) -> None:
+        """Everything but the graph: embedder, planner, scorer, config (shared with stores)."""
         self.embedder: Embedder = (
             as_embedder(embedder) if embedder is not None else default_embedder()
         )
@@ -184,11 +193,6 @@ class ConstraintCheckedRetriever:
         self.config = config or C2RAGConfig()
         self.planner_prompt = planner_prompt
         self._check_prompt(planner_prompt)
-        # Eq. 5's v_r: shared by every retriever of this graph and model, saved with the index
-        self._rel_cache: dict[str, np.ndarray] = passage_cache(self.graph, self.embedder).relations
-        self._rel_version: int | None = None
-        self._tok_index: tuple[int, dict[str, list[int]]] | None = None
-        self._passages: PassageIndex | None = None
 
     @staticmethod
     def _check_prompt(template: str) -> None:
@@ -216,7 +220,7 @@ class ConstraintCheckedRetriever:
         """
         q = check_query(query)
         cfg = self._config(overrides)
-        return drive(self._pipeline(q, plan, cfg), self._serve)
+        return drive(self._pipeline(q, plan, cfg, self._access.bind()), self._serve)
 
     async def aretrieve(
         self, query: str, *, plan: PlanInput = None, **overrides: Any
@@ -224,17 +228,19 @@ class ConstraintCheckedRetriever:
         """Async :meth:`retrieve` (LLM, embedder and reranker awaited natively)."""
         q = check_query(query)
         cfg = self._config(overrides)
-        return await adrive(self._pipeline(q, plan, cfg), self._aserve)
+        return await adrive(self._pipeline(q, plan, cfg, self._access.bind()), self._aserve)
 
     def plan(self, query: str, **overrides: Any) -> Plan:
         """Only the planning step (Eq. 1): the LLM plan, or the fallback plan."""
         q = check_query(query)
-        return drive(self._plan(q, None, self._config(overrides)), self._serve)
+        acc = self._access.bind()
+        return drive(self._plan(q, None, self._config(overrides), acc), self._serve)
 
     async def aplan(self, query: str, **overrides: Any) -> Plan:
         """Async :meth:`plan`."""
         q = check_query(query)
-        return await adrive(self._plan(q, None, self._config(overrides)), self._aserve)
+        acc = self._access.bind()
+        return await adrive(self._plan(q, None, self._config(overrides), acc), self._aserve)
 
     def planner_input(self, query: str, **overrides: Any) -> str:
         """Return the exact prompt the planner LLM receives for ``query``."""
@@ -267,6 +273,9 @@ class ConstraintCheckedRetriever:
         return None if any(v is None for v in vecs) else np.stack(vecs)  # type: ignore[arg-type]
 
     def _serve(self, req: Req) -> Any:
+        if req.op == "store":
+            fn, args = req.args
+            return fn(*args)
         if (hit := self._remembered(req)) is not None:
             return hit
         if req.op in COLD_OPS:  # shared cold paths, query texts: once for concurrent calls
@@ -276,12 +285,15 @@ class ConstraintCheckedRetriever:
         if req.op == "score":
             if (memo := self._memo()) is not None:
                 query, texts = req.args
-                return memo.score(query, texts, self._passages)
+                return memo.score(query, texts, self._access.memo_passages())
             return self.reranker.score(*req.args)
         assert self.llm is not None
         return call_llm(self.llm, *req.args, step=_PLAN_STEP)
 
     async def _aserve(self, req: Req) -> Any:
+        if req.op == "store":  # a blocking store query: in a worker thread
+            fn, args = req.args
+            return await asyncio.to_thread(fn, *args)
         if (hit := self._remembered(req)) is not None:
             return hit
         if req.op in COLD_OPS:
@@ -291,7 +303,7 @@ class ConstraintCheckedRetriever:
         if req.op == "score":
             if (memo := self._memo()) is not None:
                 query, texts = req.args
-                return await memo.ascore(query, texts, self._passages)
+                return await memo.ascore(query, texts, self._access.memo_passages())
             ascore = getattr(self.reranker, "ascore", None)
             if ascore is None:
                 return self.reranker.score(*req.args)
@@ -301,7 +313,7 @@ class ConstraintCheckedRetriever:
 
     # ------------------------------------------------------------------ planning
     def _plan(
-        self, query: str, given: PlanInput, cfg: C2RAGConfig
+        self, query: str, given: PlanInput, cfg: C2RAGConfig, acc: GraphAccess
     ) -> Generator[Req, Any, Plan]:
         """Eq. 1: the given plan (validated), the LLM plan, or the LLM-free fallback."""
         if given is not None:
@@ -310,7 +322,7 @@ class ConstraintCheckedRetriever:
             src = given.source if isinstance(given, Plan) else "user"
             return parse_plan(given, m=cfg.m, source=src)
         if self.llm is None:
-            return fallback_plan(query, self.graph, note="no LLM planner configured")
+            return (yield from acc.fallback_plan(query, "no LLM planner configured"))
         prompt = self.planner_prompt.format(
             query=query, m=cfg.m, schema=json.dumps(PLAN_SCHEMA)
         )
@@ -330,18 +342,18 @@ class ConstraintCheckedRetriever:
                     raise
         log.warning("C2RAG planner: %s; using the LLM-free fallback plan", reason)
         log.warning("C2RAG: LLM plan unusable (%s); LLM-free fallback plan used", reason)
-        fb = fallback_plan(query, self.graph, note=f"LLM plan unusable: {reason}")
+        fb = yield from acc.fallback_plan(query, f"LLM plan unusable: {reason}")
         return dataclasses.replace(fb, raw=reply)
 
     # ------------------------------------------------------------------ pipeline
     def _pipeline(
-        self, query: str, given: PlanInput, cfg: C2RAGConfig
+        self, query: str, given: PlanInput, cfg: C2RAGConfig, acc: GraphAccess
     ) -> Generator[Req, Any, C2RAGResult]:
-        plan = yield from self._plan(query, given, cfg)
+        plan = yield from self._plan(query, given, cfg, acc)
         cfg = cfg.for_plan(plan.source)
-        run = _Run()
+        run = _Run(acc)
         if not plan.constraints:
-            rec = yield from self._recover(query, query, (), cfg)
+            rec = yield from self._recover(query, query, (), cfg, acc)
             run.order.append(
                 HopTrace(
                     step=1, constraint_index=None, constraint=None, kind="query",
@@ -350,13 +362,14 @@ class ConstraintCheckedRetriever:
                 )
             )
         if plan.constraints:  # an empty plan embeds no relation (Eq. 5 never runs)
+            yield from acc.prepare(plan)
             if cfg.relation_vectors == "graph":
-                yield from self._graph_relations()
-            yield from self._prefetch_plan(query, plan, cfg)
+                yield from acc.graph_relations()
+            yield from self._prefetch_plan(query, plan, cfg, acc)
         yield from self._run_p1(query, plan, cfg, run)
         pending = yield from self._run_p2(query, plan, cfg, run)
         yield from self._run_ungrounded(query, plan, cfg, run, pending)
-        return self._assemble(query, plan, cfg, run)
+        return (yield from self._assemble(query, plan, cfg, run))
 
     def _run_p1(
         self, query: str, plan: Plan, cfg: C2RAGConfig, run: _Run
@@ -365,12 +378,13 @@ class ConstraintCheckedRetriever:
         for i in plan.p1:
             c = plan.constraints[i]
             surface = c.tail if c.head_is_var else c.head
+            anchors = yield from run.acc.anchors(surface, cfg.top_e)
             spec = _HopSpec(
-                i, c, "P1", tuple(self._anchors(surface, cfg)), c.placeholders[0],
+                i, c, "P1", tuple(anchors), c.placeholders[0],
                 c.linearize(types=plan.placeholders), run.next_step,
                 f"no graph node matches {surface!r}",
             )
-            run.record((yield from self._hop(query, spec, cfg)))
+            run.record((yield from self._hop(query, spec, cfg, run.acc)))
 
     def _run_p2(
         self, query: str, plan: Plan, cfg: C2RAGConfig, run: _Run
@@ -385,7 +399,10 @@ class ConstraintCheckedRetriever:
             progress = False
             for i in list(pending):
                 c = plan.constraints[i]
-                g = ground_constraint(c, plan, run.bindings.current(), self.graph)
+                bound = run.bindings.current()
+                names = yield from run.acc.names(
+                    [n for v in (c.head, c.tail) for n in bound.get(v, ())])
+                g = ground_constraint(c, plan, bound, names)
                 if g is None:
                     continue
                 pending.remove(i)
@@ -395,13 +412,15 @@ class ConstraintCheckedRetriever:
                 if cfg.propagation == "per_entity" and len(g.anchors) > 1:
                     parts = per_entity_groundings(g, c, plan, cfg.k_s)
                     spec = dataclasses.replace(spec, exclude=_binding_edges(run, g.bound))
-                    run.record((yield from self._per_entity_hop(query, spec, parts, cfg)))
+                    run.record((yield from self._per_entity_hop(query, spec, parts, cfg,
+                                                                run.acc)))
                 else:
-                    run.record((yield from self._hop(query, spec, cfg)))
+                    run.record((yield from self._hop(query, spec, cfg, run.acc)))
         return pending
 
     def _per_entity_hop(
-        self, query: str, spec: _HopSpec, parts: Sequence[Grounding], cfg: C2RAGConfig
+        self, query: str, spec: _HopSpec, parts: Sequence[Grounding], cfg: C2RAGConfig,
+        acc: GraphAccess,
     ) -> Generator[Req, Any, HopTrace]:
         """Run Eq. 15: one hop per bound entity, merged.
 
@@ -422,7 +441,7 @@ class ConstraintCheckedRetriever:
         branches = []
         for g in parts:
             sub = dataclasses.replace(spec, anchors=g.anchors, lin=g.linearized)
-            branches.append((yield from self._hop(query, sub, cfg, recover=False)))
+            branches.append((yield from self._hop(query, sub, cfg, acc, recover=False)))
         base = HopTrace(
             step=spec.step, constraint_index=spec.ci, constraint=spec.constraint,
             kind=spec.kind, linearized=spec.lin, variable=spec.var, gamma=cfg.gamma_value,
@@ -430,7 +449,7 @@ class ConstraintCheckedRetriever:
         hop = merge_branches(base, tuple(branches))
         if hop.state == "resolved":
             return hop
-        rec = yield from self._recover(query, spec.lin, hop.anchors, cfg)
+        rec = yield from self._recover(query, spec.lin, hop.anchors, cfg, acc)
         return dataclasses.replace(hop, recovery=rec)
 
     def _run_ungrounded(
@@ -440,7 +459,7 @@ class ConstraintCheckedRetriever:
         for i in pending:
             c = plan.constraints[i]
             lin = c.linearize(types=plan.placeholders)
-            rec = yield from self._recover(query, lin, (), cfg)
+            rec = yield from self._recover(query, lin, (), cfg, run.acc)
             run.record(
                 HopTrace(
                     step=run.next_step, constraint_index=i, constraint=c, kind="P2",
@@ -450,16 +469,19 @@ class ConstraintCheckedRetriever:
                 )
             )
 
-    def _assemble(self, query: str, plan: Plan, cfg: C2RAGConfig, run: _Run) -> C2RAGResult:
+    def _assemble(
+        self, query: str, plan: Plan, cfg: C2RAGConfig, run: _Run
+    ) -> Generator[Req, Any, C2RAGResult]:
         """Eq. 14 final bindings and the Eq. 16 blocks, in plan order."""
         final = run.bindings.current()
+        graph = yield from run.acc.evidence_graph(run.order)
         blocks = tuple(
-            build_block(self.graph, plan, run.by_constraint.get(i), i, final)
+            build_block(graph, plan, run.by_constraint.get(i), i, final)
             for i in range(len(plan.constraints))
         )
         if not plan.constraints:
-            blocks = (build_block(self.graph, plan, run.order[0], None, final),)
-        names = {v: tuple(self.graph.node(n).name for n in ids) for v, ids in final.items()}
+            blocks = (build_block(graph, plan, run.order[0], None, final),)
+        names = {v: tuple(graph.node(n).name for n in ids) for v, ids in final.items()}
         return C2RAGResult(
             query=query,
             plan=plan,
@@ -469,21 +491,18 @@ class ConstraintCheckedRetriever:
             blocks=blocks,
             config=cfg,
             binding_names=names,
-            graph=self.graph,
+            graph=graph,
+            whole_graph=run.acc.whole_graph,
+            store_trace=run.acc.call_trace(),
         )
 
     def _anchors(self, surface: str, cfg: C2RAGConfig) -> list[Anchor]:
-        g = self.graph
-        if self._tok_index is None or self._tok_index[0] != g.version:
-            idx: dict[str, list[int]] = {}
-            for i, n in enumerate(g.nodes):
-                for t in set(tokens(n.name)):
-                    idx.setdefault(t, []).append(i)
-            self._tok_index = (g.version, idx)
-        return match_anchors(surface, g, cfg.top_e, token_index=self._tok_index[1])
+        """Eq. 3 for ``surface``: the top-``E`` anchors (outside a retrieval)."""
+        return drive(self._access.bind().anchors(surface, cfg.top_e), self._serve)  # type: ignore[no-any-return]
 
     def _hop(
-        self, query: str, spec: _HopSpec, cfg: C2RAGConfig, *, recover: bool = True
+        self, query: str, spec: _HopSpec, cfg: C2RAGConfig, acc: GraphAccess, *,
+        recover: bool = True,
     ) -> Generator[Req, Any, HopTrace]:
         """Run one constraint through Eq. 4-9.
 
@@ -494,53 +513,51 @@ class ConstraintCheckedRetriever:
             kind=spec.kind, linearized=spec.lin, variable=spec.var, anchors=spec.anchors,
             gamma=cfg.gamma_value,
         )
+        pool: list[Candidate] = []
+        if spec.anchors:
+            found = yield from acc.pool([a.node_id for a in spec.anchors])
+            pool = [x for x in found if x.edge_index not in spec.exclude]
         if not spec.anchors:
             hop = dataclasses.replace(base, reason=spec.no_anchor_reason)
-        elif not (pool := [
-            x for x in candidate_pool(self.graph, [a.node_id for a in spec.anchors])
-            if x.edge_index not in spec.exclude
-        ]):
+        elif not pool:
             names = ", ".join(repr(a.name) for a in spec.anchors)
             hop = dataclasses.replace(base, reason=f"empty neighbourhood around {names}")
         else:
-            yield from self._prefetch(pool, spec, query, cfg)
+            yield from self._prefetch(pool, spec, query, cfg, acc)
             initial, z = yield from rank_candidates(
-                pool, spec.constraint, query, spec.lin, cfg, self._rel_cache
+                pool, spec.constraint, query, spec.lin, cfg, acc.rel_cache
             )
             hop = sufficiency_step(base, len(pool), initial, z, cfg)
         if hop.state == "resolved" or not recover:
             return hop
-        rec = yield from self._recover(query, spec.lin, spec.anchors, cfg)
+        rec = yield from self._recover(query, spec.lin, spec.anchors, cfg, acc)
         return dataclasses.replace(hop, recovery=rec)
 
-    def _graph_relations(self) -> Generator[Req, Any, None]:
-        """Embed every distinct relation string of the graph once per graph version.
-
-        Eq. 5's ``v_r`` for any pool, in one request (``relation_vectors="graph"``).
-        """
-        if self._rel_version == self.graph.version:
-            return
-        version = self.graph.version
-        rels = sorted({e.relation for e in self.graph.edges if e.relation})
-        if any(r not in self._rel_cache for r in rels):  # once for concurrent callers
-            yield Req("query_vectors", (self.graph, self.embedder, "relations", rels))
-        self._rel_version = version
-
     def _prefetch_plan(
-        self, query: str, plan: Plan, cfg: C2RAGConfig
+        self, query: str, plan: Plan, cfg: C2RAGConfig, acc: GraphAccess
     ) -> Generator[Req, Any, None]:
         """One ``embed_queries`` request for every ``P_1`` hop (:func:`plan_texts`)."""
         if self._memo() is None:
             return
-        pidx = yield from self._passage_index()
+        with_recovery = yield from acc.has_passages()
+        anchors: dict[str, list[Anchor]] = {}
+        pools: dict[tuple[str, ...], list[Candidate]] = {}
+        for i in plan.p1:  # what plan_texts reads, through the access
+            c = plan.constraints[i]
+            surface = c.tail if c.head_is_var else c.head
+            found = anchors[surface] = yield from acc.anchors(surface, cfg.top_e)
+            ids = tuple(a.node_id for a in found)
+            if ids and ids not in pools:
+                pools[ids] = yield from acc.pool(ids)
         texts, rels = plan_texts(
-            self.graph, plan, query, cfg, lambda s: self._anchors(s, cfg),
-            known=self._rel_cache, with_recovery=pidx is not None and bool(pidx.ids),
+            lambda ids: pools[tuple(ids)], plan, query, cfg, anchors.__getitem__,
+            known=acc.rel_cache, with_recovery=with_recovery,
         )
-        yield from self._prefetch_texts(texts, rels)
+        yield from self._prefetch_texts(texts, rels, acc)
 
     def _prefetch(
-        self, pool: Sequence[Any], spec: _HopSpec, query: str, cfg: C2RAGConfig
+        self, pool: Sequence[Any], spec: _HopSpec, query: str, cfg: C2RAGConfig,
+        acc: GraphAccess,
     ) -> Generator[Req, Any, None]:
         """One ``embed_queries`` request for what Eq. 5-6 will embed, instead of two.
 
@@ -549,11 +566,12 @@ class ConstraintCheckedRetriever:
         if self._memo() is None or cfg.scorer != "reranker":
             return
         rels = [x.relation for x in pool] + list(spec.constraint.relation_set(cfg.m))
-        missing = [t for t in rels if t not in self._rel_cache]
-        yield from self._prefetch_texts([*missing, cfg.rerank_query(query, spec.lin)], rels)
+        missing = [t for t in rels if t not in acc.rel_cache]
+        yield from self._prefetch_texts([*missing, cfg.rerank_query(query, spec.lin)], rels,
+                                        acc)
 
     def _prefetch_texts(
-        self, texts: Sequence[str], rels: Sequence[str] = ()
+        self, texts: Sequence[str], rels: Sequence[str], acc: GraphAccess
     ) -> Generator[Req, Any, None]:
         """Embed (``embed_queries``) the texts not remembered yet, in one request.
 
@@ -565,7 +583,7 @@ class ConstraintCheckedRetriever:
         rel_set = set(rels)
         missing = list(dict.fromkeys(
             t for t in texts if memo.query_vector(t) is None or
-            (t in rel_set and t not in self._rel_cache)
+            (t in rel_set and t not in acc.rel_cache)
         ))
         if len(missing) < 2:
             return  # nothing to batch: the usual requests follow
@@ -577,22 +595,14 @@ class ConstraintCheckedRetriever:
         memo.remember_queries(missing, vecs)
         for t, v in zip(missing, vecs, strict=True):
             if t in rel_set:
-                self._rel_cache[t] = v
+                acc.rel_cache[t] = v
 
     # ------------------------------------------------------------------ recovery
-    def _passage_index(self) -> Generator[Req, Any, PassageIndex | None]:
-        if self._passages is not None and self._passages.version == self.graph.version:
-            return self._passages
-        pidx = yield from build_passage_index(self.graph, self.embedder)
-        if pidx is not None:
-            self._passages = pidx
-        return pidx
-
     def _recover(
-        self, query: str, lin: str, anchors: Sequence[Anchor], cfg: C2RAGConfig
+        self, query: str, lin: str, anchors: Sequence[Anchor], cfg: C2RAGConfig,
+        acc: GraphAccess,
     ) -> Generator[Req, Any, TextualRecovery]:
         """Eq. 11-12 (:func:`~kgpath.methods.c2rag.recovery.textual_recovery`)."""
-        pidx = yield from self._passage_index()
-        if pidx is not None and pidx.ids:  # Eq. 11 embeds Lin(τ), Eq. 12 the rerank query
-            yield from self._prefetch_texts([lin, cfg.rerank_query(query, lin)])
-        return (yield from textual_recovery(self.graph, pidx, query, lin, anchors, cfg))
+        if (yield from acc.has_passages()):  # Eq. 11 embeds Lin(τ), Eq. 12 the rerank query
+            yield from self._prefetch_texts([lin, cfg.rerank_query(query, lin)], (), acc)
+        return (yield from acc.recover(query, lin, anchors, cfg))

@@ -43,6 +43,13 @@ class MemoScorer:
                 self.queries.clear()
             self.queries.update(zip(texts, np.asarray(vecs, dtype=np.float32), strict=True))
 
+    def remember_passages(self, texts: Sequence[str], vecs: np.ndarray) -> None:
+        """Keep ``embed_passages`` vectors of ``texts`` (a store's stored passage vectors)."""
+        with self._lock:
+            if len(self._memo) + len(texts) > MEMO_LIMIT:
+                self._memo.clear()
+            self._memo.update(zip(texts, np.asarray(vecs, dtype=np.float32), strict=True))
+
     def query_vector(self, query: str) -> np.ndarray | None:
         """The remembered ``embed_queries`` vector of ``query``, if any."""
         with self._lock:
