@@ -32,7 +32,7 @@ from kgpath.methods.schema.config import SchemaRetrieverConfig
 from kgpath.methods.schema.decompose import DecompositionPlan, SchemaDecomposer, SubQuestion
 from kgpath.methods.schema.merge import merge_evidence
 from kgpath.methods.schema.result import SchemaResult, SubQuestionResult
-from kgpath.methods.schema.typed import _TypeTable, retrieve_sub_question
+from kgpath.methods.schema.typed import MemoryAccess, _TypeTable, retrieve_typed
 
 __all__ = ["SchemaGuidedRetriever"]
 
@@ -219,7 +219,7 @@ class SchemaGuidedRetriever:
         table: _TypeTable,
         router: CommunityRouter | None,
     ) -> SubQuestionResult:
-        return retrieve_sub_question(self.index, i, sq, qv, cfg, table, router)
+        return retrieve_typed(MemoryAccess(self.index, table, router), i, sq, qv, cfg)
 
 
 def _result_trace(
