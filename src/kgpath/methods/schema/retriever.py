@@ -34,7 +34,7 @@ from kgpath.methods.schema.merge import merge_evidence
 from kgpath.methods.schema.result import SchemaResult, SubQuestionResult
 from kgpath.methods.schema.typed import MemoryAccess, _TypeTable, retrieve_typed
 
-__all__ = ["SchemaGuidedRetriever"]
+__all__ = ["SchemaGuidedRetriever", "finish_result"]
 
 
 class SchemaGuidedRetriever:
@@ -193,22 +193,7 @@ class SchemaGuidedRetriever:
         t_plan: float,
         how: str,
     ) -> SchemaResult:
-        """Merge the sub-question runs (pattern: *merge(evidence)*) into one result."""
-        subs = []
-        for r, s, e in runs:
-            tr = dict(r.trace)
-            tr.update(started_s=round(s - t0, 6), ended_s=round(e - t0, 6))
-            subs.append(dataclasses.replace(r, trace=tr))
-        nodes, triples, passages = merge_evidence(subs)
-        trace = _result_trace(plan, cfg, how, t0, t_plan)
-        trace["evidence_before_merge"] = sum(
-            len(r.nodes) + len(r.triples) + len(r.passages) for r in subs)
-        trace["evidence_after_merge"] = len(nodes) + len(triples) + len(passages)
-        trace["total_s"] = round(time.perf_counter() - t0, 6)
-        return SchemaResult(
-            question=q, plan=plan, sub_results=tuple(subs), nodes=nodes, triples=triples,
-            passages=passages, config=cfg, trace=trace, graph=self.graph,
-        )
+        return finish_result(q, plan, runs, cfg, t0, t_plan, how, self.graph)
 
     def _retrieve_one(
         self,
@@ -220,6 +205,38 @@ class SchemaGuidedRetriever:
         router: CommunityRouter | None,
     ) -> SubQuestionResult:
         return retrieve_typed(MemoryAccess(self.index, table, router), i, sq, qv, cfg)
+
+
+def finish_result(
+    q: str,
+    plan: DecompositionPlan,
+    runs: list[tuple[SubQuestionResult, float, float]],
+    cfg: SchemaRetrieverConfig,
+    t0: float,
+    t_plan: float,
+    how: str,
+    graph: KnowledgeGraph | None,
+) -> SchemaResult:
+    """Merge the sub-question runs (pattern: *merge(evidence)*) into one result.
+
+    ``graph`` resolves names and passages in :meth:`SchemaResult.evidence` (the whole graph
+    in memory; the retrieved part over a database).
+    """
+    subs = []
+    for r, s, e in runs:
+        tr = dict(r.trace)
+        tr.update(started_s=round(s - t0, 6), ended_s=round(e - t0, 6))
+        subs.append(dataclasses.replace(r, trace=tr))
+    nodes, triples, passages = merge_evidence(subs)
+    trace = _result_trace(plan, cfg, how, t0, t_plan)
+    trace["evidence_before_merge"] = sum(
+        len(r.nodes) + len(r.triples) + len(r.passages) for r in subs)
+    trace["evidence_after_merge"] = len(nodes) + len(triples) + len(passages)
+    trace["total_s"] = round(time.perf_counter() - t0, 6)
+    return SchemaResult(
+        question=q, plan=plan, sub_results=tuple(subs), nodes=nodes, triples=triples,
+        passages=passages, config=cfg, trace=trace, graph=graph,
+    )
 
 
 def _result_trace(

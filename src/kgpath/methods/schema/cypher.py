@@ -1,0 +1,577 @@
+"""Schema-guided retrieval over a graph database: :class:`CypherSchemaRetriever`.
+
+The in-memory retriever (:class:`~kgpath.methods.schema.SchemaGuidedRetriever`) reads
+whole-graph arrays; here :class:`StoreAccess` answers the same questions of the typed
+retrieval seam (:class:`~kgpath.methods.schema.typed.TypedAccess`) with queries on a
+:class:`~kgpath.backends.cypher.CypherBackend` (a graph written by
+:func:`~kgpath.backends.cypher.load_graph`), and the shared code of
+:mod:`~kgpath.methods.schema.typed` filters, ranks and merges. Per sub-question it fetches:
+
+* **typed candidates** (filter mode): nodes whose ``type`` property is one of the store's
+  spellings of the involved entity types (``WHERE n.type IN $labels``; the spellings come
+  from one ``DISTINCT`` query per retrieval, resolved through the schema), or, with only
+  relation types, the ends of the edges of those types (same push-down on the edge's
+  ``type``/``relation``). A node's ``metadata["schema_type"]`` overrides its type and sits
+  inside JSON text: nodes whose metadata *may* override (any ``"schema_type"`` key other
+  than one equal to the node's own type, null or empty) are fetched as well. The query is
+  thus a superset; every fetched row is then checked exactly by the in-memory rules
+  (:func:`~kgpath.methods.schema.typed.node_schema_type`, layer nodes, attributes, the
+  relation indicator from the candidates' incident edges), so the kept set is exact.
+  Attribute-only constraints are not pushed down (attribute keys live inside the JSON
+  metadata): the nodes are paged through and checked.
+* **boost / off / filter fallback**: the in-memory method scores every base node; so does
+  this one, on keyset pages in node order (:func:`~kgpath.backends.cypher.queries.node_page`),
+  keeping each page's top ``k`` (ties by node order, as one top-``k`` over all).
+* **routed communities** (with a hierarchy on a large graph): the members of the routed
+  communities, by id.
+* the **vectors** of those nodes (stored embeddings, the same float32 dot product), the
+  **edges at the hits** and their other ends, and the **cited passages** by id.
+
+Graph-wide inputs: the schema and the hierarchy are the caller's (as in memory); node
+vectors are the stored ones; the LLM-free decomposition matches node names, so it reads
+the store's node names and types once per retriever (:meth:`CypherSchemaRetriever.refresh`
+reads them again). Equal to the in-memory retriever on the graph the database was loaded
+from (node and edge order written by ``load_graph`` break ties), for ``mode="vector"``
+and a float32 in-memory vector index. Not offered: ``mode="bm25"``/``"hybrid"`` (BM25 needs
+corpus statistics the database does not keep; :class:`~kgpath.errors.ConfigError`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from kgpath._config import with_overrides
+from kgpath._parallel import aparallel_map, parallel_map
+from kgpath.backends.base import GraphBackend
+from kgpath.backends.cypher import CypherBackend, CypherSchema, NodeRow
+from kgpath.backends.cypher.queries import expand_one_hop, fetch_nodes, node_page
+from kgpath.backends.cypher.schema import edge_from_row
+from kgpath.embeddings import Embedder
+from kgpath.errors import ConfigError, EmptyGraphError
+from kgpath.graph import KnowledgeGraph, Node, Passage
+from kgpath.index.graph_index import check_query
+from kgpath.ingest.hierarchy import CommunityRouter, Hierarchy, is_layer_node
+from kgpath.ingest.schema import Schema
+from kgpath.llm import LLM
+from kgpath.methods.schema.config import SchemaRetrieverConfig
+from kgpath.methods.schema.decompose import DecompositionPlan, SchemaDecomposer, SubQuestion
+from kgpath.methods.schema.result import SchemaResult, SubQuestionResult
+from kgpath.methods.schema.retriever import finish_result
+from kgpath.methods.schema.typed import (
+    Block,
+    EdgeRecord,
+    InvolvedTypes,
+    TypedJob,
+    category_mean,
+    edge_schema_type,
+    full_match,
+    node_attributes,
+    node_schema_type,
+    retrieve_typed,
+)
+from kgpath.search.vector import VectorIndex
+
+__all__ = ["CypherSchemaRetriever", "StoreAccess"]
+
+_ST = '"schema_type"'
+_PARAMS = {"st": _ST, "st_null": '"schema_type": null', "st_empty": '"schema_type": ""',
+           "st_pre": '"schema_type": "', "layer": '"layer"'}
+
+
+def _may_override(meta: str | None, own: str | None) -> str:
+    """Cypher: the JSON ``meta`` may hold a ``schema_type`` other than ``own`` (a superset).
+
+    False only when the text has no ``"schema_type"`` key, or exactly one whose value is
+    null, empty or ``own`` itself: then the label is ``own`` exactly.
+    """
+    if meta is None:
+        return "false"
+    occ = f"size(split(coalesce({meta}, ''), $st)) - 1"
+    same = [f"{meta} CONTAINS $st_null", f"{meta} CONTAINS $st_empty"]
+    if own is not None:
+        same.append(f"coalesce({meta} CONTAINS ($st_pre + {own} + '\"'), false)")
+    return f"NOT ({occ} = 0 OR ({occ} = 1 AND ({' OR '.join(same)})))"
+
+
+class _MemberRouter(CommunityRouter):
+    """:class:`CommunityRouter` whose candidates are member ids (the store resolves them)."""
+
+    def __init__(self, hierarchy: Hierarchy, embedder: Embedder) -> None:
+        if not hierarchy.communities:
+            raise EmptyGraphError("the hierarchy has no communities to route through")
+        self.hierarchy = hierarchy
+        self.index = VectorIndex(
+            embedder.embed_passages([c.routing_text for c in hierarchy.communities]))
+        self._members = [c.members for c in hierarchy.communities]  # type: ignore[misc]
+
+    def member_ids(self, query_vec: np.ndarray, top: int) -> tuple[list[str], list[Any]]:
+        """Ids of the members of the routed communities, and the routing."""
+        routed = self.route(query_vec, top)
+        ids = dict.fromkeys(m for c, _ in routed for m in c.members)
+        return list(ids), [(c.id, s) for c, s in routed]
+
+
+class StoreAccess:
+    """:class:`~kgpath.methods.schema.typed.TypedAccess` over a Cypher store (one retrieval).
+
+    Built per retrieval on a bound backend (its ``call_trace`` counts the queries); the type
+    spellings, the base-node count and the fetched rows are shared by its sub-questions.
+    """
+
+    def __init__(self, backend: CypherBackend, schema: Schema,
+                 router: _MemberRouter | None = None) -> None:
+        self.b, self.schema, self.router = backend, schema, router
+        self.s: CypherSchema = backend.schema
+        self.drv = backend._run  # the bound view's counting driver
+        self.rows: dict[str, NodeRow] = {}
+        self._lock = threading.Lock()
+        self._vocab: dict[str, list[Any]] = {}
+        self._count: int | None = None
+
+    # -- small helpers
+    def _q(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        return self.drv.run(query, {**_PARAMS, **(params or {})})
+
+    def _keep(self, rows: Iterable[Mapping[str, Any]], cfg: SchemaRetrieverConfig) -> list[NodeRow]:
+        """Rows as keys (cached by id), without layer nodes unless asked for, in node order."""
+        out = []
+        for r in rows:
+            key = NodeRow(r)
+            if cfg.include_layer_nodes or not is_layer_node(key.node.metadata):
+                out.append(key)
+        with self._lock:
+            for k in out:
+                self.rows.setdefault(k.id, k)
+        return sorted(out, key=self.order)
+
+    def order(self, key: NodeRow) -> tuple[int, int, str]:
+        """Node order: the ``order_property`` written by ``load_graph``, then the id."""
+        r = key.row
+        if self.s.order_property is not None and r.get("ord") is not None:
+            return (0, int(r["ord"]), key.id)
+        return (1, 0, key.id)
+
+    def base_count(self) -> int:
+        """Nodes that are not keyword/community layer nodes (exact; two queries, cached)."""
+        with self._lock:
+            if self._count is None:
+                s = self.s
+                total = int(self._q(f"MATCH (n:{s.n}) RETURN count(n) AS c")[0]["c"])
+                layer = 0
+                if s.metadata_property is not None:
+                    meta = s.prop("n", s.metadata_property)
+                    rows = self._q(f"MATCH (n:{s.n}) WHERE {meta} CONTAINS $layer "
+                                   f"RETURN {s.node_return('n', embedding=False)}")
+                    layer = sum(is_layer_node(NodeRow(r).node.metadata) for r in rows)
+                self._count = total - layer
+            return self._count
+
+    def _labels(self, kind: str, wanted: Sequence[str]) -> list[Any]:
+        """The store's raw spellings of the ``wanted`` types (one DISTINCT query per kind)."""
+        with self._lock:
+            if kind not in self._vocab:
+                self._vocab[kind] = self._distinct(kind)
+        want = set(wanted)
+        return [x for x in self._vocab[kind]
+                if self.schema.resolve(kind, str(x or "")) in want]  # type: ignore[arg-type]
+
+    def _distinct(self, kind: str) -> list[Any]:
+        s = self.s
+        if kind == "entity":
+            if s.type_property is None:
+                return []
+            rows = self._q(f"MATCH (n:{s.n}) RETURN DISTINCT {s.prop('n', s.type_property)} AS t")
+            return [r["t"] for r in rows if r["t"] is not None]
+        out: dict[Any, None] = {}
+        for expr in self._edge_label_exprs():
+            for r in self._q(f"MATCH (:{s.n})-[r:{s.rels}]->(:{s.n}) RETURN DISTINCT {expr} AS t"):
+                if r["t"] is not None:
+                    out.setdefault(r["t"], None)
+        return list(out)
+
+    def _edge_label_exprs(self) -> list[str]:
+        """The edge's ``type`` property and its relation (property, or relationship type)."""
+        s = self.s
+        rel = (s.prop("r", s.relation_property) if s.relation_property is not None
+               else f"{self.drv.dialect.rel_type_function}(r)")
+        return ([s.prop("r", s.edge_type_property)] if s.edge_type_property else []) + [rel]
+
+    # -- candidates
+    def scope(self, job: TypedJob) -> list[NodeRow] | None:
+        """``None`` (the whole store) or the rows of the routed communities' members."""
+        if self.router is None:
+            count = self.base_count() if not job.cfg.include_layer_nodes else int(
+                self._q(f"MATCH (n:{self.s.n}) RETURN count(n) AS c")[0]["c"])
+            job.trace["candidates"] = count
+            return None
+        ids, routed = self.router.member_ids(job.qv, job.cfg.route_top_communities)
+        rows = self._keep(fetch_nodes(self.drv, self.s, ids).values(), job.cfg)
+        job.trace["routed_communities"] = routed
+        job.trace["candidates"] = len(rows)
+        return rows
+
+    def filtered(self, job: TypedJob, scope: list[NodeRow] | None,
+                 types: InvolvedTypes) -> list[Block]:
+        """Typed candidates (pushed down), checked exactly; those with ``t(v) = 1``."""
+        if scope is not None:
+            rows = scope
+        elif types.nodes:
+            rows = self._keep(self._typed_rows(types.nodes), job.cfg)
+        elif types.relations:
+            ids = sorted(self._relation_ends(None, types.relations))
+            rows = self._keep(fetch_nodes(self.drv, self.s, ids).values(), job.cfg)
+        else:  # attributes only: not pushed down (keys inside the JSON metadata)
+            rows = [k for b in self.scan(job, None, None) for k in b.keys]
+        if not rows:
+            return [Block([], np.zeros(0, np.float32))]
+        tm = self._affinity(rows, types)
+        keep = full_match(tm)
+        return [Block([k for k, m in zip(rows, keep, strict=True) if m], tm[keep])]
+
+    def scan(self, job: TypedJob, scope: list[NodeRow] | None,
+             types: InvolvedTypes | None) -> Iterator[Block]:
+        """Every candidate, page by page in node order, with ``t(v)`` when ``types``."""
+        pages: Iterable[list[NodeRow]] = [scope] if scope is not None else self._pages(job.cfg)
+        for rows in pages:
+            if rows:
+                yield Block(rows, None if types is None else self._affinity(rows, types))
+
+    def _pages(self, cfg: SchemaRetrieverConfig) -> Iterator[list[NodeRow]]:
+        after: Any = None
+        while True:
+            rows = node_page(self.drv, self.s, after, self.b.page_size)
+            if not rows:
+                return
+            after = rows[-1]["page_key"]
+            yield self._keep(rows, cfg)
+            if len(rows) < self.b.page_size:
+                return
+
+    def _typed_rows(self, wanted: Sequence[str]) -> list[dict[str, Any]]:
+        """Nodes typed as one of ``wanted``, plus those whose metadata may override (superset)."""
+        s = self.s
+        typ = s.prop("n", s.type_property) if s.type_property else None
+        meta = s.prop("n", s.metadata_property) if s.metadata_property else None
+        conds = [_may_override(meta, typ)]
+        if typ is not None:
+            conds.append(f"coalesce({typ} IN $labels, false)")
+        q = f"MATCH (n:{s.n}) WHERE {' OR '.join(conds)} RETURN {s.node_return('n')}"
+        return self._q(q, {"labels": self._labels("entity", wanted)})
+
+    def _relation_ends(self, ids: Sequence[str] | None, wanted: Sequence[str]) -> set[str]:
+        """Ids (among ``ids``, or all) of nodes at an edge whose relation type is wanted."""
+        s, d = self.s, self.drv.dialect
+        ret = (f"{s.prop('a', s.id_property)} AS a, {s.prop('b', s.id_property)} AS b, "
+               f"{s.edge_return('r', d)}")
+        want, out = set(wanted), set()
+        if ids is None:
+            labels = self._edge_label_exprs()
+            meta = s.prop("r", s.edge_metadata_property) if s.edge_metadata_property else None
+            own = (labels[-1] if len(labels) == 1 else
+                   f"CASE WHEN {labels[0]} IS NULL OR {labels[0]} = '' THEN {labels[1]} "
+                   f"ELSE {labels[0]} END")
+            conds = [_may_override(meta, own)] + [f"coalesce({x} IN $labels, false)"
+                                                  for x in labels]
+            rows = self._q(f"MATCH (a:{s.n})-[r:{s.rels}]->(b:{s.n}) WHERE "
+                           f"{' OR '.join(conds)} RETURN {ret}",
+                           {"labels": self._labels("relation", wanted)})
+        else:
+            rows = []
+            for start in range(0, len(ids), 10_000):
+                rows += self._q(
+                    f"UNWIND $ids AS x MATCH (a:{s.n})-[r:{s.rels}]-(b:{s.n}) WHERE "
+                    f"{d.id_match(s, 'a', 'x')} RETURN {ret}",
+                    {"ids": list(ids[start: start + 10_000])})
+        for r in rows:
+            if edge_schema_type(self.schema, edge_from_row(r["a"], r["b"], r)) in want:
+                out.update((r["a"], r["b"]) if ids is None else (r["a"],))
+        return out
+
+    def _affinity(self, rows: Sequence[NodeRow], types: InvolvedTypes) -> np.ndarray:
+        """``t(v)`` of ``rows``: the in-memory indicators, read from the rows and their edges."""
+        n, cats = len(rows), []
+        if types.nodes:
+            cats.append(np.fromiter((node_schema_type(self.schema, k.node) in types.nodes
+                                     for k in rows), dtype=bool, count=n))
+        if types.relations:
+            touch = self._relation_ends([k.id for k in rows], types.relations)
+            cats.append(np.fromiter((k.id in touch for k in rows), dtype=bool, count=n))
+        if types.attributes:
+            want = set(types.attributes)
+            cats.append(np.fromiter((bool(node_attributes(self.schema, k.node) & want)
+                                     for k in rows), dtype=bool, count=n))
+        return category_mean(cats)
+
+    # -- scores, records, edges, passages
+    def score(self, job: TypedJob, keys: Sequence[Any] | np.ndarray) -> np.ndarray:
+        """The stored vectors' float32 dot product with the query (``mode="vector"``)."""
+        return self.b.score(job.sq.text, job.qv, list(keys), mode=job.cfg.mode,
+                            alpha=job.cfg.alpha)
+
+    def node(self, key: NodeRow) -> tuple[Node, str | None]:
+        """The row's node record and canonical type."""
+        return key.node, node_schema_type(self.schema, key.node)
+
+    def incident_edges(self, hits: Sequence[NodeRow]) -> list[EdgeRecord]:
+        """Edges at the hits (one query per direction), their other ends fetched by id."""
+        steps = expand_one_hop(self.drv, self.s, [h.id for h in hits], direction="both")
+        seen: dict[Any, Any] = {}
+        for st in steps:
+            src, dst = (st.node, st.neighbour) if st.forward else (st.neighbour, st.node)
+            seen.setdefault((st.edge_order, src, dst) if self.s.edge_order_property is None
+                            else st.edge_order, (st, src, dst))
+        with self._lock:
+            missing = list(dict.fromkeys(
+                i for _, a, b in seen.values() for i in (a, b) if i not in self.rows))
+        for r in fetch_nodes(self.drv, self.s, missing).values():
+            with self._lock:
+                self.rows.setdefault(r["id"], NodeRow(r))
+        out = []
+        for key in sorted(seen, key=_edge_key):
+            st, src, dst = seen[key]
+            e = st.edge
+            a, b = self.rows[src], self.rows[dst]
+            out.append(EdgeRecord(e, a, b, a.node.name, b.node.name,
+                                  edge_schema_type(self.schema, e), is_layer_node(e.metadata)))
+        return out
+
+    def passages(self, ids: Sequence[str]) -> dict[str, Passage]:
+        """The cited passages held by the store."""
+        return {p.id: p for p in self.b.passages(list(ids))}
+
+
+def _edge_key(k: Any) -> tuple[int, Any]:
+    return (1, k) if not isinstance(k, (int, np.integer)) else (0, int(k))
+
+
+class _NameCatalog:
+    """The store's node names, types and metadata in node order (what the LLM-free
+    decomposition reads of a graph: :class:`~kgpath.methods.schema.decompose.SchemaDecomposer`
+    matches node names in questions). Read once, on first use; :meth:`clear` forgets it."""
+
+    def __init__(self, backend: CypherBackend) -> None:
+        self.b = backend
+        self._nodes: list[Node] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def nodes(self) -> list[Node]:
+        """Every node (id, name, type, metadata; no text or vector), in node order."""
+        with self._lock:
+            if self._nodes is None:
+                self._nodes = self._read()
+            return self._nodes
+
+    def _read(self) -> list[Node]:
+        s, out, after = self.b.schema, [], None
+        key = s.prop("n", s.order_property or s.id_property)
+        items = [f"{s.prop('n', s.id_property)} AS id"] + [
+            f"{s.prop('n', p)} AS {a}" for a, p in (
+                ("name", s.name_property), ("type", s.type_property),
+                ("metadata", s.metadata_property)) if p is not None]
+        ret = f"RETURN {', '.join(items)}, {key} AS page_key ORDER BY {key} LIMIT $limit"
+        while True:
+            where = "" if after is None else f"WHERE {key} > $after "
+            rows = self.b.driver.run(f"MATCH (n:{s.n}) {where}{ret}",
+                                     {"after": after, "limit": self.b.page_size})
+            out += [NodeRow(r).node for r in rows]
+            if len(rows) < self.b.page_size:
+                return out
+            after = rows[-1]["page_key"]
+
+    def clear(self) -> None:
+        """Forget the catalog (read again on next use)."""
+        with self._lock:
+            self._nodes = None
+
+
+class CypherSchemaRetriever:
+    """Schema-guided retrieval on a graph database (see the module docstring).
+
+    Same configuration, plan, :class:`~kgpath.methods.schema.SchemaResult` and evidence as
+    :class:`~kgpath.methods.schema.SchemaGuidedRetriever` on the graph the database was
+    loaded from; only what each sub-question reaches is fetched.
+
+    Parameters
+    ----------
+    store
+        A :class:`~kgpath.backends.cypher.CypherBackend`, or a driver (anything
+        :func:`~kgpath.backends.cypher.as_cypher_driver` accepts).
+    schema
+        The schema (keyword-only), as in memory.
+    embedder
+        Embeds questions (for a driver); the model of the stored node vectors.
+    llm, config, decomposer, hierarchy
+        As :class:`~kgpath.methods.schema.SchemaGuidedRetriever`. Without ``decomposer``,
+        the LLM-free decomposition (and the fallback of an LLM one) matches the store's
+        node names, read once (:meth:`refresh`).
+    cypher_schema
+        Where fields live (for a driver; default: what ``load_graph`` writes).
+
+    Raises
+    ------
+    ConfigError
+        For a store that is not a Cypher backend, or (when retrieving) ``mode`` other
+        than ``"vector"``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from kgpath import GraphIndex, HashingEmbedder
+    >>> from kgpath.backends.cypher import EmbeddedCypherDriver, load_graph
+    >>> from kgpath.data import load_demo_graph
+    >>> from kgpath.methods.schema import SchemaGuidedRetriever
+    >>> from kgpath.methods.schema.spec import schema_from_graph
+    >>> drv = EmbeddedCypherDriver.open(os.path.join(tempfile.mkdtemp(), "db"))
+    >>> index = GraphIndex(load_demo_graph(), HashingEmbedder())
+    >>> _ = load_graph(drv, index)
+    >>> s = schema_from_graph(index.graph)
+    >>> db = CypherSchemaRetriever(drv, schema=s, embedder=index.embedder)
+    >>> q = "Which place was Marie Curie born in?"
+    >>> db.retrieve(q).ids == SchemaGuidedRetriever(index, schema=s).retrieve(q).ids
+    True
+    >>> drv.close()
+    """
+
+    def __init__(
+        self,
+        store: Any,
+        *,
+        schema: Schema,
+        embedder: Embedder | None = None,
+        llm: LLM | None = None,
+        config: SchemaRetrieverConfig | None = None,
+        decomposer: SchemaDecomposer | None = None,
+        hierarchy: Hierarchy | None = None,
+        cypher_schema: CypherSchema | None = None,
+    ) -> None:
+        if not isinstance(schema, Schema):
+            raise ConfigError(f"schema must be a kgpath Schema, got {type(schema).__name__}")
+        if not isinstance(store, GraphBackend):
+            store = CypherBackend(store, embedder=embedder, schema=cypher_schema)
+        if not isinstance(store, CypherBackend):
+            raise ConfigError(
+                f"CypherSchemaRetriever needs a CypherBackend, got {type(store).__name__}; "
+                "use SchemaGuidedRetriever for a graph in memory")
+        self.backend = store
+        self.schema = schema
+        self.config = config or SchemaRetrieverConfig()
+        self.catalog = _NameCatalog(store)
+        self.decomposer = decomposer or SchemaDecomposer(
+            schema, llm, graph=self.catalog,  # type: ignore[arg-type]  # reads .nodes only
+            max_sub_questions=self.config.max_sub_questions)
+        self.hierarchy = hierarchy
+        self._router: _MemberRouter | None = None
+        self._lock = threading.Lock()
+
+    def refresh(self) -> None:
+        """Read the store's node names again (after the database changed)."""
+        self.catalog.clear()
+        if self.decomposer.graph is self.catalog:
+            self.decomposer._detector = None
+
+    def _config(self, overrides: Mapping[str, Any]) -> SchemaRetrieverConfig:
+        cfg = with_overrides(self.config, overrides, label="schema-retriever")
+        if cfg.mode != "vector":
+            raise ConfigError(
+                f"the database scores mode='vector' only (BM25 needs corpus statistics the "
+                f"database does not keep), got mode={cfg.mode!r}")
+        return cfg
+
+    def _access(self, cfg: SchemaRetrieverConfig) -> StoreAccess:
+        """One retrieval's access; routes through the hierarchy on a large enough graph."""
+        access = StoreAccess(self.backend.bind(), self.schema)
+        if self.hierarchy is not None and access.base_count() >= cfg.route_min_nodes:
+            with self._lock:
+                if self._router is None:
+                    self._router = _MemberRouter(self.hierarchy, self.backend.embedder)
+            access.router = self._router
+        return access
+
+    def decompose(self, question: str, **overrides: Any) -> DecompositionPlan:
+        """Return the plan :meth:`retrieve` would use."""
+        cfg = self._config(overrides)
+        return self.decomposer.decompose(question, max_sub_questions=cfg.max_sub_questions)
+
+    async def adecompose(self, question: str, **overrides: Any) -> DecompositionPlan:
+        """Async :meth:`decompose`."""
+        cfg = self._config(overrides)
+        return await self.decomposer.adecompose(question, max_sub_questions=cfg.max_sub_questions)
+
+    def retrieve(
+        self, query: str, *, plan: DecompositionPlan | None = None, **overrides: Any
+    ) -> SchemaResult:
+        """Decompose (unless ``plan`` is given), retrieve sub-questions on threads, merge."""
+        q = check_query(query)
+        cfg = self._config(overrides)
+        t0 = time.perf_counter()
+        plan = plan or self.decomposer.decompose(q, max_sub_questions=cfg.max_sub_questions)
+        t_plan = time.perf_counter()
+        access = self._access(cfg)
+
+        def one(job: tuple[int, SubQuestion]) -> SubQuestionResult:
+            i, sq = job
+            return retrieve_typed(access, i, sq, self.backend.embed_query(sq.text), cfg)
+
+        runs = parallel_map(one, list(enumerate(plan.sub_questions)),
+                            max_workers=cfg.max_concurrency)
+        return self._finish(q, plan, runs, cfg, t0, t_plan, "threads", access)
+
+    async def aretrieve(
+        self, query: str, *, plan: DecompositionPlan | None = None, **overrides: Any
+    ) -> SchemaResult:
+        """Async :meth:`retrieve`: decomposition and query embeddings awaited natively,
+        the store's queries in worker threads, sub-questions gathered with a bound."""
+        q = check_query(query)
+        cfg = self._config(overrides)
+        t0 = time.perf_counter()
+        plan = plan or await self.decomposer.adecompose(q, max_sub_questions=cfg.max_sub_questions)
+        t_plan = time.perf_counter()
+        access = await asyncio.to_thread(self._access, cfg)
+
+        async def one(job: tuple[int, SubQuestion]) -> SubQuestionResult:
+            i, sq = job
+            qv = await self.backend.aembed_query(sq.text)
+            return await asyncio.to_thread(retrieve_typed, access, i, sq, qv, cfg)
+
+        runs = await aparallel_map(one, list(enumerate(plan.sub_questions)),
+                                   limit=cfg.max_concurrency)
+        return await asyncio.to_thread(self._finish, q, plan, runs, cfg, t0, t_plan,
+                                       "asyncio", access)
+
+    def _finish(self, q: str, plan: DecompositionPlan,
+                runs: list[tuple[SubQuestionResult, float, float]], cfg: SchemaRetrieverConfig,
+                t0: float, t_plan: float, how: str, access: StoreAccess) -> SchemaResult:
+        """The in-memory merge, with the retrieved part as the result's graph."""
+        graph = _evidence_graph(access, [r for r, _, _ in runs])
+        res = finish_result(q, plan, runs, cfg, t0, t_plan, how, graph)
+        res.trace.update(access.b.call_trace())
+        return res
+
+
+def _evidence_graph(access: StoreAccess, runs: Sequence[SubQuestionResult]) -> KnowledgeGraph:
+    """The retrieved nodes, triples (with their ends) and every passage they cite."""
+    g = KnowledgeGraph()
+    nodes = {it.node.id: it.node for r in runs for it in r.nodes if it.node is not None}
+    edges = {it.key: it.edge for r in runs for it in r.triples if it.edge is not None}
+    for e in edges.values():
+        for end in (e.source, e.target):
+            if end not in nodes:
+                nodes[end] = access.rows[end].node
+    for n in nodes.values():
+        g.add_node(n.id, n.name, n.text, type=n.type, metadata=n.metadata,
+                   provenance=n.provenance)
+    for e in edges.values():
+        g.add_edge(e.source, e.target, e.relation, e.text, type=e.type, weight=e.weight,
+                   provenance=e.provenance, metadata=e.metadata)
+    cited = list(dict.fromkeys(p for r in runs for it in (*r.nodes, *r.triples)
+                               for p in it.provenance))
+    for p in access.passages(cited).values() if cited else ():
+        g.add_passage(p.id, p.text, p.metadata)
+    return g
