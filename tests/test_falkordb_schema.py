@@ -210,7 +210,7 @@ def random_config(rnd: random.Random) -> dict:
             "include_layer_nodes": rnd.random() < 0.2}
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(8))
 def test_random_typed_graphs_equal_in_memory(falkordb_driver, seed):
     g = random_graph(seed)
     index = GraphIndex(g, HashingEmbedder(dim=16))
@@ -219,7 +219,7 @@ def test_random_typed_graphs_equal_in_memory(falkordb_driver, seed):
     backend = CypherBackend(falkordb_driver, embedder=index.embedder, page_size=7)
     db = CypherSchemaRetriever(backend, schema=SCHEMA)
     rnd = random.Random(seed)
-    for _ in range(12):
+    for _ in range(20):
         q = rnd.choice(["alpha born", "person made river", "gamma place", "delta"])
         plan, ov = random_plan(rnd, q), random_config(rnd)
         ref = mem.retrieve(q, plan=plan, **ov)

@@ -40,14 +40,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from kgpath._config import with_overrides
-from kgpath._parallel import aparallel_map, parallel_map
 from kgpath.backends.base import GraphBackend
 from kgpath.backends.cypher import CypherBackend, CypherSchema, NodeRow
 from kgpath.backends.cypher.queries import expand_one_hop, fetch_nodes, node_page
@@ -55,18 +52,18 @@ from kgpath.backends.cypher.schema import edge_from_row
 from kgpath.embeddings import Embedder
 from kgpath.errors import ConfigError, EmptyGraphError
 from kgpath.graph import KnowledgeGraph, Node, Passage
-from kgpath.index.graph_index import check_query
 from kgpath.ingest.hierarchy import CommunityRouter, Hierarchy, is_layer_node
 from kgpath.ingest.schema import Schema
 from kgpath.llm import LLM
 from kgpath.methods.schema.config import SchemaRetrieverConfig
 from kgpath.methods.schema.decompose import DecompositionPlan, SchemaDecomposer, SubQuestion
 from kgpath.methods.schema.result import SchemaResult, SubQuestionResult
-from kgpath.methods.schema.retriever import finish_result
+from kgpath.methods.schema.retriever import SchemaSteps, finish_result
 from kgpath.methods.schema.typed import (
     Block,
     EdgeRecord,
     InvolvedTypes,
+    TypedAccess,
     TypedJob,
     category_mean,
     edge_schema_type,
@@ -172,14 +169,12 @@ class StoreAccess:
                 self._count = total - layer
             return self._count
 
-    def _labels(self, kind: str, wanted: Sequence[str]) -> list[Any]:
+    def _labels(self, kind: Literal["entity", "relation"], wanted: Sequence[str]) -> list[Any]:
         """The store's raw spellings of the ``wanted`` types (one DISTINCT query per kind)."""
         with self._lock:
             if kind not in self._vocab:
                 self._vocab[kind] = self._distinct(kind)
-        want = set(wanted)
-        return [x for x in self._vocab[kind]
-                if self.schema.resolve(kind, str(x or "")) in want]  # type: ignore[arg-type]
+        return [x for x in self._vocab[kind] if self.schema.resolve(kind, str(x)) in wanted]
 
     def _distinct(self, kind: str) -> list[Any]:
         s = self.s
@@ -269,7 +264,7 @@ class StoreAccess:
         s, d = self.s, self.drv.dialect
         ret = (f"{s.prop('a', s.id_property)} AS a, {s.prop('b', s.id_property)} AS b, "
                f"{s.edge_return('r', d)}")
-        want, out = set(wanted), set()
+        want, out = set(wanted), set[str]()
         if ids is None:
             labels = self._edge_label_exprs()
             meta = s.prop("r", s.edge_metadata_property) if s.edge_metadata_property else None
@@ -321,11 +316,10 @@ class StoreAccess:
     def incident_edges(self, hits: Sequence[NodeRow]) -> list[EdgeRecord]:
         """Edges at the hits (one query per direction), their other ends fetched by id."""
         steps = expand_one_hop(self.drv, self.s, [h.id for h in hits], direction="both")
-        seen: dict[Any, Any] = {}
+        seen: dict[Any, Any] = {}  # edge order (load_graph's, else a tuple) -> step, ends
         for st in steps:
             src, dst = (st.node, st.neighbour) if st.forward else (st.neighbour, st.node)
-            seen.setdefault((st.edge_order, src, dst) if self.s.edge_order_property is None
-                            else st.edge_order, (st, src, dst))
+            seen.setdefault(st.edge_order, (st, src, dst))
         with self._lock:
             missing = list(dict.fromkeys(
                 i for _, a, b in seen.values() for i in (a, b) if i not in self.rows))
@@ -333,7 +327,7 @@ class StoreAccess:
             with self._lock:
                 self.rows.setdefault(r["id"], NodeRow(r))
         out = []
-        for key in sorted(seen, key=_edge_key):
+        for key in sorted(seen):
             st, src, dst = seen[key]
             e = st.edge
             a, b = self.rows[src], self.rows[dst]
@@ -346,14 +340,11 @@ class StoreAccess:
         return {p.id: p for p in self.b.passages(list(ids))}
 
 
-def _edge_key(k: Any) -> tuple[int, Any]:
-    return (1, k) if not isinstance(k, (int, np.integer)) else (0, int(k))
-
-
 class _NameCatalog:
-    """The store's node names, types and metadata in node order (what the LLM-free
-    decomposition reads of a graph: :class:`~kgpath.methods.schema.decompose.SchemaDecomposer`
-    matches node names in questions). Read once, on first use; :meth:`clear` forgets it."""
+    """The store's node names, types and metadata in node order, read once on first use.
+
+    What the LLM-free decomposition reads of a graph (it matches node names in questions).
+    """
 
     def __init__(self, backend: CypherBackend) -> None:
         self.b = backend
@@ -391,7 +382,7 @@ class _NameCatalog:
             self._nodes = None
 
 
-class CypherSchemaRetriever:
+class CypherSchemaRetriever(SchemaSteps):
     """Schema-guided retrieval on a graph database (see the module docstring).
 
     Same configuration, plan, :class:`~kgpath.methods.schema.SchemaResult` and evidence as
@@ -477,7 +468,7 @@ class CypherSchemaRetriever:
             self.decomposer._detector = None
 
     def _config(self, overrides: Mapping[str, Any]) -> SchemaRetrieverConfig:
-        cfg = with_overrides(self.config, overrides, label="schema-retriever")
+        cfg = super()._config(overrides)
         if cfg.mode != "vector":
             raise ConfigError(
                 f"the database scores mode='vector' only (BM25 needs corpus statistics the "
@@ -494,65 +485,35 @@ class CypherSchemaRetriever:
             access.router = self._router
         return access
 
-    def decompose(self, question: str, **overrides: Any) -> DecompositionPlan:
-        """Return the plan :meth:`retrieve` would use."""
-        cfg = self._config(overrides)
-        return self.decomposer.decompose(question, max_sub_questions=cfg.max_sub_questions)
+    async def _aaccess(self, cfg: SchemaRetrieverConfig) -> StoreAccess:
+        return await asyncio.to_thread(self._access, cfg)
 
-    async def adecompose(self, question: str, **overrides: Any) -> DecompositionPlan:
-        """Async :meth:`decompose`."""
-        cfg = self._config(overrides)
-        return await self.decomposer.adecompose(question, max_sub_questions=cfg.max_sub_questions)
+    def _embed(self, text: str) -> np.ndarray:
+        return self.backend.embed_query(text)
 
-    def retrieve(
-        self, query: str, *, plan: DecompositionPlan | None = None, **overrides: Any
-    ) -> SchemaResult:
-        """Decompose (unless ``plan`` is given), retrieve sub-questions on threads, merge."""
-        q = check_query(query)
-        cfg = self._config(overrides)
-        t0 = time.perf_counter()
-        plan = plan or self.decomposer.decompose(q, max_sub_questions=cfg.max_sub_questions)
-        t_plan = time.perf_counter()
-        access = self._access(cfg)
+    async def _aembed(self, text: str) -> np.ndarray:
+        return await self.backend.aembed_query(text)
 
-        def one(job: tuple[int, SubQuestion]) -> SubQuestionResult:
-            i, sq = job
-            return retrieve_typed(access, i, sq, self.backend.embed_query(sq.text), cfg)
+    async def _arun(self, access: TypedAccess, i: int, sq: SubQuestion, qv: np.ndarray,
+                    cfg: SchemaRetrieverConfig) -> SubQuestionResult:
+        return await asyncio.to_thread(retrieve_typed, access, i, sq, qv, cfg)
 
-        runs = parallel_map(one, list(enumerate(plan.sub_questions)),
-                            max_workers=cfg.max_concurrency)
-        return self._finish(q, plan, runs, cfg, t0, t_plan, "threads", access)
-
-    async def aretrieve(
-        self, query: str, *, plan: DecompositionPlan | None = None, **overrides: Any
-    ) -> SchemaResult:
-        """Async :meth:`retrieve`: decomposition and query embeddings awaited natively,
-        the store's queries in worker threads, sub-questions gathered with a bound."""
-        q = check_query(query)
-        cfg = self._config(overrides)
-        t0 = time.perf_counter()
-        plan = plan or await self.decomposer.adecompose(q, max_sub_questions=cfg.max_sub_questions)
-        t_plan = time.perf_counter()
-        access = await asyncio.to_thread(self._access, cfg)
-
-        async def one(job: tuple[int, SubQuestion]) -> SubQuestionResult:
-            i, sq = job
-            qv = await self.backend.aembed_query(sq.text)
-            return await asyncio.to_thread(retrieve_typed, access, i, sq, qv, cfg)
-
-        runs = await aparallel_map(one, list(enumerate(plan.sub_questions)),
-                                   limit=cfg.max_concurrency)
-        return await asyncio.to_thread(self._finish, q, plan, runs, cfg, t0, t_plan,
-                                       "asyncio", access)
-
-    def _finish(self, q: str, plan: DecompositionPlan,
+    def _result(self, q: str, plan: DecompositionPlan,
                 runs: list[tuple[SubQuestionResult, float, float]], cfg: SchemaRetrieverConfig,
-                t0: float, t_plan: float, how: str, access: StoreAccess) -> SchemaResult:
+                t0: float, t_plan: float, how: str, access: TypedAccess) -> SchemaResult:
         """The in-memory merge, with the retrieved part as the result's graph."""
+        assert isinstance(access, StoreAccess)
         graph = _evidence_graph(access, [r for r, _, _ in runs])
         res = finish_result(q, plan, runs, cfg, t0, t_plan, how, graph)
         res.trace.update(access.b.call_trace())
         return res
+
+    async def _aresult(self, q: str, plan: DecompositionPlan,
+                       runs: list[tuple[SubQuestionResult, float, float]],
+                       cfg: SchemaRetrieverConfig, t0: float, t_plan: float, how: str,
+                       access: TypedAccess) -> SchemaResult:
+        return await asyncio.to_thread(self._result, q, plan, runs, cfg, t0, t_plan, how,
+                                       access)
 
 
 def _evidence_graph(access: StoreAccess, runs: Sequence[SubQuestionResult]) -> KnowledgeGraph:
