@@ -89,7 +89,8 @@ def _may_override(meta: str | None, own: str | None) -> str:
     """
     if meta is None:
         return "false"
-    occ = f"size(split(coalesce({meta}, ''), $st)) - 1"
+    text = f"coalesce({meta}, '')"  # occurrences of the key, portably (no split on Kùzu):
+    occ = f"(size({text}) - size(replace({text}, $st, ''))) / size($st)"
     same = [f"{meta} CONTAINS $st_null", f"{meta} CONTAINS $st_empty"]
     if own is not None:
         same.append(f"coalesce({meta} CONTAINS ($st_pre + {own} + '\"'), false)")
