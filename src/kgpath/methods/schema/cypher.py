@@ -1,39 +1,33 @@
 """Schema-guided retrieval over a graph database: :class:`CypherSchemaRetriever`.
 
-The in-memory retriever (:class:`~kgpath.methods.schema.SchemaGuidedRetriever`) reads
-whole-graph arrays; here :class:`StoreAccess` answers the same questions of the typed
-retrieval seam (:class:`~kgpath.methods.schema.typed.TypedAccess`) with queries on a
-:class:`~kgpath.backends.cypher.CypherBackend` (a graph written by
-:func:`~kgpath.backends.cypher.load_graph`), and the shared code of
+:class:`StoreAccess` answers the questions of the typed-retrieval seam
+(:class:`~kgpath.methods.schema.typed.TypedAccess`) with queries on a
+:class:`~kgpath.backends.cypher.CypherBackend` over a graph written by
+:func:`~kgpath.backends.cypher.load_graph`; the shared code of
 :mod:`~kgpath.methods.schema.typed` filters, ranks and merges. Per sub-question it fetches:
 
-* **typed candidates** (filter mode): nodes whose ``type`` property is one of the store's
-  spellings of the involved entity types (``WHERE n.type IN $labels``; the spellings come
-  from one ``DISTINCT`` query per retrieval, resolved through the schema), or, with only
-  relation types, the ends of the edges of those types (same push-down on the edge's
-  ``type``/``relation``). A node's ``metadata["schema_type"]`` overrides its type and sits
-  inside JSON text: nodes whose metadata *may* override (any ``"schema_type"`` key other
-  than one equal to the node's own type, null or empty) are fetched as well. The query is
-  thus a superset; every fetched row is then checked exactly by the in-memory rules
+* **typed candidates** (filter mode): nodes whose ``type`` is one of the store's spellings
+  of the involved entity types (``WHERE n.type IN $labels``; spellings from one
+  ``DISTINCT`` query per retrieval, resolved through the schema), or, with relation types
+  only, the ends of the edges of those types (the same on ``type``/``relation``). A
+  ``metadata["schema_type"]`` overrides the type inside JSON text, so rows whose metadata
+  *may* override (a ``"schema_type"`` key other than one equal to the own type, null or
+  empty) come too: a superset, then every row is checked by the in-memory rules
   (:func:`~kgpath.methods.schema.typed.node_schema_type`, layer nodes, attributes, the
-  relation indicator from the candidates' incident edges), so the kept set is exact.
-  Attribute-only constraints are not pushed down (attribute keys live inside the JSON
-  metadata): the nodes are paged through and checked.
-* **boost / off / filter fallback**: the in-memory method scores every base node; so does
-  this one, on keyset pages in node order (:func:`~kgpath.backends.cypher.queries.node_page`),
-  keeping each page's top ``k`` (ties by node order, as one top-``k`` over all).
-* **routed communities** (with a hierarchy on a large graph): the members of the routed
-  communities, by id.
-* the **vectors** of those nodes (stored embeddings, the same float32 dot product), the
-  **edges at the hits** and their other ends, and the **cited passages** by id.
+  relation indicator from the rows' incident edges). Attribute-only constraints are not
+  pushed down (keys inside the JSON): the nodes are paged through and checked.
+* **boost / off / filter fallback**: every base node is scored, as in memory, on keyset
+  pages in node order, each page keeping its top ``k`` (ties by node order).
+* **routed communities** (a hierarchy on a large graph): the members, by id.
+* the **vectors** of those nodes (the stored ones, the same float32 dot product), the
+  **edges at the hits** with their other ends, and the **cited passages**, by id.
 
-Graph-wide inputs: the schema and the hierarchy are the caller's (as in memory); node
-vectors are the stored ones; the LLM-free decomposition matches node names, so it reads
-the store's node names and types once per retriever (:meth:`CypherSchemaRetriever.refresh`
-reads them again). Equal to the in-memory retriever on the graph the database was loaded
-from (node and edge order written by ``load_graph`` break ties), for ``mode="vector"``
-and a float32 in-memory vector index. Not offered: ``mode="bm25"``/``"hybrid"`` (BM25 needs
-corpus statistics the database does not keep; :class:`~kgpath.errors.ConfigError`).
+Graph-wide inputs: the schema and the hierarchy are the caller's, as in memory; the
+LLM-free decomposition matches node names, so it reads the store's node names and types
+once per retriever (:meth:`CypherSchemaRetriever.refresh` reads them again). Equal to the
+in-memory retriever on the graph the database was loaded from (``load_graph``'s node and
+edge order break ties) for ``mode="vector"`` and a float32 vector index. BM25 and hybrid
+scores need corpus statistics the database does not keep (:class:`ConfigError`).
 """
 
 from __future__ import annotations
@@ -85,16 +79,16 @@ def _may_override(meta: str | None, own: str | None) -> str:
     """Cypher: the JSON ``meta`` may hold a ``schema_type`` other than ``own`` (a superset).
 
     False only when the text has no ``"schema_type"`` key, or exactly one whose value is
-    null, empty or ``own`` itself: then the label is ``own`` exactly.
+    null, empty or ``own`` itself: then the label is ``own`` exactly. The cheap ``CONTAINS``
+    comes first; the key is counted with ``size``/``replace`` (Kùzu has no ``split``).
     """
     if meta is None:
         return "false"
-    text = f"coalesce({meta}, '')"  # occurrences of the key, portably (no split on Kùzu):
-    occ = f"(size({text}) - size(replace({text}, $st, ''))) / size($st)"
+    occ = f"(size({meta}) - size(replace({meta}, $st, ''))) / size($st)"
     same = [f"{meta} CONTAINS $st_null", f"{meta} CONTAINS $st_empty"]
     if own is not None:
         same.append(f"coalesce({meta} CONTAINS ($st_pre + {own} + '\"'), false)")
-    return f"NOT ({occ} = 0 OR ({occ} = 1 AND ({' OR '.join(same)})))"
+    return f"coalesce({meta} CONTAINS $st AND NOT ({occ} = 1 AND ({' OR '.join(same)})), false)"
 
 
 class _MemberRouter(CommunityRouter):
@@ -234,9 +228,12 @@ class StoreAccess:
              types: InvolvedTypes | None) -> Iterator[Block]:
         """Every candidate, page by page in node order, with ``t(v)`` when ``types``."""
         pages: Iterable[list[NodeRow]] = [scope] if scope is not None else self._pages(job.cfg)
+        touch = None  # every node: one scan of the involved relations' edges, not per page
+        if scope is None and types is not None and types.relations:
+            touch = self._relation_ends(None, types.relations)
         for rows in pages:
             if rows:
-                yield Block(rows, None if types is None else self._affinity(rows, types))
+                yield Block(rows, None if types is None else self._affinity(rows, types, touch))
 
     def _pages(self, cfg: SchemaRetrieverConfig) -> Iterator[list[NodeRow]]:
         after: Any = None
@@ -261,13 +258,20 @@ class StoreAccess:
         return self._q(q, {"labels": self._labels("entity", wanted)})
 
     def _relation_ends(self, ids: Sequence[str] | None, wanted: Sequence[str]) -> set[str]:
-        """Ids (among ``ids``, or all) of nodes at an edge whose relation type is wanted."""
+        """Ids (among ``ids``, or all) of nodes at an edge whose relation type is wanted.
+
+        For ``ids``: the labels of their edges, one query per direction. For all nodes:
+        the edges whose label may be wanted (the store's spellings, or a metadata that may
+        override), one scan. Either way every row is then resolved exactly.
+        """
         s, d = self.s, self.drv.dialect
-        ret = (f"{s.prop('a', s.id_property)} AS a, {s.prop('b', s.id_property)} AS b, "
-               f"{s.edge_return('r', d)}")
-        want, out = set(wanted), set[str]()
+        labels = self._edge_label_exprs()
+        ret = ", ".join([f"{s.prop('a', s.id_property)} AS a", f"{s.prop('b', s.id_property)} AS b",
+                         f"{d.rel_type_function}(r) AS rel_type"] + [
+            f"{s.prop('r', p)} AS {k}" for k, p in (
+                ("relation", s.relation_property), ("etype", s.edge_type_property),
+                ("emeta", s.edge_metadata_property)) if p is not None])
         if ids is None:
-            labels = self._edge_label_exprs()
             meta = s.prop("r", s.edge_metadata_property) if s.edge_metadata_property else None
             own = (labels[-1] if len(labels) == 1 else
                    f"CASE WHEN {labels[0]} IS NULL OR {labels[0]} = '' THEN {labels[1]} "
@@ -279,24 +283,31 @@ class StoreAccess:
                            {"labels": self._labels("relation", wanted)})
         else:
             rows = []
-            for start in range(0, len(ids), 10_000):
-                rows += self._q(
-                    f"UNWIND $ids AS x MATCH (a:{s.n})-[r:{s.rels}]-(b:{s.n}) WHERE "
-                    f"{d.id_match(s, 'a', 'x')} RETURN {ret}",
-                    {"ids": list(ids[start: start + 10_000])})
+            for pattern in (f"(a:{s.n})-[r:{s.rels}]->(b:{s.n})",
+                            f"(b:{s.n})-[r:{s.rels}]->(a:{s.n})"):
+                for start in range(0, len(ids), 10_000):
+                    rows += self._q(f"UNWIND $ids AS x MATCH {pattern} WHERE "
+                                    f"{d.id_match(s, 'a', 'x')} RETURN {ret}",
+                                    {"ids": list(ids[start: start + 10_000])})
+        out = set[str]()
         for r in rows:
-            if edge_schema_type(self.schema, edge_from_row(r["a"], r["b"], r)) in want:
+            if edge_schema_type(self.schema, edge_from_row(r["a"], r["b"], r)) in wanted:
                 out.update((r["a"], r["b"]) if ids is None else (r["a"],))
         return out
 
-    def _affinity(self, rows: Sequence[NodeRow], types: InvolvedTypes) -> np.ndarray:
-        """``t(v)`` of ``rows``: the in-memory indicators, read from the rows and their edges."""
+    def _affinity(self, rows: Sequence[NodeRow], types: InvolvedTypes,
+                  touch: set[str] | None = None) -> np.ndarray:
+        """``t(v)`` of ``rows``: the in-memory indicators, read from the rows and their edges.
+
+        ``touch``: the ids at an edge of the involved relations, if already known.
+        """
         n, cats = len(rows), []
         if types.nodes:
             cats.append(np.fromiter((node_schema_type(self.schema, k.node) in types.nodes
                                      for k in rows), dtype=bool, count=n))
         if types.relations:
-            touch = self._relation_ends([k.id for k in rows], types.relations)
+            if touch is None:
+                touch = self._relation_ends([k.id for k in rows], types.relations)
             cats.append(np.fromiter((k.id in touch for k in rows), dtype=bool, count=n))
         if types.attributes:
             want = set(types.attributes)
