@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -51,7 +51,7 @@ from kgpath.ingest.schema import Schema
 from kgpath.llm import LLM
 from kgpath.methods.schema.config import SchemaRetrieverConfig
 from kgpath.methods.schema.decompose import DecompositionPlan, SchemaDecomposer, SubQuestion
-from kgpath.methods.schema.result import SchemaResult, SubQuestionResult
+from kgpath.methods.schema.result import SchemaResult, SubQuestionResult, part_graph
 from kgpath.methods.schema.retriever import SchemaSteps, finish_result
 from kgpath.methods.schema.typed import (
     Block,
@@ -514,10 +514,10 @@ class CypherSchemaRetriever(SchemaSteps):
                 runs: list[tuple[SubQuestionResult, float, float]], cfg: SchemaRetrieverConfig,
                 t0: float, t_plan: float, how: str, access: TypedAccess) -> SchemaResult:
         """The in-memory merge, with the retrieved part as the result's graph."""
-        assert isinstance(access, StoreAccess)
-        graph = _evidence_graph(access, [r for r, _, _ in runs])
+        store = cast(StoreAccess, access)  # what _access built
+        graph = _evidence_graph(store, [r for r, _, _ in runs])
         res = finish_result(q, plan, runs, cfg, t0, t_plan, how, graph)
-        res.trace.update(access.b.call_trace())
+        res.trace.update(store.b.call_trace())
         return res
 
     async def _aresult(self, q: str, plan: DecompositionPlan,
@@ -529,22 +529,8 @@ class CypherSchemaRetriever(SchemaSteps):
 
 
 def _evidence_graph(access: StoreAccess, runs: Sequence[SubQuestionResult]) -> KnowledgeGraph:
-    """The retrieved nodes, triples (with their ends) and every passage they cite."""
-    g = KnowledgeGraph()
-    nodes = {it.node.id: it.node for r in runs for it in r.nodes if it.node is not None}
-    edges = {it.key: it.edge for r in runs for it in r.triples if it.edge is not None}
-    for e in edges.values():
-        for end in (e.source, e.target):
-            if end not in nodes:
-                nodes[end] = access.rows[end].node
-    for n in nodes.values():
-        g.add_node(n.id, n.name, n.text, type=n.type, metadata=n.metadata,
-                   provenance=n.provenance)
-    for e in edges.values():
-        g.add_edge(e.source, e.target, e.relation, e.text, type=e.type, weight=e.weight,
-                   provenance=e.provenance, metadata=e.metadata)
+    """The retrieved part: :func:`~kgpath.methods.schema.result.part_graph` from the store."""
     cited = list(dict.fromkeys(p for r in runs for it in (*r.nodes, *r.triples)
                                for p in it.provenance))
-    for p in access.passages(cited).values() if cited else ():
-        g.add_passage(p.id, p.text, p.metadata)
-    return g
+    return part_graph(runs, lambda i: access.rows[i].node,
+                      access.passages(cited) if cited else {})
