@@ -24,10 +24,16 @@ used:
 ``retriever``
     :class:`SchemaGuidedRetriever`; sub-questions run concurrently with
     :func:`parallel_map` / :func:`aparallel_map` (from :mod:`kgpath._parallel`).
+``cypher``
+    :class:`CypherSchemaRetriever`: the same retrieval on a graph database, fetching only
+    what each sub-question reaches (typed candidates pushed down, their vectors, the edges
+    at the hits, cited passages) and reusing the typed-retrieval code through its seam
+    (:class:`~kgpath.methods.schema.typed.TypedAccess`).
 """
 
 from kgpath._parallel import aparallel_map, parallel_map
 from kgpath.methods.schema.config import SchemaRetrieverConfig, TypeMode
+from kgpath.methods.schema.cypher import CypherSchemaRetriever
 from kgpath.methods.schema.decompose import (
     DecompositionPlan,
     InvolvedTypes,
@@ -49,6 +55,7 @@ from kgpath.methods.schema.retriever import SchemaGuidedRetriever
 from kgpath.methods.schema.typed import type_match
 
 __all__ = [
+    "CypherSchemaRetriever",
     "DecompositionPlan",
     "EvidenceItem",
     "EvidenceKind",

@@ -9,7 +9,7 @@ list every kgpath method offers.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -23,6 +23,7 @@ __all__ = [
     "EvidenceKind",
     "SchemaResult",
     "SubQuestionResult",
+    "part_graph",
 ]
 
 EvidenceKind = Literal["node", "triple", "passage"]
@@ -190,3 +191,31 @@ def _supporting(
             if pid in wanted and it.key not in out.setdefault(pid, []):
                 out[pid].append(it.key)
     return out
+
+
+def part_graph(
+    runs: Sequence[SubQuestionResult], node_of: Callable[[str], Node],
+    passages: Mapping[str, Passage],
+) -> KnowledgeGraph:
+    """The graph a result's evidence reads when the whole graph is elsewhere (a database).
+
+    The retrieved nodes, the triples with their end nodes (``node_of(id)`` for ends that
+    were not retrieved) and ``passages`` (those the items cite): what
+    :meth:`SchemaResult.evidence` resolves names and passage text from.
+    """
+    g = KnowledgeGraph()
+    nodes = {it.node.id: it.node for r in runs for it in r.nodes if it.node is not None}
+    edges = {it.key: it.edge for r in runs for it in r.triples if it.edge is not None}
+    for e in edges.values():
+        for end in (e.source, e.target):
+            if end not in nodes:
+                nodes[end] = node_of(end)
+    for n in nodes.values():
+        g.add_node(n.id, n.name, n.text, type=n.type, metadata=n.metadata,
+                   provenance=n.provenance)
+    for e in edges.values():
+        g.add_edge(e.source, e.target, e.relation, e.text, type=e.type, weight=e.weight,
+                   provenance=e.provenance, metadata=e.metadata)
+    for p in passages.values():
+        g.add_passage(p.id, p.text, p.metadata)
+    return g

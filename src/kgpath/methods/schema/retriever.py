@@ -32,12 +32,110 @@ from kgpath.methods.schema.config import SchemaRetrieverConfig
 from kgpath.methods.schema.decompose import DecompositionPlan, SchemaDecomposer, SubQuestion
 from kgpath.methods.schema.merge import merge_evidence
 from kgpath.methods.schema.result import SchemaResult, SubQuestionResult
-from kgpath.methods.schema.typed import _TypeTable, retrieve_sub_question
+from kgpath.methods.schema.typed import MemoryAccess, TypedAccess, _TypeTable, retrieve_typed
 
-__all__ = ["SchemaGuidedRetriever"]
+__all__ = ["SchemaGuidedRetriever", "SchemaSteps", "finish_result"]
 
 
-class SchemaGuidedRetriever:
+class SchemaSteps:
+    """Decompose, retrieve sub-questions concurrently, merge: what every store shares.
+
+    Subclasses hold ``config`` and ``decomposer`` and say where the graph lives: the
+    typed-retrieval access of one retrieval (:meth:`_access`), query embeddings, and the
+    graph of the result (:meth:`_result`). The async hooks default to the sync ones run
+    inline (in memory nothing blocks); a store overrides them to use worker threads.
+    """
+
+    config: SchemaRetrieverConfig
+    decomposer: SchemaDecomposer
+
+    def _config(self, overrides: Mapping[str, Any]) -> SchemaRetrieverConfig:
+        return with_overrides(self.config, overrides, label="schema-retriever")
+
+    def _access(self, cfg: SchemaRetrieverConfig) -> TypedAccess:
+        raise NotImplementedError
+
+    async def _aaccess(self, cfg: SchemaRetrieverConfig) -> TypedAccess:
+        return self._access(cfg)
+
+    def _embed(self, text: str) -> np.ndarray:
+        raise NotImplementedError
+
+    async def _aembed(self, text: str) -> np.ndarray:
+        raise NotImplementedError
+
+    async def _arun(self, access: TypedAccess, i: int, sq: SubQuestion, qv: np.ndarray,
+                    cfg: SchemaRetrieverConfig) -> SubQuestionResult:
+        return retrieve_typed(access, i, sq, qv, cfg)
+
+    def _result(self, q: str, plan: DecompositionPlan,
+                runs: list[tuple[SubQuestionResult, float, float]], cfg: SchemaRetrieverConfig,
+                t0: float, t_plan: float, how: str, access: TypedAccess) -> SchemaResult:
+        return finish_result(q, plan, runs, cfg, t0, t_plan, how, getattr(self, "graph", None))
+
+    async def _aresult(self, q: str, plan: DecompositionPlan,
+                       runs: list[tuple[SubQuestionResult, float, float]],
+                       cfg: SchemaRetrieverConfig, t0: float, t_plan: float, how: str,
+                       access: TypedAccess) -> SchemaResult:
+        return self._result(q, plan, runs, cfg, t0, t_plan, how, access)
+
+    def decompose(self, question: str, **overrides: Any) -> DecompositionPlan:
+        """Return the plan :meth:`retrieve` would use."""
+        cfg = self._config(overrides)
+        return self.decomposer.decompose(question, max_sub_questions=cfg.max_sub_questions)
+
+    async def adecompose(self, question: str, **overrides: Any) -> DecompositionPlan:
+        """Async :meth:`decompose`."""
+        cfg = self._config(overrides)
+        return await self.decomposer.adecompose(question, max_sub_questions=cfg.max_sub_questions)
+
+    def retrieve(
+        self, query: str, *, plan: DecompositionPlan | None = None, **overrides: Any
+    ) -> SchemaResult:
+        """Decompose (unless ``plan`` is given), retrieve sub-questions on a thread pool, merge.
+
+        ``overrides`` are :class:`SchemaRetrieverConfig` fields for this call (e.g. ``k=3``).
+        """
+        q = check_query(query)
+        cfg = self._config(overrides)
+        t0 = time.perf_counter()
+        plan = plan or self.decomposer.decompose(q, max_sub_questions=cfg.max_sub_questions)
+        t_plan = time.perf_counter()
+        access = self._access(cfg)
+
+        def one(job: tuple[int, SubQuestion]) -> SubQuestionResult:
+            i, sq = job
+            return retrieve_typed(access, i, sq, self._embed(sq.text), cfg)
+
+        runs = parallel_map(one, list(enumerate(plan.sub_questions)),
+                            max_workers=cfg.max_concurrency)
+        return self._result(q, plan, runs, cfg, t0, t_plan, "threads", access)
+
+    async def aretrieve(
+        self, query: str, *, plan: DecompositionPlan | None = None, **overrides: Any
+    ) -> SchemaResult:
+        """Async :meth:`retrieve`.
+
+        Decomposition and query embeddings are awaited natively; sub-questions are gathered
+        with a concurrency bound.
+        """
+        q = check_query(query)
+        cfg = self._config(overrides)
+        t0 = time.perf_counter()
+        plan = plan or await self.decomposer.adecompose(q, max_sub_questions=cfg.max_sub_questions)
+        t_plan = time.perf_counter()
+        access = await self._aaccess(cfg)
+
+        async def one(job: tuple[int, SubQuestion]) -> SubQuestionResult:
+            i, sq = job
+            return await self._arun(access, i, sq, await self._aembed(sq.text), cfg)
+
+        runs = await aparallel_map(one, list(enumerate(plan.sub_questions)),
+                                   limit=cfg.max_concurrency)
+        return await self._aresult(q, plan, runs, cfg, t0, t_plan, "asyncio", access)
+
+
+class SchemaGuidedRetriever(SchemaSteps):
     """Decompose with the schema, retrieve sub-questions concurrently by type, merge.
 
     Parameters
@@ -102,9 +200,6 @@ class SchemaGuidedRetriever:
         """The underlying graph."""
         return self.index.graph
 
-    def _config(self, overrides: Mapping[str, Any]) -> SchemaRetrieverConfig:
-        return with_overrides(self.config, overrides, label="schema-retriever")
-
     # ------------------------------------------------------------------ preparation
     def _prepare(self, cfg: SchemaRetrieverConfig) -> tuple[_TypeTable, CommunityRouter | None]:
         """Build shared structures once, before threads fan out (they are then read-only)."""
@@ -125,101 +220,48 @@ class SchemaGuidedRetriever:
                     router = self._router
             return self._table, router
 
-    def decompose(self, question: str, **overrides: Any) -> DecompositionPlan:
-        """Return the plan :meth:`retrieve` would use."""
-        cfg = self._config(overrides)
-        return self.decomposer.decompose(question, max_sub_questions=cfg.max_sub_questions)
-
-    async def adecompose(self, question: str, **overrides: Any) -> DecompositionPlan:
-        """Async :meth:`decompose`."""
-        cfg = self._config(overrides)
-        return await self.decomposer.adecompose(question, max_sub_questions=cfg.max_sub_questions)
-
-    # ------------------------------------------------------------------ retrieval
-    def retrieve(
-        self, query: str, *, plan: DecompositionPlan | None = None, **overrides: Any
-    ) -> SchemaResult:
-        """Decompose (unless ``plan`` is given), retrieve sub-questions on a thread pool, merge.
-
-        ``overrides`` are :class:`SchemaRetrieverConfig` fields for this call (e.g. ``k=3``).
-        """
-        q = check_query(query)
-        cfg = self._config(overrides)
-        t0 = time.perf_counter()
-        plan = plan or self.decomposer.decompose(q, max_sub_questions=cfg.max_sub_questions)
-        t_plan = time.perf_counter()
+    # ------------------------------------------------------------------ steps' hooks
+    def _access(self, cfg: SchemaRetrieverConfig) -> MemoryAccess:
         table, router = self._prepare(cfg)
+        return MemoryAccess(self.index, table, router)
 
-        def one(job: tuple[int, SubQuestion]) -> SubQuestionResult:
-            i, sq = job
-            qv = self.index.embed_query(sq.text)
-            return self._retrieve_one(i, sq, qv, cfg, table, router)
+    def _embed(self, text: str) -> np.ndarray:
+        return self.index.embed_query(text)
 
-        runs = parallel_map(one, list(enumerate(plan.sub_questions)),
-                            max_workers=cfg.max_concurrency)
-        return self._finish(q, plan, runs, cfg, t0, t_plan, "threads")
+    async def _aembed(self, text: str) -> np.ndarray:
+        return await self.index.aembed_query(text)
 
-    async def aretrieve(
-        self, query: str, *, plan: DecompositionPlan | None = None, **overrides: Any
-    ) -> SchemaResult:
-        """Async :meth:`retrieve`.
 
-        Decomposition and query embeddings are awaited natively; sub-questions are gathered
-        with a concurrency bound.
-        """
-        q = check_query(query)
-        cfg = self._config(overrides)
-        t0 = time.perf_counter()
-        plan = plan or await self.decomposer.adecompose(q, max_sub_questions=cfg.max_sub_questions)
-        t_plan = time.perf_counter()
-        table, router = self._prepare(cfg)
+def finish_result(
+    q: str,
+    plan: DecompositionPlan,
+    runs: list[tuple[SubQuestionResult, float, float]],
+    cfg: SchemaRetrieverConfig,
+    t0: float,
+    t_plan: float,
+    how: str,
+    graph: KnowledgeGraph | None,
+) -> SchemaResult:
+    """Merge the sub-question runs (pattern: *merge(evidence)*) into one result.
 
-        async def one(job: tuple[int, SubQuestion]) -> SubQuestionResult:
-            i, sq = job
-            qv = await self.index.aembed_query(sq.text)
-            return self._retrieve_one(i, sq, qv, cfg, table, router)
-
-        runs = await aparallel_map(one, list(enumerate(plan.sub_questions)),
-                                   limit=cfg.max_concurrency)
-        return self._finish(q, plan, runs, cfg, t0, t_plan, "asyncio")
-
-    def _finish(
-        self,
-        q: str,
-        plan: DecompositionPlan,
-        runs: list[tuple[SubQuestionResult, float, float]],
-        cfg: SchemaRetrieverConfig,
-        t0: float,
-        t_plan: float,
-        how: str,
-    ) -> SchemaResult:
-        """Merge the sub-question runs (pattern: *merge(evidence)*) into one result."""
-        subs = []
-        for r, s, e in runs:
-            tr = dict(r.trace)
-            tr.update(started_s=round(s - t0, 6), ended_s=round(e - t0, 6))
-            subs.append(dataclasses.replace(r, trace=tr))
-        nodes, triples, passages = merge_evidence(subs)
-        trace = _result_trace(plan, cfg, how, t0, t_plan)
-        trace["evidence_before_merge"] = sum(
-            len(r.nodes) + len(r.triples) + len(r.passages) for r in subs)
-        trace["evidence_after_merge"] = len(nodes) + len(triples) + len(passages)
-        trace["total_s"] = round(time.perf_counter() - t0, 6)
-        return SchemaResult(
-            question=q, plan=plan, sub_results=tuple(subs), nodes=nodes, triples=triples,
-            passages=passages, config=cfg, trace=trace, graph=self.graph,
-        )
-
-    def _retrieve_one(
-        self,
-        i: int,
-        sq: SubQuestion,
-        qv: np.ndarray,
-        cfg: SchemaRetrieverConfig,
-        table: _TypeTable,
-        router: CommunityRouter | None,
-    ) -> SubQuestionResult:
-        return retrieve_sub_question(self.index, i, sq, qv, cfg, table, router)
+    ``graph`` resolves names and passages in :meth:`SchemaResult.evidence` (the whole graph
+    in memory; the retrieved part over a database).
+    """
+    subs = []
+    for r, s, e in runs:
+        tr = dict(r.trace)
+        tr.update(started_s=round(s - t0, 6), ended_s=round(e - t0, 6))
+        subs.append(dataclasses.replace(r, trace=tr))
+    nodes, triples, passages = merge_evidence(subs)
+    trace = _result_trace(plan, cfg, how, t0, t_plan)
+    trace["evidence_before_merge"] = sum(
+        len(r.nodes) + len(r.triples) + len(r.passages) for r in subs)
+    trace["evidence_after_merge"] = len(nodes) + len(triples) + len(passages)
+    trace["total_s"] = round(time.perf_counter() - t0, 6)
+    return SchemaResult(
+        question=q, plan=plan, sub_results=tuple(subs), nodes=nodes, triples=triples,
+        passages=passages, config=cfg, trace=trace, graph=graph,
+    )
 
 
 def _result_trace(

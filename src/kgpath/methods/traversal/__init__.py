@@ -79,6 +79,28 @@ the other's title, every document is scored by its best two-document chain,
 ``score(d) = s(d) + max_{a != d} (s(a) + β link(a, b))``, and the best ``max_documents``
 are returned with their best sentences. Cost per query ``O(N d + |mention edges|)``.
 
+On a graph database (issue 22): not offered, by decision. The walks read a chunk graph the
+process builds itself (:mod:`kgpath.ingest.chunk_graph` computes the similarity edges from
+every chunk vector in memory), and each hop depends on the previous choice, so a database
+would add one round trip per hop without saving memory. Measured on the HotpotQA-100 chunk
+graph (994 passages: 2,456 chunks, 4,137 sentences, 384-d vectors, chunk degree mean 10.8,
+max 43; 100 questions, article rules) against FalkorDB (localhost, 2 loaded cores):
+
+* hops per query, mean (max): basic 4.7 (7), query 4.4 (7), kg 3.7 (7), triangulation
+  average 6.3 (9), geometric 3-D 4.2 (6), full-dim 4.4 (7), LLM-guided without LLM 4.4 (7);
+  in memory a whole query takes 11-18 ms (median, query embedding included);
+* one hop's data (neighbour chunks, their vectors, their sentences and vectors) in one
+  query: 3.9 ms median (17 ms p90; 14 ms as four simple queries; a bare round trip 0.19 ms);
+* the anchor is ``argmax_c cos(q, c)`` over *every* chunk (and Alg. 1's candidates are every
+  chunk at every hop; Alg. 5 needs a PCA of all chunk vectors): an exact scan of the 2,456
+  stored chunk vectors costs 109 ms per query; a database vector index would make it
+  approximate and the result no longer the in-memory one.
+
+So a database walk costs about 109 + 5 x 4 ms, roughly ten times the in-memory query, for
+vectors (~10 MB here) the builder already holds. The part that would make sense - the
+per-hop neighbourhood as passage-passage edges - is cheap only once the anchor comes from
+an (approximate) vector index; kgpath does not trade exactness for that.
+
 Package layout (one module per seam of the article):
 
 =====================  ======================================================================

@@ -1,0 +1,536 @@
+"""Schema-guided retrieval over a graph database: :class:`CypherSchemaRetriever`.
+
+:class:`StoreAccess` answers the questions of the typed-retrieval seam
+(:class:`~kgpath.methods.schema.typed.TypedAccess`) with queries on a
+:class:`~kgpath.backends.cypher.CypherBackend` over a graph written by
+:func:`~kgpath.backends.cypher.load_graph`; the shared code of
+:mod:`~kgpath.methods.schema.typed` filters, ranks and merges. Per sub-question it fetches:
+
+* **typed candidates** (filter mode): nodes whose ``type`` is one of the store's spellings
+  of the involved entity types (``WHERE n.type IN $labels``; spellings from one
+  ``DISTINCT`` query per retrieval, resolved through the schema), or, with relation types
+  only, the ends of the edges of those types (the same on ``type``/``relation``). A
+  ``metadata["schema_type"]`` overrides the type inside JSON text, so rows whose metadata
+  *may* override (a ``"schema_type"`` key other than one equal to the own type, null or
+  empty) come too: a superset, then every row is checked by the in-memory rules
+  (:func:`~kgpath.methods.schema.typed.node_schema_type`, layer nodes, attributes, the
+  relation indicator from the rows' incident edges). Attribute-only constraints are not
+  pushed down (keys inside the JSON): the nodes are paged through and checked.
+* **boost / off / filter fallback**: every base node is scored, as in memory, on keyset
+  pages in node order, each page keeping its top ``k`` (ties by node order).
+* **routed communities** (a hierarchy on a large graph): the members, by id.
+* the **vectors** of those nodes (the stored ones, the same float32 dot product), the
+  **edges at the hits** with their other ends, and the **cited passages**, by id.
+
+Graph-wide inputs: the schema and the hierarchy are the caller's, as in memory; the
+LLM-free decomposition matches node names, so it reads the store's node names and types
+once per retriever (:meth:`CypherSchemaRetriever.refresh` reads them again). Equal to the
+in-memory retriever on the graph the database was loaded from (``load_graph``'s node and
+edge order break ties) for ``mode="vector"`` and a float32 vector index. BM25 and hybrid
+scores need corpus statistics the database does not keep (:class:`ConfigError`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal, cast
+
+import numpy as np
+
+from kgpath.backends.base import GraphBackend
+from kgpath.backends.cypher import CypherBackend, CypherSchema, NodeRow
+from kgpath.backends.cypher.queries import expand_one_hop, fetch_nodes, node_page
+from kgpath.backends.cypher.schema import edge_from_row
+from kgpath.embeddings import Embedder
+from kgpath.errors import ConfigError, EmptyGraphError
+from kgpath.graph import KnowledgeGraph, Node, Passage
+from kgpath.ingest.hierarchy import CommunityRouter, Hierarchy, is_layer_node
+from kgpath.ingest.schema import Schema
+from kgpath.llm import LLM
+from kgpath.methods.schema.config import SchemaRetrieverConfig
+from kgpath.methods.schema.decompose import DecompositionPlan, SchemaDecomposer, SubQuestion
+from kgpath.methods.schema.result import SchemaResult, SubQuestionResult, part_graph
+from kgpath.methods.schema.retriever import SchemaSteps, finish_result
+from kgpath.methods.schema.typed import (
+    Block,
+    EdgeRecord,
+    InvolvedTypes,
+    TypedAccess,
+    TypedJob,
+    category_mean,
+    edge_schema_type,
+    full_match,
+    node_attributes,
+    node_schema_type,
+    retrieve_typed,
+)
+from kgpath.search.vector import VectorIndex
+
+__all__ = ["CypherSchemaRetriever", "StoreAccess"]
+
+_ST = '"schema_type"'
+_PARAMS = {"st": _ST, "st_null": '"schema_type": null', "st_empty": '"schema_type": ""',
+           "st_pre": '"schema_type": "', "layer": '"layer"'}
+
+
+def _may_override(meta: str | None, own: str | None) -> str:
+    """Cypher: the JSON ``meta`` may hold a ``schema_type`` other than ``own`` (a superset).
+
+    False only when the text has no ``"schema_type"`` key, or exactly one whose value is
+    null, empty or ``own`` itself: then the label is ``own`` exactly. The cheap ``CONTAINS``
+    comes first; the key is counted with ``size``/``replace`` (Kùzu has no ``split``).
+    """
+    if meta is None:
+        return "false"
+    occ = f"(size({meta}) - size(replace({meta}, $st, ''))) / size($st)"
+    same = [f"{meta} CONTAINS $st_null", f"{meta} CONTAINS $st_empty"]
+    if own is not None:
+        same.append(f"coalesce({meta} CONTAINS ($st_pre + {own} + '\"'), false)")
+    return f"coalesce({meta} CONTAINS $st AND NOT ({occ} = 1 AND ({' OR '.join(same)})), false)"
+
+
+class _MemberRouter(CommunityRouter):
+    """:class:`CommunityRouter` whose candidates are member ids (the store resolves them)."""
+
+    def __init__(self, hierarchy: Hierarchy, embedder: Embedder) -> None:
+        if not hierarchy.communities:
+            raise EmptyGraphError("the hierarchy has no communities to route through")
+        self.hierarchy = hierarchy
+        self.index = VectorIndex(
+            embedder.embed_passages([c.routing_text for c in hierarchy.communities]))
+        self._members = [c.members for c in hierarchy.communities]  # type: ignore[misc]
+
+    def member_ids(self, query_vec: np.ndarray, top: int) -> tuple[list[str], list[Any]]:
+        """Ids of the members of the routed communities, and the routing."""
+        routed = self.route(query_vec, top)
+        ids = dict.fromkeys(m for c, _ in routed for m in c.members)
+        return list(ids), [(c.id, s) for c, s in routed]
+
+
+class StoreAccess:
+    """:class:`~kgpath.methods.schema.typed.TypedAccess` over a Cypher store (one retrieval).
+
+    Built per retrieval on a bound backend (its ``call_trace`` counts the queries); the type
+    spellings, the base-node count and the fetched rows are shared by its sub-questions.
+    """
+
+    def __init__(self, backend: CypherBackend, schema: Schema,
+                 router: _MemberRouter | None = None) -> None:
+        self.b, self.schema, self.router = backend, schema, router
+        self.s: CypherSchema = backend.schema
+        self.drv = backend._run  # the bound view's counting driver
+        self.rows: dict[str, NodeRow] = {}
+        self._lock = threading.Lock()
+        self._vocab: dict[str, list[Any]] = {}
+        self._count: int | None = None
+
+    # -- small helpers
+    def _q(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        return self.drv.run(query, {**_PARAMS, **(params or {})})
+
+    def _keep(self, rows: Iterable[Mapping[str, Any]], cfg: SchemaRetrieverConfig) -> list[NodeRow]:
+        """Rows as keys (cached by id), without layer nodes unless asked for, in node order."""
+        out = []
+        for r in rows:
+            key = NodeRow(r)
+            if cfg.include_layer_nodes or not is_layer_node(key.node.metadata):
+                out.append(key)
+        with self._lock:
+            for k in out:
+                self.rows.setdefault(k.id, k)
+        return sorted(out, key=self.order)
+
+    def order(self, key: NodeRow) -> tuple[int, int, str]:
+        """Node order: the ``order_property`` written by ``load_graph``, then the id."""
+        r = key.row
+        if self.s.order_property is not None and r.get("ord") is not None:
+            return (0, int(r["ord"]), key.id)
+        return (1, 0, key.id)
+
+    def base_count(self) -> int:
+        """Nodes that are not keyword/community layer nodes (exact; two queries, cached)."""
+        with self._lock:
+            if self._count is None:
+                s = self.s
+                total = int(self._q(f"MATCH (n:{s.n}) RETURN count(n) AS c")[0]["c"])
+                layer = 0
+                if s.metadata_property is not None:
+                    meta = s.prop("n", s.metadata_property)
+                    rows = self._q(f"MATCH (n:{s.n}) WHERE {meta} CONTAINS $layer "
+                                   f"RETURN {s.node_return('n', embedding=False)}")
+                    layer = sum(is_layer_node(NodeRow(r).node.metadata) for r in rows)
+                self._count = total - layer
+            return self._count
+
+    def _labels(self, kind: Literal["entity", "relation"], wanted: Sequence[str]) -> list[Any]:
+        """The store's raw spellings of the ``wanted`` types (one DISTINCT query per kind)."""
+        with self._lock:
+            if kind not in self._vocab:
+                self._vocab[kind] = self._distinct(kind)
+        return [x for x in self._vocab[kind] if self.schema.resolve(kind, str(x)) in wanted]
+
+    def _distinct(self, kind: str) -> list[Any]:
+        s = self.s
+        if kind == "entity":
+            if s.type_property is None:
+                return []
+            rows = self._q(f"MATCH (n:{s.n}) RETURN DISTINCT {s.prop('n', s.type_property)} AS t")
+            return [r["t"] for r in rows if r["t"] is not None]
+        out: dict[Any, None] = {}
+        for expr in self._edge_label_exprs():
+            for r in self._q(f"MATCH (:{s.n})-[r:{s.rels}]->(:{s.n}) RETURN DISTINCT {expr} AS t"):
+                if r["t"] is not None:
+                    out.setdefault(r["t"], None)
+        return list(out)
+
+    def _edge_label_exprs(self) -> list[str]:
+        """The edge's ``type`` property and its relation (property, or relationship type)."""
+        s = self.s
+        rel = (s.prop("r", s.relation_property) if s.relation_property is not None
+               else f"{self.drv.dialect.rel_type_function}(r)")
+        return ([s.prop("r", s.edge_type_property)] if s.edge_type_property else []) + [rel]
+
+    # -- candidates
+    def scope(self, job: TypedJob) -> list[NodeRow] | None:
+        """``None`` (the whole store) or the rows of the routed communities' members."""
+        if self.router is None:
+            count = self.base_count() if not job.cfg.include_layer_nodes else int(
+                self._q(f"MATCH (n:{self.s.n}) RETURN count(n) AS c")[0]["c"])
+            job.trace["candidates"] = count
+            return None
+        ids, routed = self.router.member_ids(job.qv, job.cfg.route_top_communities)
+        rows = self._keep(fetch_nodes(self.drv, self.s, ids).values(), job.cfg)
+        job.trace["routed_communities"] = routed
+        job.trace["candidates"] = len(rows)
+        return rows
+
+    def filtered(self, job: TypedJob, scope: list[NodeRow] | None,
+                 types: InvolvedTypes) -> list[Block]:
+        """Typed candidates (pushed down), checked exactly; those with ``t(v) = 1``."""
+        if scope is not None:
+            rows = scope
+        elif types.nodes:
+            rows = self._keep(self._typed_rows(types.nodes), job.cfg)
+        elif types.relations:
+            ids = sorted(self._relation_ends(None, types.relations))
+            rows = self._keep(fetch_nodes(self.drv, self.s, ids).values(), job.cfg)
+        else:  # attributes only: not pushed down (keys inside the JSON metadata)
+            rows = [k for b in self.scan(job, None, None) for k in b.keys]
+        if not rows:
+            return [Block([], np.zeros(0, np.float32))]
+        tm = self._affinity(rows, types)
+        keep = full_match(tm)
+        return [Block([k for k, m in zip(rows, keep, strict=True) if m], tm[keep])]
+
+    def scan(self, job: TypedJob, scope: list[NodeRow] | None,
+             types: InvolvedTypes | None) -> Iterator[Block]:
+        """Every candidate, page by page in node order, with ``t(v)`` when ``types``."""
+        pages: Iterable[list[NodeRow]] = [scope] if scope is not None else self._pages(job.cfg)
+        touch = None  # every node: one scan of the involved relations' edges, not per page
+        if scope is None and types is not None and types.relations:
+            touch = self._relation_ends(None, types.relations)
+        for rows in pages:
+            if rows:
+                yield Block(rows, None if types is None else self._affinity(rows, types, touch))
+
+    def _pages(self, cfg: SchemaRetrieverConfig) -> Iterator[list[NodeRow]]:
+        after: Any = None
+        while True:
+            rows = node_page(self.drv, self.s, after, self.b.page_size)
+            if not rows:
+                return
+            after = rows[-1]["page_key"]
+            yield self._keep(rows, cfg)
+            if len(rows) < self.b.page_size:
+                return
+
+    def _typed_rows(self, wanted: Sequence[str]) -> list[dict[str, Any]]:
+        """Nodes typed as one of ``wanted``, plus those whose metadata may override (superset)."""
+        s = self.s
+        typ = s.prop("n", s.type_property) if s.type_property else None
+        meta = s.prop("n", s.metadata_property) if s.metadata_property else None
+        conds = [_may_override(meta, typ)]
+        if typ is not None:
+            conds.append(f"coalesce({typ} IN $labels, false)")
+        q = f"MATCH (n:{s.n}) WHERE {' OR '.join(conds)} RETURN {s.node_return('n')}"
+        return self._q(q, {"labels": self._labels("entity", wanted)})
+
+    def _relation_ends(self, ids: Sequence[str] | None, wanted: Sequence[str]) -> set[str]:
+        """Ids (among ``ids``, or all) of nodes at an edge whose relation type is wanted.
+
+        For ``ids``: the labels of their edges, one query per direction. For all nodes:
+        the edges whose label may be wanted (the store's spellings, or a metadata that may
+        override), one scan. Either way every row is then resolved exactly.
+        """
+        s, d = self.s, self.drv.dialect
+        labels = self._edge_label_exprs()
+        ret = ", ".join([f"{s.prop('a', s.id_property)} AS a", f"{s.prop('b', s.id_property)} AS b",
+                         f"{d.rel_type_function}(r) AS rel_type"] + [
+            f"{s.prop('r', p)} AS {k}" for k, p in (
+                ("relation", s.relation_property), ("etype", s.edge_type_property),
+                ("emeta", s.edge_metadata_property)) if p is not None])
+        if ids is None:
+            meta = s.prop("r", s.edge_metadata_property) if s.edge_metadata_property else None
+            own = (labels[-1] if len(labels) == 1 else
+                   f"CASE WHEN {labels[0]} IS NULL OR {labels[0]} = '' THEN {labels[1]} "
+                   f"ELSE {labels[0]} END")
+            conds = [_may_override(meta, own)] + [f"coalesce({x} IN $labels, false)"
+                                                  for x in labels]
+            rows = self._q(f"MATCH (a:{s.n})-[r:{s.rels}]->(b:{s.n}) WHERE "
+                           f"{' OR '.join(conds)} RETURN {ret}",
+                           {"labels": self._labels("relation", wanted)})
+        else:
+            rows = []
+            for pattern in (f"(a:{s.n})-[r:{s.rels}]->(b:{s.n})",
+                            f"(b:{s.n})-[r:{s.rels}]->(a:{s.n})"):
+                for start in range(0, len(ids), 10_000):
+                    rows += self._q(f"UNWIND $ids AS x MATCH {pattern} WHERE "
+                                    f"{d.id_match(s, 'a', 'x')} RETURN {ret}",
+                                    {"ids": list(ids[start: start + 10_000])})
+        out = set[str]()
+        for r in rows:
+            if edge_schema_type(self.schema, edge_from_row(r["a"], r["b"], r)) in wanted:
+                out.update((r["a"], r["b"]) if ids is None else (r["a"],))
+        return out
+
+    def _affinity(self, rows: Sequence[NodeRow], types: InvolvedTypes,
+                  touch: set[str] | None = None) -> np.ndarray:
+        """``t(v)`` of ``rows``: the in-memory indicators, read from the rows and their edges.
+
+        ``touch``: the ids at an edge of the involved relations, if already known.
+        """
+        n, cats = len(rows), []
+        if types.nodes:
+            cats.append(np.fromiter((node_schema_type(self.schema, k.node) in types.nodes
+                                     for k in rows), dtype=bool, count=n))
+        if types.relations:
+            if touch is None:
+                touch = self._relation_ends([k.id for k in rows], types.relations)
+            cats.append(np.fromiter((k.id in touch for k in rows), dtype=bool, count=n))
+        if types.attributes:
+            want = set(types.attributes)
+            cats.append(np.fromiter((bool(node_attributes(self.schema, k.node) & want)
+                                     for k in rows), dtype=bool, count=n))
+        return category_mean(cats)
+
+    # -- scores, records, edges, passages
+    def score(self, job: TypedJob, keys: Sequence[Any] | np.ndarray) -> np.ndarray:
+        """The stored vectors' float32 dot product with the query (``mode="vector"``)."""
+        return self.b.score(job.sq.text, job.qv, list(keys), mode=job.cfg.mode,
+                            alpha=job.cfg.alpha)
+
+    def node(self, key: NodeRow) -> tuple[Node, str | None]:
+        """The row's node record and canonical type."""
+        return key.node, node_schema_type(self.schema, key.node)
+
+    def incident_edges(self, hits: Sequence[NodeRow]) -> list[EdgeRecord]:
+        """Edges at the hits (one query per direction), their other ends fetched by id."""
+        steps = expand_one_hop(self.drv, self.s, [h.id for h in hits], direction="both")
+        seen: dict[Any, Any] = {}  # edge order (load_graph's, else a tuple) -> step, ends
+        for st in steps:
+            src, dst = (st.node, st.neighbour) if st.forward else (st.neighbour, st.node)
+            seen.setdefault(st.edge_order, (st, src, dst))
+        with self._lock:
+            missing = list(dict.fromkeys(
+                i for _, a, b in seen.values() for i in (a, b) if i not in self.rows))
+        for r in fetch_nodes(self.drv, self.s, missing).values():
+            with self._lock:
+                self.rows.setdefault(r["id"], NodeRow(r))
+        out = []
+        for key in sorted(seen):
+            st, src, dst = seen[key]
+            e = st.edge
+            a, b = self.rows[src], self.rows[dst]
+            out.append(EdgeRecord(e, a, b, a.node.name, b.node.name,
+                                  edge_schema_type(self.schema, e), is_layer_node(e.metadata)))
+        return out
+
+    def passages(self, ids: Sequence[str]) -> dict[str, Passage]:
+        """The cited passages held by the store."""
+        return {p.id: p for p in self.b.passages(list(ids))}
+
+
+class _NameCatalog:
+    """The store's node names, types and metadata in node order, read once on first use.
+
+    What the LLM-free decomposition reads of a graph (it matches node names in questions).
+    """
+
+    def __init__(self, backend: CypherBackend) -> None:
+        self.b = backend
+        self._nodes: list[Node] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def nodes(self) -> list[Node]:
+        """Every node (id, name, type, metadata; no text or vector), in node order."""
+        with self._lock:
+            if self._nodes is None:
+                self._nodes = self._read()
+            return self._nodes
+
+    def _read(self) -> list[Node]:
+        s, out, after = self.b.schema, [], None
+        key = s.prop("n", s.order_property or s.id_property)
+        items = [f"{s.prop('n', s.id_property)} AS id"] + [
+            f"{s.prop('n', p)} AS {a}" for a, p in (
+                ("name", s.name_property), ("type", s.type_property),
+                ("metadata", s.metadata_property)) if p is not None]
+        ret = f"RETURN {', '.join(items)}, {key} AS page_key ORDER BY {key} LIMIT $limit"
+        while True:
+            where = "" if after is None else f"WHERE {key} > $after "
+            rows = self.b.driver.run(f"MATCH (n:{s.n}) {where}{ret}",
+                                     {"after": after, "limit": self.b.page_size})
+            out += [NodeRow(r).node for r in rows]
+            if len(rows) < self.b.page_size:
+                return out
+            after = rows[-1]["page_key"]
+
+    def clear(self) -> None:
+        """Forget the catalog (read again on next use)."""
+        with self._lock:
+            self._nodes = None
+
+
+class CypherSchemaRetriever(SchemaSteps):
+    """Schema-guided retrieval on a graph database (see the module docstring).
+
+    Same configuration, plan, :class:`~kgpath.methods.schema.SchemaResult` and evidence as
+    :class:`~kgpath.methods.schema.SchemaGuidedRetriever` on the graph the database was
+    loaded from; only what each sub-question reaches is fetched.
+
+    Parameters
+    ----------
+    store
+        A :class:`~kgpath.backends.cypher.CypherBackend`, or a driver (anything
+        :func:`~kgpath.backends.cypher.as_cypher_driver` accepts).
+    schema
+        The schema (keyword-only), as in memory.
+    embedder
+        Embeds questions (for a driver); the model of the stored node vectors.
+    llm, config, decomposer, hierarchy
+        As :class:`~kgpath.methods.schema.SchemaGuidedRetriever`. Without ``decomposer``,
+        the LLM-free decomposition (and the fallback of an LLM one) matches the store's
+        node names, read once (:meth:`refresh`).
+    cypher_schema
+        Where fields live (for a driver; default: what ``load_graph`` writes).
+
+    Raises
+    ------
+    ConfigError
+        For a store that is not a Cypher backend, or (when retrieving) ``mode`` other
+        than ``"vector"``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from kgpath import GraphIndex, HashingEmbedder
+    >>> from kgpath.backends.cypher import EmbeddedCypherDriver, load_graph
+    >>> from kgpath.data import load_demo_graph
+    >>> from kgpath.methods.schema import SchemaGuidedRetriever
+    >>> from kgpath.methods.schema.spec import schema_from_graph
+    >>> drv = EmbeddedCypherDriver.open(os.path.join(tempfile.mkdtemp(), "db"))
+    >>> index = GraphIndex(load_demo_graph(), HashingEmbedder())
+    >>> _ = load_graph(drv, index)
+    >>> s = schema_from_graph(index.graph)
+    >>> db = CypherSchemaRetriever(drv, schema=s, embedder=index.embedder)
+    >>> q = "Which place was Marie Curie born in?"
+    >>> db.retrieve(q).ids == SchemaGuidedRetriever(index, schema=s).retrieve(q).ids
+    True
+    >>> drv.close()
+    """
+
+    def __init__(
+        self,
+        store: Any,
+        *,
+        schema: Schema,
+        embedder: Embedder | None = None,
+        llm: LLM | None = None,
+        config: SchemaRetrieverConfig | None = None,
+        decomposer: SchemaDecomposer | None = None,
+        hierarchy: Hierarchy | None = None,
+        cypher_schema: CypherSchema | None = None,
+    ) -> None:
+        if not isinstance(schema, Schema):
+            raise ConfigError(f"schema must be a kgpath Schema, got {type(schema).__name__}")
+        if not isinstance(store, GraphBackend):
+            store = CypherBackend(store, embedder=embedder, schema=cypher_schema)
+        if not isinstance(store, CypherBackend):
+            raise ConfigError(
+                f"CypherSchemaRetriever needs a CypherBackend, got {type(store).__name__}; "
+                "use SchemaGuidedRetriever for a graph in memory")
+        self.backend = store
+        self.schema = schema
+        self.config = config or SchemaRetrieverConfig()
+        self.catalog = _NameCatalog(store)
+        self.decomposer = decomposer or SchemaDecomposer(
+            schema, llm, graph=self.catalog,  # type: ignore[arg-type]  # reads .nodes only
+            max_sub_questions=self.config.max_sub_questions)
+        self.hierarchy = hierarchy
+        self._router: _MemberRouter | None = None
+        self._lock = threading.Lock()
+
+    def refresh(self) -> None:
+        """Read the store's node names again (after the database changed)."""
+        self.catalog.clear()
+        if self.decomposer.graph is self.catalog:
+            self.decomposer._detector = None
+
+    def _config(self, overrides: Mapping[str, Any]) -> SchemaRetrieverConfig:
+        cfg = super()._config(overrides)
+        if cfg.mode != "vector":
+            raise ConfigError(
+                f"the database scores mode='vector' only (BM25 needs corpus statistics the "
+                f"database does not keep), got mode={cfg.mode!r}")
+        return cfg
+
+    def _access(self, cfg: SchemaRetrieverConfig) -> StoreAccess:
+        """One retrieval's access; routes through the hierarchy on a large enough graph."""
+        access = StoreAccess(self.backend.bind(), self.schema)
+        if self.hierarchy is not None and access.base_count() >= cfg.route_min_nodes:
+            with self._lock:
+                if self._router is None:
+                    self._router = _MemberRouter(self.hierarchy, self.backend.embedder)
+            access.router = self._router
+        return access
+
+    async def _aaccess(self, cfg: SchemaRetrieverConfig) -> StoreAccess:
+        return await asyncio.to_thread(self._access, cfg)
+
+    def _embed(self, text: str) -> np.ndarray:
+        return self.backend.embed_query(text)
+
+    async def _aembed(self, text: str) -> np.ndarray:
+        return await self.backend.aembed_query(text)
+
+    async def _arun(self, access: TypedAccess, i: int, sq: SubQuestion, qv: np.ndarray,
+                    cfg: SchemaRetrieverConfig) -> SubQuestionResult:
+        return await asyncio.to_thread(retrieve_typed, access, i, sq, qv, cfg)
+
+    def _result(self, q: str, plan: DecompositionPlan,
+                runs: list[tuple[SubQuestionResult, float, float]], cfg: SchemaRetrieverConfig,
+                t0: float, t_plan: float, how: str, access: TypedAccess) -> SchemaResult:
+        """The in-memory merge, with the retrieved part as the result's graph."""
+        store = cast(StoreAccess, access)  # what _access built
+        graph = _evidence_graph(store, [r for r, _, _ in runs])
+        res = finish_result(q, plan, runs, cfg, t0, t_plan, how, graph)
+        res.trace.update(store.b.call_trace())
+        return res
+
+    async def _aresult(self, q: str, plan: DecompositionPlan,
+                       runs: list[tuple[SubQuestionResult, float, float]],
+                       cfg: SchemaRetrieverConfig, t0: float, t_plan: float, how: str,
+                       access: TypedAccess) -> SchemaResult:
+        return await asyncio.to_thread(self._result, q, plan, runs, cfg, t0, t_plan, how,
+                                       access)
+
+
+def _evidence_graph(access: StoreAccess, runs: Sequence[SubQuestionResult]) -> KnowledgeGraph:
+    """The retrieved part: :func:`~kgpath.methods.schema.result.part_graph` from the store."""
+    cited = list(dict.fromkeys(p for r in runs for it in (*r.nodes, *r.triples)
+                               for p in it.provenance))
+    return part_graph(runs, lambda i: access.rows[i].node,
+                      access.passages(cited) if cited else {})
