@@ -1,0 +1,526 @@
+"""The whole of PathRAG over a graph database: :class:`CypherPathRAG`.
+
+Same configuration, pipeline and :class:`~kgpath.methods.pathrag.result.PathRAGResult` as
+:class:`~kgpath.methods.pathrag.retriever.PathRAGRetriever`; on a database written by
+:func:`~kgpath.backends.cypher.load_graph` from a ``GraphIndex`` the paths (node ids,
+order, reliabilities), text units, evidence and prompt equal the in-memory result on that
+index. It is the in-memory retriever with its data access replaced (a subclass): every
+ranking step is the in-memory function, run on what the store returns.
+
+**Section 4.1, node retrieval** scores every node (the ``min_similarity_z`` floor needs the
+mean and spread of a keyword's cosines to *all* nodes): the stored vectors are read page by
+page in node order (``node_match="text"``: ``schema.embedding_property``, the index's node
+vectors; ``"name"``: :data:`NAME_VECTOR_PROPERTY`, written by
+:func:`store_pathrag_vectors`) and stacked, and
+:func:`~kgpath.methods.pathrag.retriever.node_hits` ranks them. The matrix is the one the
+in-memory index holds, so the float32 cosines are bit-equal (a page-wise product is not:
+BLAS sums a row differently depending on the rows beside it). Only the records of the
+retrieved nodes are fetched. **High-level keywords**: the same over the edges' stored
+:func:`~kgpath.methods.pathrag.prompt.relation_text` vectors (:data:`EDGE_VECTOR_PROPERTY`,
+in edge order); the endpoint degrees that order the kept relations are a pushed-down count
+for those edges only. Rows without a stored vector are embedded from their text (cached by
+text, bounded), which equals the stored vector for a deterministic embedder.
+
+**Section 4.2** is :func:`~kgpath.methods.pathrag.cypher.pathrag_pool` (the neighbourhood
+the flow reaches, edge types excluded in the store). **Section 4.3 and the text units** run
+the in-memory code (``PathRAGRetriever._finish``) on the *part* of the graph they read,
+fetched by id and rebuilt in store order (node and edge indices keep the graph's order, so
+every tie breaks as in memory): the retrieved nodes with every edge at them and their
+neighbours (the authors' relation counts), the nodes of every candidate path with the edges
+between consecutive ones (Eq. 5 text), the relations' edges and ends, and the passages all
+of them cite. ``unit_order`` cosines are a paged scan of the stored passage vectors, the
+whole matrix times the question as in memory.
+
+What stays in process per question: the keyword vectors, one ``|V| x d`` (and, with
+high-level keywords, ``|E| x d``, and for ``unit_order`` ``|P| x d``) float32 matrix while
+it is ranked, and the fetched part. The result's :attr:`~PathRAGResult.graph` is that part;
+its ``nodes`` carry the store's node order (the in-memory node index) while ``pool`` (like
+``result.graph``) uses the part's indices, so ``result.candidates()`` works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from kgpath.backends.base import GraphBackend
+from kgpath.backends.cypher import CypherBackend, CypherSchema
+from kgpath.backends.cypher.loading import decode_vector, encode_vector
+from kgpath.backends.cypher.queries import expand_one_hop, fetch_nodes, fetch_passages
+from kgpath.backends.cypher.schema import edge_from_row, node_from_row, passage_from_row
+from kgpath.errors import CapabilityError, ConfigError, NodeNotFoundError
+from kgpath.graph import Edge, KnowledgeGraph
+from kgpath.index.graph_index import GraphIndex, check_query
+from kgpath.index.passage_vectors import text_vectors
+from kgpath.llm import LLM
+from kgpath.methods.pathrag.config import PathRAGConfig
+from kgpath.methods.pathrag.cypher import DatabasePathPool, pathrag_pool
+from kgpath.methods.pathrag.keywords import KeywordExtraction, KeywordPrompt
+from kgpath.methods.pathrag.nodes import RetrievedNode, RetrievedRelation
+from kgpath.methods.pathrag.paths import CandidatePool, PathCandidate
+from kgpath.methods.pathrag.prompt import QAPrompt, relation_text
+from kgpath.methods.pathrag.result import PathRAGResult
+from kgpath.methods.pathrag.retriever import PathRAGRetriever, node_hits, relation_hits
+from kgpath.prompts.pathrag import PATHRAG_KEYWORD_PROMPT, PATHRAG_QA_PROMPT
+
+__all__ = ["EDGE_VECTOR_PROPERTY", "NAME_VECTOR_PROPERTY", "CypherPathRAG",
+           "store_pathrag_vectors"]
+
+NAME_VECTOR_PROPERTY = "name_embedding"
+"""Node property holding the vector of the node's name (``node_match="name"``)."""
+EDGE_VECTOR_PROPERTY = "text_embedding"
+"""Edge property holding the vector of its :func:`relation_text` (high-level keywords)."""
+
+
+class CypherPathRAG(PathRAGRetriever):
+    """PathRAG inside a Cypher database (module docstring: what is pushed down, what is not).
+
+    Parameters
+    ----------
+    store
+        A driver (anything :func:`~kgpath.backends.cypher.as_cypher_driver` accepts) or a
+        :class:`~kgpath.backends.cypher.CypherBackend`.
+    embedder
+        The model of the stored vectors (embeds the keywords and the question).
+    schema
+        Where fields live (for a driver); needs ``order_property`` and
+        ``edge_order_property`` (the graph's node and edge order, written by ``load_graph``).
+    llm, config, keyword_prompt, qa_prompt
+        As :class:`PathRAGRetriever`.
+    batch_size
+        Ids per ``UNWIND`` round trip of the neighbourhood queries.
+
+    Raises
+    ------
+    ConfigError
+        For a schema without node or edge order, or a config that is not a
+        :class:`PathRAGConfig`.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from kgpath import GraphIndex, HashingEmbedder, KnowledgeGraph
+    >>> from kgpath.backends.cypher import EmbeddedCypherDriver, load_graph
+    >>> g = KnowledgeGraph.from_triples([("a", "to", "b"), ("b", "to", "c")])
+    >>> index = GraphIndex(g, HashingEmbedder())
+    >>> drv = EmbeddedCypherDriver.open(os.path.join(tempfile.mkdtemp(), "db"))
+    >>> db = CypherPathRAG(drv, embedder=index.embedder, schema=load_graph(drv, index))
+    >>> [p.ids for p in db.retrieve_from_nodes("a to c?", ["a", "c"]).paths]
+    [('a', 'b', 'c')]
+    >>> drv.close()
+    """
+
+    backend: CypherBackend
+
+    def __init__(
+        self,
+        store: Any,
+        *,
+        embedder: Any = None,
+        schema: CypherSchema | None = None,
+        llm: LLM | None = None,
+        config: PathRAGConfig | None = None,
+        keyword_prompt: KeywordPrompt = PATHRAG_KEYWORD_PROMPT,
+        qa_prompt: QAPrompt = PATHRAG_QA_PROMPT,
+        batch_size: int = 5000,
+        max_cached_embeddings: int = 200_000,
+    ) -> None:
+        if not isinstance(store, GraphBackend):
+            store = CypherBackend(store, embedder=embedder, schema=schema)
+        if not isinstance(store, CypherBackend):
+            raise CapabilityError(
+                f"CypherPathRAG needs a Cypher backend, got {type(store).__name__}",
+                capability="CypherBackend")
+        s = store.schema
+        if s.order_property is None or s.edge_order_property is None:
+            raise ConfigError("CypherPathRAG needs the graph's node and edge order in the "
+                              "store (schema.order_property and edge_order_property, as "
+                              "load_graph writes them)")
+        super().__init__(KnowledgeGraph(), embedder=store.embedder, llm=llm, config=config,
+                         keyword_prompt=keyword_prompt, qa_prompt=qa_prompt)
+        self.index = None  # type: ignore[assignment] - the graph lives in the store
+        self.backend = store
+        self.batch_size = batch_size
+        self._texts = _TextVectors(store.embedder, max_cached_embeddings)
+
+    @property
+    def graph(self) -> KnowledgeGraph:
+        """Not held: the graph lives in the database (``result.graph`` is the fetched part).
+
+        Raises
+        ------
+        CapabilityError
+            Always.
+        """
+        raise CapabilityError("CypherPathRAG holds no graph: it lives in the database "
+                              "(each result's .graph is the part the query fetched)",
+                              capability="InProcessGraph")
+
+    @property
+    def embedder(self) -> Any:
+        """The model of the stored vectors."""
+        return self.backend.embedder
+
+    def __repr__(self) -> str:
+        return f"CypherPathRAG({self.backend!r}, num_nodes={self.config.num_nodes})"
+
+    # ------------------------------------------------------------------ 4.1
+    def _num_nodes(self) -> int:
+        return self.backend.node_count()
+
+    def _nodes_for(
+        self, query: str, kws: KeywordExtraction, kv: np.ndarray, cfg: PathRAGConfig
+    ) -> list[RetrievedNode]:
+        """Section 4.1 over every stored node vector (module docstring)."""
+        ids, order, mat = self._node_matrix_db(cfg)
+        hits = node_hits(query, kws, kv, cfg, mat)
+        rows = fetch_nodes(self.backend.driver, self.backend.schema,
+                           [ids[i] for i, _, _ in hits], embedding=False)
+        return [RetrievedNode(node_from_row(rows[ids[i]]), order[i], word, sim)
+                for i, word, sim in hits]
+
+    def _node_matrix_db(self, cfg: PathRAGConfig) -> tuple[list[str], list[int], np.ndarray]:
+        s = self.backend.schema
+        by_name = cfg.node_match == "name"
+        prop = NAME_VECTOR_PROPERTY if by_name else s.embedding_property
+        ids: list[str] = []
+        order: list[int] = []
+        vecs: list[np.ndarray | None] = []
+        texts: list[str] = []
+        for r in _pages(self.backend, _node_page_query(s, prop), self.backend.page_size):
+            node = node_from_row(r)
+            ids.append(node.id)
+            order.append(int(r["page_key"]))
+            vecs.append(decode_vector(r.get("vec")))
+            texts.append((node.name or node.id) if by_name else node.search_text)
+        return ids, order, self._texts.fill("names" if by_name else "nodes", vecs, texts)
+
+    def _relations_for(
+        self, hv: np.ndarray | None, cfg: PathRAGConfig
+    ) -> list[RetrievedRelation]:
+        """The high-level keywords' relations over every stored edge vector."""
+        if hv is None or cfg.num_relations == 0:
+            return []
+        edges, mat = self._edge_matrix_db()
+        degree = _EndpointDegrees(self.backend, edges, mat @ np.asarray(hv, np.float32),
+                                  cfg.num_relations)
+        out = []
+        for row, sim in relation_hits(hv, cfg, mat, degree):
+            edge, rank, names = edges[row]
+            out.append(RetrievedRelation(edge, rank, sim, _relation_text(edge, names)))
+        return out
+
+    def _edge_matrix_db(self) -> tuple[list[tuple[Edge, int, tuple[str, str]]], np.ndarray]:
+        s, drv = self.backend.schema, self.backend.driver
+        edges: list[tuple[Edge, int, tuple[str, str]]] = []
+        vecs: list[np.ndarray | None] = []
+        texts: list[str] = []
+        for r in _pages(self.backend, _edge_page_query(s, drv.dialect), self.backend.page_size):
+            edge = edge_from_row(r["source"], r["target"], r)
+            names = (_name(r["sname"], r["source"]), _name(r["tname"], r["target"]))
+            edges.append((edge, int(r["page_key"]), names))
+            vecs.append(decode_vector(r.get("vec")))
+            texts.append(_relation_text(edge, names))
+        return edges, self._texts.fill("edges", vecs, texts)
+
+    # ------------------------------------------------------------------ 4.2-4.3
+    def retrieve_from_nodes(
+        self, query: str, node_ids: Sequence[str], **overrides: Any
+    ) -> PathRAGResult:
+        """Sections 4.2-4.3 from a given node set (unknown ids: :class:`NodeNotFoundError`)."""
+        q = check_query(query)
+        cfg = self.resolve_config(**overrides)
+        ids = list(dict.fromkeys(node_ids))
+        rows = fetch_nodes(self.backend.driver, self.backend.schema, ids, embedding=False)
+        for i in ids:
+            if i not in rows:
+                raise NodeNotFoundError(f"node {i!r} is not in the database", key=i)
+        nodes = [RetrievedNode(node_from_row(rows[i]), int(rows[i]["ord"]), "(given)",
+                               float("nan")) for i in ids]
+        return self._finish(q, KeywordExtraction((), "given"), nodes, cfg, {})
+
+    async def _aafter_embedding(
+        self, query: str, kws: KeywordExtraction, kv: np.ndarray, rows: tuple[int, int],
+        cfg: PathRAGConfig, t0: float,
+    ) -> PathRAGResult:
+        """The blocking store queries in a worker thread (LLM and embedder were awaited)."""
+        ms = (time.perf_counter() - t0) * 1e3
+        return await asyncio.to_thread(self._after_embedding, query, kws, kv, rows, cfg, ms)
+
+    def _finish(  # type: ignore[override]
+        self,
+        query: str,
+        kws: KeywordExtraction,
+        nodes: list[RetrievedNode],
+        cfg: PathRAGConfig,
+        timings: dict[str, float],
+        relations: list[RetrievedRelation] | None = None,
+        covers: bool = False,
+        query_vector: np.ndarray | None = None,
+    ) -> PathRAGResult:
+        """Section 4.2 in the store, then the in-memory finish on the fetched part."""
+        t0 = time.perf_counter()
+        relations = relations or []
+        db = (pathrag_pool(self.backend, [n.id for n in nodes], cfg,
+                           batch_size=self.batch_size) if len(nodes) >= 2 else None)
+        part = self._part(nodes, relations, db)
+        local = [RetrievedNode(n.node, part.index_of(n.id), n.keyword, n.similarity)
+                 for n in nodes]
+        pool = None if db is None else CandidatePool(
+            [PathCandidate(tuple(part.index_of(i) for i in ids), c.resources, c.reliability)
+             for c, ids in zip(db.pool, db.ids, strict=True)], db.stats)
+        timings["fetch_ms"] = (time.perf_counter() - t0) * 1e3
+        res = super()._finish(query, kws, local, cfg, timings, relations, covers, query_vector,
+                              graph=part, pool=pool)
+        trace = {**res.trace, "backend": self.backend.name, "fetched_part_nodes": part.num_nodes}
+        if db is not None:
+            trace.update(pool_queries=db.queries, pool_fetched_nodes=db.fetched_nodes)
+        return dataclasses.replace(res, nodes=tuple(nodes), trace=trace)
+
+    def _part(self, nodes: Sequence[RetrievedNode], relations: Sequence[RetrievedRelation],
+              db: DatabasePathPool | None) -> KnowledgeGraph:
+        """The part of the graph the finish reads, in store order (module docstring)."""
+        drv, s = self.backend.driver, self.backend.schema
+        vq = [n.id for n in nodes]
+        edges: dict[int, Edge] = {}
+        for st in expand_one_hop(drv, s, vq, direction="both"):
+            edges[int(st.edge_order)] = st.edge
+        pairs = {(a, b) for ids in (db.ids if db else ()) for a, b in zip(ids, ids[1:])}
+        vset = set(vq)
+        todo = sorted({p for a, b in pairs if not (a in vset or b in vset)
+                       for p in ((a, b), (b, a))})
+        for rank, edge in _edges_between(drv, s, todo, self.batch_size):
+            edges[rank] = edge
+        for r in relations:
+            edges[r.index] = r.edge
+        want = dict.fromkeys(vq)
+        for e in edges.values():
+            want.update(dict.fromkeys((e.source, e.target)))
+        for ids in (db.ids if db else ()):
+            want.update(dict.fromkeys(ids))
+        rows = fetch_nodes(drv, s, list(want), embedding=False, batch_size=self.batch_size)
+        g = KnowledgeGraph()
+        for r in sorted(rows.values(), key=lambda r: int(r["ord"])):
+            n = node_from_row(r)
+            g.add_node(n.id, n.name, n.text, type=n.type, metadata=n.metadata,
+                       provenance=n.provenance)
+        for _, e in sorted(edges.items()):
+            g.add_edge(e.source, e.target, e.relation, e.text, type=e.type, weight=e.weight,
+                       provenance=e.provenance, metadata=e.metadata)
+        cited = dict.fromkeys(p for n in g.nodes for p in n.provenance)
+        cited.update(dict.fromkeys(p for e in g.edges for p in e.provenance))
+        prows = fetch_passages(drv, s, list(cited), full=True)
+        for r in sorted(prows, key=lambda r: (r.get("ord") is None, r.get("ord") or 0)):
+            p = passage_from_row(r)
+            g.add_passage(p.id, p.text, p.metadata)
+        return g
+
+    def _passage_similarity(
+        self, query: str, cfg: PathRAGConfig, qv: np.ndarray | None = None
+    ) -> dict[str, float] | None:
+        """Cosine of the query to every stored passage (one matrix, as in memory)."""
+        if cfg.unit_order == "relation_count" or self.backend.schema.passage_label is None:
+            return None
+        ids, vecs = [], []
+        s = self.backend.schema
+        for r in _pages(self.backend, _passage_page_query(s), self.backend.page_size,
+                        passage=True):
+            ids.append(str(r["id"]))
+            vecs.append(decode_vector(r.get("vec")))
+        if not ids:
+            return None
+        if any(v is None for v in vecs):
+            raise ConfigError("unit_order needs the passage vectors in the store: load the "
+                              "graph from a GraphIndex (load_graph(driver, index))")
+        if qv is None:
+            qv = self.embedder.embed_queries([query])[0]
+        mat = np.asarray(vecs, dtype=np.float32)
+        return dict(zip(ids, (mat @ np.asarray(qv, dtype=np.float32)).tolist(), strict=True))
+
+
+# ---------------------------------------------------------------------- store queries
+def store_pathrag_vectors(
+    driver: Any, index: GraphIndex, *, schema: CypherSchema | None = None,
+    batch_size: int = 2000,
+) -> None:
+    """Write the name and relation-text vectors PathRAG reads into a loaded database.
+
+    The vectors are the in-memory retriever's own (``text_vectors`` of ``index``'s graph and
+    embedder, shared sets ``"node_names"`` and ``"edge_texts"``): each node gets
+    :data:`NAME_VECTOR_PROPERTY`, each edge :data:`EDGE_VECTOR_PROPERTY`. Needs a store that
+    accepts new properties (FalkorDB, Neo4j); without them :class:`CypherPathRAG` embeds
+    the texts itself.
+    """
+    from kgpath.backends.cypher import as_cypher_driver
+
+    drv = as_cypher_driver(driver)
+    s = schema or CypherSchema()
+    g = index.graph
+    names = text_vectors(g, index.embedder, "node_names", [n.name or n.id for n in g.nodes])
+    rows = [{"id": n.id, "v": encode_vector(names[i])} for i, n in enumerate(g.nodes)]
+    q = (f"UNWIND $rows AS row MATCH (n:{s.n}) WHERE {drv.dialect.id_match(s, 'n', 'row.id')} "
+         f"SET {s.prop('n', NAME_VECTOR_PROPERTY)} = row.v")
+    for start in range(0, len(rows), batch_size):
+        drv.run(q, {"rows": rows[start:start + batch_size]})
+    if not g.num_edges:
+        return
+    texts = text_vectors(g, index.embedder, "edge_texts", [relation_text(g, e) for e in g.edges])
+    rows = [{"s": e.source, "t": e.target, "rank": j, "v": encode_vector(texts[j])}
+            for j, e in enumerate(g.edges)]
+    q = (f"UNWIND $rows AS row MATCH (a:{s.n})-[r:{s.rels}]->(b:{s.n}) "
+         f"WHERE {drv.dialect.id_match(s, 'a', 'row.s')} AND "
+         f"{drv.dialect.id_match(s, 'b', 'row.t')} AND "
+         f"{s.prop('r', s.edge_order_property)} = row.rank "
+         f"SET {s.prop('r', EDGE_VECTOR_PROPERTY)} = row.v")
+    for start in range(0, len(rows), batch_size):
+        drv.run(q, {"rows": rows[start:start + batch_size]})
+
+
+def _node_page_query(s: CypherSchema, prop: str | None) -> Callable[[bool], str]:
+    key = s.prop("n", s.order_property)
+    vec = s.prop("n", prop) if prop else "NULL"
+
+    def query(first: bool) -> str:
+        where = "" if first else f"WHERE {key} > $after "
+        return (f"MATCH (n:{s.n}) {where}RETURN {s.node_return('n', embedding=False)}, "
+                f"{vec} AS vec, {key} AS page_key ORDER BY {key} LIMIT $limit")
+    return query
+
+
+def _edge_page_query(s: CypherSchema, dialect: Any) -> Callable[[bool], str]:
+    key = s.prop("r", s.edge_order_property)
+    name = (lambda v: s.prop(v, s.name_property)) if s.name_property else (lambda v: "NULL")
+
+    def query(first: bool) -> str:
+        where = "" if first else f"WHERE {key} > $after "
+        return (f"MATCH (a:{s.n})-[r:{s.rels}]->(b:{s.n}) {where}"
+                f"RETURN {s.prop('a', s.id_property)} AS source, "
+                f"{s.prop('b', s.id_property)} AS target, {name('a')} AS sname, "
+                f"{name('b')} AS tname, {s.edge_return('r', dialect)}, "
+                f"{s.prop('r', EDGE_VECTOR_PROPERTY)} AS vec, {key} AS page_key "
+                f"ORDER BY {key} LIMIT $limit")
+    return query
+
+
+def _passage_page_query(s: CypherSchema) -> Callable[[bool], str]:
+    from kgpath.backends.cypher.identifiers import quote_identifier
+
+    key = s.prop("p", s.passage_order_property or s.passage_id_property)
+    emb = s.prop("p", s.passage_embedding_property) if s.passage_embedding_property else "NULL"
+
+    def query(first: bool) -> str:
+        where = "" if first else f"WHERE {key} > $after "
+        return (f"MATCH (p:{quote_identifier(s.passage_label)}) {where}"
+                f"RETURN {s.prop('p', s.passage_id_property)} AS id, {emb} AS vec, "
+                f"{key} AS page_key ORDER BY {key} LIMIT $limit")
+    return query
+
+
+def _pages(backend: CypherBackend, query: Callable[[bool], str], size: int, *,
+           passage: bool = False) -> Iterator[dict[str, Any]]:
+    """Every row of a keyset-paged scan (``page_key`` ascending)."""
+    if passage and not backend.driver.dialect.has_label(backend.driver,
+                                                       backend.schema.passage_label):
+        return
+    after: Any = None
+    while True:
+        params: dict[str, Any] = {"limit": size}
+        if after is not None:
+            params["after"] = after
+        rows = backend.driver.run(query(after is None), params)
+        yield from rows
+        if len(rows) < size:
+            return
+        after = rows[-1]["page_key"]
+
+
+def _edges_between(drv: Any, s: CypherSchema, pairs: Sequence[tuple[str, str]],
+                   batch_size: int) -> list[tuple[int, Edge]]:
+    """``(rank, edge)`` of every edge ``a -> b`` for the ``(a, b)`` pairs."""
+    if not pairs:
+        return []
+    q = (f"UNWIND $rows AS row MATCH (a:{s.n})-[r:{s.rels}]->(b:{s.n}) "
+         f"WHERE {drv.dialect.id_match(s, 'a', 'row.s')} AND "
+         f"{drv.dialect.id_match(s, 'b', 'row.t')} "
+         f"RETURN row.s AS source, row.t AS target, {s.edge_return('r', drv.dialect)}")
+    rows = [{"s": a, "t": b} for a, b in pairs]
+    out = []
+    for start in range(0, len(rows), batch_size):
+        for r in drv.run(q, {"rows": rows[start:start + batch_size]}):
+            out.append((int(r["rank"]), edge_from_row(r["source"], r["target"], r)))
+    return out
+
+
+class _EndpointDegrees:
+    """``degree[row]``: the edge's endpoint degrees added (in + out edges, every type).
+
+    What ``_edge_degree`` gives in memory, read from the store only for the edges the
+    relation ranking asks about; the first miss fetches the ``n`` most similar edges' ends
+    at once (the ones :func:`retrieve_relations` keeps), later misses one edge each.
+    """
+
+    def __init__(self, backend: CypherBackend, edges: Sequence[tuple[Edge, int, Any]],
+                 sims: np.ndarray, n: int) -> None:
+        self.backend, self.edges = backend, edges
+        self.first = np.lexsort((np.arange(sims.size), -sims))[:n].tolist()
+        self.deg: dict[str, int] = {}
+
+    def __getitem__(self, row: int) -> int:
+        e = self.edges[int(row)][0]
+        if e.source not in self.deg or e.target not in self.deg:
+            rows = [int(row), *self.first]
+            self.first = []
+            ends = {x for r in rows for x in (self.edges[r][0].source, self.edges[r][0].target)}
+            self.deg.update(_node_degrees(self.backend, sorted(ends - self.deg.keys())))
+        return self.deg[e.source] + self.deg[e.target]
+
+
+def _node_degrees(backend: CypherBackend, ids: Sequence[str]) -> dict[str, int]:
+    """Edges at each node, out plus in (a self-loop counts twice), pushed down."""
+    s, drv = backend.schema, backend.driver
+    q = (f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {drv.dialect.id_match(s, 'n', 'x')} "
+         f"OPTIONAL MATCH (n)-[r:{s.rels}]->(:{s.n}) WITH n, count(r) AS o "
+         f"OPTIONAL MATCH (n)<-[r2:{s.rels}]-(:{s.n}) "
+         f"RETURN {s.prop('n', s.id_property)} AS id, o AS o, count(r2) AS i")
+    return {r["id"]: int(r["o"]) + int(r["i"]) for r in drv.run(q, {"ids": list(ids)})}
+
+
+class _TextVectors:
+    """Vectors of rows the store holds none for, embedded from their text (cached, bounded)."""
+
+    def __init__(self, embedder: Any, limit: int) -> None:
+        self.embedder, self.limit = embedder, limit
+        self.cache: dict[tuple[str, str], np.ndarray] = {}
+
+    def fill(self, kind: str, vecs: list[np.ndarray | None], texts: Sequence[str]) -> np.ndarray:
+        """``vecs`` with the missing rows embedded (``embed_passages``), stacked float32."""
+        todo = [i for i, v in enumerate(vecs) if v is None and (kind, texts[i]) not in self.cache]
+        if todo:
+            new = self.embedder.embed_passages([texts[i] for i in todo])
+            for i, v in zip(todo, np.asarray(new, dtype=np.float32), strict=True):
+                vecs[i] = v
+                if len(self.cache) < self.limit:
+                    self.cache[(kind, texts[i])] = v
+        rows = [v if v is not None else self.cache[(kind, texts[i])] for i, v in enumerate(vecs)]
+        if not rows:
+            return np.zeros((0, 0), np.float32)
+        return np.ascontiguousarray(np.vstack(rows).astype(np.float32, copy=False))
+
+
+def _name(name: Any, node_id: str) -> str:
+    """A node's name as :func:`node_from_row` reads it (its id when it has none)."""
+    return str(name) if name is not None else node_id
+
+
+def _relation_text(edge: Edge, names: tuple[str, str]) -> str:
+    """:func:`relation_text` of ``edge`` given its ends' names."""
+    g = KnowledgeGraph()
+    g.add_node(edge.source, names[0])
+    if edge.target != edge.source:
+        g.add_node(edge.target, names[1])
+    return relation_text(g, edge)
