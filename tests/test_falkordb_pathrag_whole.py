@@ -199,3 +199,20 @@ def test_random_graphs_equal_in_memory(falkordb_driver, preset):
         a, b = both(mem, db, "Curie prize?", sync=False)
         assert_same(a, b)
     assert found  # paths were found and compared
+
+
+def test_cached_vectors_equal_until_refresh(falkordb_driver):
+    """cache_vectors keeps the scanned matrices; refresh() reads a changed store again."""
+    index = random_index(1)
+    schema = load_graph(falkordb_driver, index)
+    cfg = PathRAGConfig(num_nodes=6)
+    mem = PathRAGRetriever(index, config=cfg, llm=ScriptedLLM(keyword_llm))
+    db = CypherPathRAG(falkordb_driver, embedder=index.embedder, schema=schema, config=cfg,
+                       llm=ScriptedLLM(keyword_llm), cache_vectors=True)
+    for q in ("Curie prize?", "Paris atom lab?"):
+        assert_same(*both(mem, db, q))
+    other = random_index(4)
+    load_graph(falkordb_driver, other, replace=True)
+    mem = PathRAGRetriever(other, config=cfg, llm=ScriptedLLM(keyword_llm))
+    db.refresh()
+    assert_same(*both(mem, db, "Curie prize?"))

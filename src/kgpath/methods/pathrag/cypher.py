@@ -162,9 +162,8 @@ def pathrag_pool(
     cfg = config or PathRAGConfig()
     bound = store.bind()
     push = bound.capability(NeighbourhoodPushDown)
-    typed = None
     if cfg.exclude_edge_types:
-        push = typed = TypedPushDown.of(bound, cfg.exclude_edge_types)
+        push = TypedPushDown.of(bound, cfg.exclude_edge_types)
     loc = LocalGraph(push, batch_size)
     starts = list(dict.fromkeys(node_ids))
     loc.learn(starts, cfg.direction)
@@ -172,7 +171,7 @@ def pathrag_pool(
     adj, names, rounds = strategy.neighbourhood(loc, starts, cfg, max_rounds)
     place = {nid: k for k, nid in enumerate(names)}
     pool = strategy.pool(adj, [place[i] for i in starts], cfg)
-    queries = int(bound.call_trace().get("queries", 0)) + (typed.queries if typed else 0)
+    queries = int(bound.call_trace().get("queries", 0)) + getattr(push, "queries", 0)
     return _globalise(pool, names, loc, rounds, queries)
 
 

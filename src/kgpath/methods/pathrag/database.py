@@ -94,6 +94,12 @@ class CypherPathRAG(PathRAGRetriever):
         As :class:`PathRAGRetriever`.
     batch_size
         Ids per ``UNWIND`` round trip of the neighbourhood queries.
+    max_cached_embeddings
+        Bound on the texts embedded for rows the store holds no vector for.
+    cache_vectors
+        Keep the node, edge and passage matrices after their first scan (no per-question
+        scan; results equal the in-memory ones only while the store is unchanged: call
+        :meth:`refresh` after a change). Default ``False``: every question reads the store.
 
     Raises
     ------
@@ -129,6 +135,7 @@ class CypherPathRAG(PathRAGRetriever):
         qa_prompt: QAPrompt = PATHRAG_QA_PROMPT,
         batch_size: int = 5000,
         max_cached_embeddings: int = 200_000,
+        cache_vectors: bool = False,
     ) -> None:
         if not isinstance(store, GraphBackend):
             store = CypherBackend(store, embedder=embedder, schema=schema)
@@ -143,10 +150,12 @@ class CypherPathRAG(PathRAGRetriever):
                               "load_graph writes them)")
         super().__init__(KnowledgeGraph(), embedder=store.embedder, llm=llm, config=config,
                          keyword_prompt=keyword_prompt, qa_prompt=qa_prompt)
-        self.index = None  # type: ignore[assignment] - the graph lives in the store
+        self.index = None  # type: ignore[assignment]  # the graph lives in the store
         self.backend = store
         self.batch_size = batch_size
         self._texts = _TextVectors(store.embedder, max_cached_embeddings)
+        self.cache_vectors = cache_vectors
+        self._snap: dict[str, Any] = {}
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -185,20 +194,38 @@ class CypherPathRAG(PathRAGRetriever):
                 for i, word, sim in hits]
 
     def _node_matrix_db(self, cfg: PathRAGConfig) -> tuple[list[str], list[int], np.ndarray]:
-        s = self.backend.schema
-        by_name = cfg.node_match == "name"
-        prop = NAME_VECTOR_PROPERTY if by_name else s.embedding_property
+        kind = "names" if cfg.node_match == "name" else "nodes"
+        return self._snapshot(kind, lambda: self._scan_nodes(kind))  # type: ignore[no-any-return]
+
+    def _scan_nodes(self, kind: str) -> tuple[list[str], list[int], np.ndarray]:
+        s, drv = self.backend.schema, self.backend.driver
+        prop = NAME_VECTOR_PROPERTY if kind == "names" else s.embedding_property
         ids: list[str] = []
         order: list[int] = []
         vecs: list[np.ndarray | None] = []
-        texts: list[str] = []
         for r in _pages(self.backend, _node_page_query(s, prop), self.backend.page_size):
-            node = node_from_row(r)
-            ids.append(node.id)
+            ids.append(str(r["id"]))
             order.append(int(r["page_key"]))
             vecs.append(decode_vector(r.get("vec")))
-            texts.append((node.name or node.id) if by_name else node.search_text)
-        return ids, order, self._texts.fill("names" if by_name else "nodes", vecs, texts)
+
+        def texts(rows: list[int]) -> list[str]:  # only rows without a stored vector
+            got = fetch_nodes(drv, s, [ids[i] for i in rows], embedding=False)
+            nodes = [node_from_row(got[ids[i]]) for i in rows]
+            return [(n.name or n.id) if kind == "names" else n.search_text for n in nodes]
+        return ids, order, self._texts.fill(kind, vecs, texts)
+
+    def _snapshot(self, kind: str, scan: Callable[[], Any]) -> Any:
+        """``scan()``, or with ``cache_vectors`` its first answer (until :meth:`refresh`)."""
+        if not self.cache_vectors:
+            return scan()
+        got = self._snap.get(kind)
+        if got is None:
+            got = self._snap[kind] = scan()
+        return got
+
+    def refresh(self) -> None:
+        """Forget the vectors kept by ``cache_vectors`` (call after the store changed)."""
+        self._snap.clear()
 
     def _relations_for(
         self, hv: np.ndarray | None, cfg: PathRAGConfig
@@ -206,7 +233,9 @@ class CypherPathRAG(PathRAGRetriever):
         """The high-level keywords' relations over every stored edge vector."""
         if hv is None or cfg.num_relations == 0:
             return []
-        edges, mat = self._edge_matrix_db()
+        edges, mat = self._snapshot("edges", self._edge_matrix_db)
+        if not edges:
+            return []
         degree = _EndpointDegrees(self.backend, edges, mat @ np.asarray(hv, np.float32),
                                   cfg.num_relations)
         out = []
@@ -226,7 +255,7 @@ class CypherPathRAG(PathRAGRetriever):
             edges.append((edge, int(r["page_key"]), names))
             vecs.append(decode_vector(r.get("vec")))
             texts.append(_relation_text(edge, names))
-        return edges, self._texts.fill("edges", vecs, texts)
+        return edges, self._texts.fill("edges", vecs, lambda rows: [texts[i] for i in rows])
 
     # ------------------------------------------------------------------ 4.2-4.3
     def retrieve_from_nodes(
@@ -305,8 +334,8 @@ class CypherPathRAG(PathRAGRetriever):
             want.update(dict.fromkeys(ids))
         rows = fetch_nodes(drv, s, list(want), embedding=False, batch_size=self.batch_size)
         g = KnowledgeGraph()
-        for r in sorted(rows.values(), key=lambda r: int(r["ord"])):
-            n = node_from_row(r)
+        for row in sorted(rows.values(), key=lambda r: int(r["ord"])):
+            n = node_from_row(row)
             g.add_node(n.id, n.name, n.text, type=n.type, metadata=n.metadata,
                        provenance=n.provenance)
         for _, e in sorted(edges.items()):
@@ -315,8 +344,8 @@ class CypherPathRAG(PathRAGRetriever):
         cited = dict.fromkeys(p for n in g.nodes for p in n.provenance)
         cited.update(dict.fromkeys(p for e in g.edges for p in e.provenance))
         prows = fetch_passages(drv, s, list(cited), full=True)
-        for r in sorted(prows, key=lambda r: (r.get("ord") is None, r.get("ord") or 0)):
-            p = passage_from_row(r)
+        for prow in sorted(prows, key=lambda r: (r.get("ord") is None, r.get("ord") or 0)):
+            p = passage_from_row(prow)
             g.add_passage(p.id, p.text, p.metadata)
         return g
 
@@ -326,27 +355,29 @@ class CypherPathRAG(PathRAGRetriever):
         """Cosine of the query to every stored passage (one matrix, as in memory)."""
         if cfg.unit_order == "relation_count" or self.backend.schema.passage_label is None:
             return None
-        ids, vecs = [], []
-        s = self.backend.schema
-        for r in _pages(self.backend, _passage_page_query(s), self.backend.page_size,
-                        passage=True):
-            ids.append(str(r["id"]))
-            vecs.append(decode_vector(r.get("vec")))
+        ids, mat = self._snapshot("passages", self._scan_passages)
         if not ids:
             return None
+        if qv is None:
+            qv = self.embedder.embed_queries([query])[0]
+        return dict(zip(ids, (mat @ np.asarray(qv, dtype=np.float32)).tolist(), strict=True))
+
+    def _scan_passages(self) -> tuple[list[str], np.ndarray]:
+        ids, vecs = [], []
+        for r in _pages(self.backend, _passage_page_query(self.backend.schema),
+                        self.backend.page_size, passage=True):
+            ids.append(str(r["id"]))
+            vecs.append(decode_vector(r.get("vec")))
         if any(v is None for v in vecs):
             raise ConfigError("unit_order needs the passage vectors in the store: load the "
                               "graph from a GraphIndex (load_graph(driver, index))")
-        if qv is None:
-            qv = self.embedder.embed_queries([query])[0]
-        mat = np.asarray(vecs, dtype=np.float32)
-        return dict(zip(ids, (mat @ np.asarray(qv, dtype=np.float32)).tolist(), strict=True))
+        return ids, np.asarray(vecs, dtype=np.float32)
 
 
 # ---------------------------------------------------------------------- store queries
 def store_pathrag_vectors(
     driver: Any, index: GraphIndex, *, schema: CypherSchema | None = None,
-    batch_size: int = 2000,
+    relations: bool = True, batch_size: int = 2000,
 ) -> None:
     """Write the name and relation-text vectors PathRAG reads into a loaded database.
 
@@ -354,7 +385,8 @@ def store_pathrag_vectors(
     embedder, shared sets ``"node_names"`` and ``"edge_texts"``): each node gets
     :data:`NAME_VECTOR_PROPERTY`, each edge :data:`EDGE_VECTOR_PROPERTY`. Needs a store that
     accepts new properties (FalkorDB, Neo4j); without them :class:`CypherPathRAG` embeds
-    the texts itself.
+    the texts itself. ``relations=False`` skips the edges (only high-level keywords, from
+    an LLM, read them).
     """
     from kgpath.backends.cypher import as_cypher_driver
 
@@ -367,18 +399,18 @@ def store_pathrag_vectors(
          f"SET {s.prop('n', NAME_VECTOR_PROPERTY)} = row.v")
     for start in range(0, len(rows), batch_size):
         drv.run(q, {"rows": rows[start:start + batch_size]})
-    if not g.num_edges:
+    if not g.num_edges or not relations:
         return
     texts = text_vectors(g, index.embedder, "edge_texts", [relation_text(g, e) for e in g.edges])
-    rows = [{"s": e.source, "t": e.target, "rank": j, "v": encode_vector(texts[j])}
-            for j, e in enumerate(g.edges)]
+    erows = [{"s": e.source, "t": e.target, "rank": j, "v": encode_vector(texts[j])}
+             for j, e in enumerate(g.edges)]
     q = (f"UNWIND $rows AS row MATCH (a:{s.n})-[r:{s.rels}]->(b:{s.n}) "
          f"WHERE {drv.dialect.id_match(s, 'a', 'row.s')} AND "
          f"{drv.dialect.id_match(s, 'b', 'row.t')} AND "
          f"{s.prop('r', s.edge_order_property)} = row.rank "
          f"SET {s.prop('r', EDGE_VECTOR_PROPERTY)} = row.v")
-    for start in range(0, len(rows), batch_size):
-        drv.run(q, {"rows": rows[start:start + batch_size]})
+    for start in range(0, len(erows), batch_size):
+        drv.run(q, {"rows": erows[start:start + batch_size]})
 
 
 def _node_page_query(s: CypherSchema, prop: str | None) -> Callable[[bool], str]:
@@ -387,7 +419,7 @@ def _node_page_query(s: CypherSchema, prop: str | None) -> Callable[[bool], str]
 
     def query(first: bool) -> str:
         where = "" if first else f"WHERE {key} > $after "
-        return (f"MATCH (n:{s.n}) {where}RETURN {s.node_return('n', embedding=False)}, "
+        return (f"MATCH (n:{s.n}) {where}RETURN {s.prop('n', s.id_property)} AS id, "
                 f"{vec} AS vec, {key} AS page_key ORDER BY {key} LIMIT $limit")
     return query
 
@@ -424,8 +456,9 @@ def _passage_page_query(s: CypherSchema) -> Callable[[bool], str]:
 def _pages(backend: CypherBackend, query: Callable[[bool], str], size: int, *,
            passage: bool = False) -> Iterator[dict[str, Any]]:
     """Every row of a keyset-paged scan (``page_key`` ascending)."""
-    if passage and not backend.driver.dialect.has_label(backend.driver,
-                                                       backend.schema.passage_label):
+    label = backend.schema.passage_label
+    if passage and (label is None or not backend.driver.dialect.has_label(backend.driver,
+                                                                          label)):
         return
     after: Any = None
     while True:
@@ -497,15 +530,20 @@ class _TextVectors:
         self.embedder, self.limit = embedder, limit
         self.cache: dict[tuple[str, str], np.ndarray] = {}
 
-    def fill(self, kind: str, vecs: list[np.ndarray | None], texts: Sequence[str]) -> np.ndarray:
-        """``vecs`` with the missing rows embedded (``embed_passages``), stacked float32."""
-        todo = [i for i, v in enumerate(vecs) if v is None and (kind, texts[i]) not in self.cache]
-        if todo:
-            new = self.embedder.embed_passages([texts[i] for i in todo])
-            for i, v in zip(todo, np.asarray(new, dtype=np.float32), strict=True):
-                vecs[i] = v
-                if len(self.cache) < self.limit:
-                    self.cache[(kind, texts[i])] = v
+    def fill(self, kind: str, vecs: list[np.ndarray | None],
+             texts_of: Callable[[list[int]], list[str]]) -> np.ndarray:
+        """``vecs`` with the missing rows embedded (``embed_passages``), stacked float32.
+
+        ``texts_of(rows)`` gives the texts of the rows without a vector (read only for them).
+        """
+        missing = [i for i, v in enumerate(vecs) if v is None]
+        texts = dict(zip(missing, texts_of(missing), strict=True)) if missing else {}
+        todo = [i for i in missing if (kind, texts[i]) not in self.cache]
+        new = self.embedder.embed_passages([texts[i] for i in todo]) if todo else []
+        for i, v in zip(todo, np.asarray(new, dtype=np.float32), strict=True):
+            vecs[i] = v
+            if len(self.cache) < self.limit:
+                self.cache[(kind, texts[i])] = v
         rows = [v if v is not None else self.cache[(kind, texts[i])] for i, v in enumerate(vecs)]
         if not rows:
             return np.zeros((0, 0), np.float32)
