@@ -7,12 +7,16 @@ context and prompt, text units, passage and native evidence, and the trace, for 
 default configuration, ``PathRAGConfig.paper()`` and ``PathRAGConfig.literal_eq4()``,
 sync and async, on the demo graph and on seeded random graphs built to stress ties
 (duplicate names and texts, parallel edges, self-loops, co-occurrence edges the default
-excludes, provenance naming passages the graph does not hold).
+excludes, provenance naming passages the graph does not hold). The same comparison on
+embedded Ladybug (Kùzu) runs without a server (``test_embedded_equals_in_memory``): its
+tables have a fixed schema, so the name and relation-text vectors are not stored there and
+``CypherPathRAG`` embeds them itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import math
 import random
@@ -21,7 +25,7 @@ import warnings
 import pytest
 
 from kgpath import GraphIndex, HashingEmbedder, KnowledgeGraph
-from kgpath.backends.cypher import load_graph
+from kgpath.backends.cypher import EmbeddedCypherDriver, load_graph
 from kgpath.data import demo_corpus, load_demo_graph
 from kgpath.errors import CapabilityError, NodeNotFoundError
 from kgpath.llm import ScriptedLLM
@@ -33,7 +37,7 @@ from kgpath.methods.pathrag import (
     store_pathrag_vectors,
 )
 
-pytestmark = pytest.mark.falkordb
+falkordb = pytest.mark.falkordb
 
 PRESETS = {
     "default": PathRAGConfig(num_nodes=12),
@@ -110,6 +114,7 @@ DEMO_QUERIES = [q["query"] for q in demo_corpus()["queries"]] + [
     "How is Warsaw linked to Ernest Rutherford?"]
 
 
+@falkordb
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_demo_graph_equals_in_memory(demo, preset):
     index, drv, schema = demo
@@ -125,6 +130,7 @@ def test_demo_graph_equals_in_memory(demo, preset):
     assert with_relations or preset == "literal_eq4"  # the keyword split is exercised
 
 
+@falkordb
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_demo_graph_async_and_offline_keywords(demo, preset):
     index, drv, schema = demo
@@ -138,6 +144,7 @@ def test_demo_graph_async_and_offline_keywords(demo, preset):
         assert_same(*both(mem, db, q))
 
 
+@falkordb
 def test_vectors_embedded_when_not_stored(falkordb_driver):
     """Without store_pathrag_vectors the names and relation texts are embedded in process."""
     index = GraphIndex(load_demo_graph(), HashingEmbedder(64))
@@ -148,6 +155,7 @@ def test_vectors_embedded_when_not_stored(falkordb_driver):
             assert_same(*both(mem, db, q))
 
 
+@falkordb
 def test_retrieve_from_nodes_and_errors(demo):
     index, drv, schema = demo
     mem, db = pair(index, drv, schema, PathRAGConfig())
@@ -180,6 +188,7 @@ def random_index(seed: int) -> GraphIndex:
     return GraphIndex(g, HashingEmbedder(16))
 
 
+@falkordb
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_random_graphs_equal_in_memory(falkordb_driver, preset):
     found = 0
@@ -201,6 +210,7 @@ def test_random_graphs_equal_in_memory(falkordb_driver, preset):
     assert found  # paths were found and compared
 
 
+@falkordb
 def test_cached_vectors_equal_until_refresh(falkordb_driver):
     """cache_vectors keeps the scanned matrices; refresh() reads a changed store again."""
     index = random_index(1)
@@ -216,3 +226,20 @@ def test_cached_vectors_equal_until_refresh(falkordb_driver):
     mem = PathRAGRetriever(other, config=cfg, llm=ScriptedLLM(keyword_llm))
     db.refresh()
     assert_same(*both(mem, db, "Curie prize?"))
+
+
+@pytest.mark.skipif(not (importlib.util.find_spec("ladybug") or importlib.util.find_spec("kuzu")),
+                    reason="needs ladybug or kuzu")
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_embedded_equals_in_memory(tmp_path, preset):
+    for k, index in enumerate((GraphIndex(load_demo_graph(), HashingEmbedder(64)),
+                               random_index(2))):
+        drv = EmbeddedCypherDriver.open(tmp_path / f"db{k}")
+        try:
+            schema = load_graph(drv, index)
+            mem, db = pair(index, drv, schema, PRESETS[preset])
+            for q in DEMO_QUERIES[:4]:
+                assert_same(*both(mem, db, q))
+            assert_same(*both(mem, db, DEMO_QUERIES[0], sync=False))
+        finally:
+            drv.close()

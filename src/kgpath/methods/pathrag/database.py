@@ -53,7 +53,7 @@ from kgpath.backends.cypher import CypherBackend, CypherSchema
 from kgpath.backends.cypher.loading import decode_vector, encode_vector
 from kgpath.backends.cypher.queries import expand_one_hop, fetch_nodes, fetch_passages
 from kgpath.backends.cypher.schema import edge_from_row, node_from_row, passage_from_row
-from kgpath.errors import CapabilityError, ConfigError, NodeNotFoundError
+from kgpath.errors import BackendError, CapabilityError, ConfigError, NodeNotFoundError
 from kgpath.graph import Edge, KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex, check_query
 from kgpath.index.passage_vectors import text_vectors
@@ -156,6 +156,7 @@ class CypherPathRAG(PathRAGRetriever):
         self._texts = _TextVectors(store.embedder, max_cached_embeddings)
         self.cache_vectors = cache_vectors
         self._snap: dict[str, Any] = {}
+        self._absent: set[str] = set()  # vector properties the store has no column for
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -203,7 +204,7 @@ class CypherPathRAG(PathRAGRetriever):
         ids: list[str] = []
         order: list[int] = []
         vecs: list[np.ndarray | None] = []
-        for r in _pages(self.backend, _node_page_query(s, prop), self.backend.page_size):
+        for r in self._rows(prop, lambda p: _node_page_query(s, p)):
             ids.append(str(r["id"]))
             order.append(int(r["page_key"]))
             vecs.append(decode_vector(r.get("vec")))
@@ -213,6 +214,25 @@ class CypherPathRAG(PathRAGRetriever):
             nodes = [node_from_row(got[ids[i]]) for i in rows]
             return [(n.name or n.id) if kind == "names" else n.search_text for n in nodes]
         return ids, order, self._texts.fill(kind, vecs, texts)
+
+    def _rows(self, prop: str | None,
+              query: Callable[[str | None], Callable[[bool], str]]) -> list[dict[str, Any]]:
+        """A paged scan reading vector property ``prop``, or none where the store lacks it.
+
+        A store with fixed tables (Kùzu, Ladybug) refuses a query naming a property it has
+        no column for; the scan then runs without it (the texts are embedded) and the
+        property is remembered as absent.
+        """
+        size = self.backend.page_size
+        if prop is None or prop in self._absent:
+            return list(_pages(self.backend, query(None), size))
+        try:
+            return list(_pages(self.backend, query(prop), size))
+        except BackendError:
+            if prop in (NAME_VECTOR_PROPERTY, EDGE_VECTOR_PROPERTY):
+                self._absent.add(prop)
+                return list(_pages(self.backend, query(None), size))
+            raise
 
     def _snapshot(self, kind: str, scan: Callable[[], Any]) -> Any:
         """``scan()``, or with ``cache_vectors`` its first answer (until :meth:`refresh`)."""
@@ -249,7 +269,8 @@ class CypherPathRAG(PathRAGRetriever):
         edges: list[tuple[Edge, int, tuple[str, str]]] = []
         vecs: list[np.ndarray | None] = []
         texts: list[str] = []
-        for r in _pages(self.backend, _edge_page_query(s, drv.dialect), self.backend.page_size):
+        for r in self._rows(EDGE_VECTOR_PROPERTY,
+                            lambda p: _edge_page_query(s, drv.dialect, p)):
             edge = edge_from_row(r["source"], r["target"], r)
             names = (_name(r["sname"], r["source"]), _name(r["tname"], r["target"]))
             edges.append((edge, int(r["page_key"]), names))
@@ -424,8 +445,9 @@ def _node_page_query(s: CypherSchema, prop: str | None) -> Callable[[bool], str]
     return query
 
 
-def _edge_page_query(s: CypherSchema, dialect: Any) -> Callable[[bool], str]:
+def _edge_page_query(s: CypherSchema, dialect: Any, prop: str | None) -> Callable[[bool], str]:
     key = s.prop("r", s.edge_order_property)
+    vec = s.prop("r", prop) if prop else "NULL"
     name = (lambda v: s.prop(v, s.name_property)) if s.name_property else (lambda v: "NULL")
 
     def query(first: bool) -> str:
@@ -434,7 +456,7 @@ def _edge_page_query(s: CypherSchema, dialect: Any) -> Callable[[bool], str]:
                 f"RETURN {s.prop('a', s.id_property)} AS source, "
                 f"{s.prop('b', s.id_property)} AS target, {name('a')} AS sname, "
                 f"{name('b')} AS tname, {s.edge_return('r', dialect)}, "
-                f"{s.prop('r', EDGE_VECTOR_PROPERTY)} AS vec, {key} AS page_key "
+                f"{vec} AS vec, {key} AS page_key "
                 f"ORDER BY {key} LIMIT $limit")
     return query
 
