@@ -25,15 +25,23 @@ text, bounded), which equals the stored vector for a deterministic embedder.
 the flow reaches, edge types excluded in the store). **Section 4.3 and the text units** run
 the in-memory code (``PathRAGRetriever._finish``) on the *part* of the graph they read,
 fetched by id and rebuilt in store order (node and edge indices keep the graph's order, so
-every tie breaks as in memory): the retrieved nodes with every edge at them and their
-neighbours (the authors' relation counts), the nodes of every candidate path with the edges
-between consecutive ones (Eq. 5 text), the relations' edges and ends, and the passages all
-of them cite. ``unit_order`` cosines are a paged scan of the stored passage vectors, the
-whole matrix times the question as in memory.
+every tie breaks as in memory): the retrieved nodes, the nodes of every candidate path with
+every edge between consecutive ones (Eq. 5 text), the relations' edges and ends, and the
+passages they cite; the retrieved nodes' other neighbours enter with id, order and
+provenance only, joined by one plain edge each (all the authors' relation counts read).
+``unit_order`` cosines are a paged scan of the stored passage vectors, the whole matrix
+times the question as in memory.
+
+**Not exact, or not pushed down**: the trace adds ``backend``, ``fetched_part_nodes``,
+``pool_queries`` and ``pool_fetched_nodes`` (the scans' round trips are not counted);
+``exclude_edge_types`` needs a Cypher backend (:class:`~kgpath.methods.pathrag.cypher.
+TypedPushDown`); vectors embedded here for rows without a stored one equal the in-memory
+ones only for an embedder whose vectors do not depend on the batch.
 
 What stays in process per question: the keyword vectors, one ``|V| x d`` (and, with
 high-level keywords, ``|E| x d``, and for ``unit_order`` ``|P| x d``) float32 matrix while
-it is ranked, and the fetched part. The result's :attr:`~PathRAGResult.graph` is that part;
+it is ranked (``cache_vectors=True`` keeps them between questions), and the fetched part.
+The result's :attr:`~PathRAGResult.graph` is that part (neighbour-only nodes bare, see above);
 its ``nodes`` carry the store's node order (the in-memory node index) while ``pool`` (like
 ``result.graph``) uses the part's indices, so ``result.candidates()`` works.
 """
@@ -51,7 +59,7 @@ import numpy as np
 from kgpath.backends.base import GraphBackend
 from kgpath.backends.cypher import CypherBackend, CypherSchema
 from kgpath.backends.cypher.loading import decode_vector, encode_vector
-from kgpath.backends.cypher.queries import expand_one_hop, fetch_nodes, fetch_passages
+from kgpath.backends.cypher.queries import fetch_nodes, fetch_passages
 from kgpath.backends.cypher.schema import edge_from_row, node_from_row, passage_from_row
 from kgpath.errors import BackendError, CapabilityError, ConfigError, NodeNotFoundError
 from kgpath.graph import Edge, KnowledgeGraph
@@ -334,40 +342,50 @@ class CypherPathRAG(PathRAGRetriever):
 
     def _part(self, nodes: Sequence[RetrievedNode], relations: Sequence[RetrievedRelation],
               db: DatabasePathPool | None) -> KnowledgeGraph:
-        """The part of the graph the finish reads, in store order (module docstring)."""
-        drv, s = self.backend.driver, self.backend.schema
+        """The part of the graph the finish reads, in store order (module docstring).
+
+        Full records: the retrieved nodes, every candidate path's nodes with every edge
+        between consecutive ones (Eq. 5 text), the relations' edges and ends. The retrieved
+        nodes' other neighbours enter with id, order and provenance only, joined to them by
+        one plain edge each: all the authors' relation counts read (``get_node_edges``).
+        Passages: those the full records cite.
+        """
+        drv, s, batch = self.backend.driver, self.backend.schema, self.batch_size
         vq = [n.id for n in nodes]
-        edges: dict[int, Edge] = {}
-        for st in expand_one_hop(drv, s, vq, direction="both"):
-            edges[int(st.edge_order)] = st.edge
-        pairs = {(a, b) for ids in (db.ids if db else ()) for a, b in zip(ids, ids[1:])}
-        vset = set(vq)
-        todo = sorted({p for a, b in pairs if not (a in vset or b in vset)
-                       for p in ((a, b), (b, a))})
-        for rank, edge in _edges_between(drv, s, todo, self.batch_size):
-            edges[rank] = edge
+        paths = db.ids if db is not None else ()
+        pairs = sorted({p for ids in paths for a, b in zip(ids, ids[1:])
+                        for p in ((a, b), (b, a))})
+        edges: dict[int, Edge] = dict(_edges_between(drv, s, pairs, batch))
         for r in relations:
             edges[r.index] = r.edge
-        want = dict.fromkeys(vq)
+        full = dict.fromkeys(vq)
+        for ids in paths:
+            full.update(dict.fromkeys(ids))
         for e in edges.values():
-            want.update(dict.fromkeys((e.source, e.target)))
-        for ids in (db.ids if db else ()):
-            want.update(dict.fromkeys(ids))
-        rows = fetch_nodes(drv, s, list(want), embedding=False, batch_size=self.batch_size)
+            full.update(dict.fromkeys((e.source, e.target)))
+        linked = {frozenset((e.source, e.target)) for e in edges.values()}
+        near = dict.fromkeys(ends for ends in map(frozenset, _neighbour_pairs(drv, s, vq, batch))
+                             if ends not in linked)
+        light = {x for ends in near for x in ends} - full.keys()
+        rows = [*fetch_nodes(drv, s, list(full), embedding=False, batch_size=batch).values(),
+                *_light_rows(drv, s, sorted(light), batch)]
         g = KnowledgeGraph()
-        for row in sorted(rows.values(), key=lambda r: int(r["ord"])):
+        for row in sorted(rows, key=lambda r: int(r["ord"])):
             n = node_from_row(row)
             g.add_node(n.id, n.name, n.text, type=n.type, metadata=n.metadata,
                        provenance=n.provenance)
         for _, e in sorted(edges.items()):
             g.add_edge(e.source, e.target, e.relation, e.text, type=e.type, weight=e.weight,
                        provenance=e.provenance, metadata=e.metadata)
-        cited = dict.fromkeys(p for n in g.nodes for p in n.provenance)
-        cited.update(dict.fromkeys(p for e in g.edges for p in e.provenance))
+        for ends in near:
+            a, b = sorted(ends) if len(ends) == 2 else (next(iter(ends)),) * 2
+            g.add_edge(a, b)
+        cited = dict.fromkeys(p for i in full for p in g.node(i).provenance)
+        cited.update(dict.fromkeys(p for e in edges.values() for p in e.provenance))
         prows = fetch_passages(drv, s, list(cited), full=True)
         for prow in sorted(prows, key=lambda r: (r.get("ord") is None, r.get("ord") or 0)):
-            p = passage_from_row(prow)
-            g.add_passage(p.id, p.text, p.metadata)
+            psg = passage_from_row(prow)
+            g.add_passage(psg.id, psg.text, psg.metadata)
         return g
 
     def _passage_similarity(
@@ -509,6 +527,27 @@ def _edges_between(drv: Any, s: CypherSchema, pairs: Sequence[tuple[str, str]],
         for r in drv.run(q, {"rows": rows[start:start + batch_size]}):
             out.append((int(r["rank"]), edge_from_row(r["source"], r["target"], r)))
     return out
+
+
+def _neighbour_pairs(drv: Any, s: CypherSchema, ids: Sequence[str],
+                     batch_size: int) -> list[tuple[str, str]]:
+    """``(node, neighbour)`` once per distinct neighbour either way (pushed down)."""
+    q = (f"UNWIND $ids AS x MATCH (n:{s.n})-[:{s.rels}]-(m:{s.n}) "
+         f"WHERE {drv.dialect.id_match(s, 'n', 'x')} "
+         f"RETURN DISTINCT {s.prop('n', s.id_property)} AS a, {s.prop('m', s.id_property)} AS b")
+    return [(r["a"], r["b"]) for start in range(0, len(ids), batch_size)
+            for r in drv.run(q, {"ids": list(ids[start:start + batch_size])})]
+
+
+def _light_rows(drv: Any, s: CypherSchema, ids: Sequence[str],
+                batch_size: int) -> list[dict[str, Any]]:
+    """Node rows with id, order and provenance only (name: the id, no text)."""
+    prov = s.prop("n", s.provenance_property) if s.provenance_property else "NULL"
+    q = (f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {drv.dialect.id_match(s, 'n', 'x')} "
+         f"RETURN {s.prop('n', s.id_property)} AS id, {s.prop('n', s.order_property)} AS ord, "
+         f"{prov} AS provenance")
+    return [r for start in range(0, len(ids), batch_size)
+            for r in drv.run(q, {"ids": list(ids[start:start + batch_size])})]
 
 
 class _EndpointDegrees:
