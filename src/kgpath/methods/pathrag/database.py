@@ -35,13 +35,14 @@ times the question as in memory.
 **Not exact, or not pushed down**: the trace adds ``backend``, ``fetched_part_nodes``,
 ``pool_queries`` and ``pool_fetched_nodes`` (the scans' round trips are not counted);
 ``exclude_edge_types`` needs a Cypher backend
-(:class:`~kgpath.methods.pathrag.cypher.TypedPushDown`); vectors embedded here for rows without a stored one equal the in-memory
-ones only for an embedder whose vectors do not depend on the batch.
+(:class:`~kgpath.methods.pathrag.cypher.TypedPushDown`); vectors embedded here for rows
+without a stored one equal the in-memory ones only for an embedder whose vectors do not
+depend on the batch.
 
 What stays in process per question: the keyword vectors, one ``|V| x d`` (and, with
 high-level keywords, ``|E| x d``, and for ``unit_order`` ``|P| x d``) float32 matrix while
 it is ranked (``cache_vectors=True`` keeps them between questions), and the fetched part.
-The result's :attr:`PathRAGResult.graph <kgpath.methods.pathrag.result.PathRAGResult.graph>` is that part (neighbour-only nodes bare, see above);
+The result's ``graph`` is that part (neighbour-only nodes bare, see above);
 its ``nodes`` carry the store's node order (the in-memory node index) while ``pool`` (like
 ``result.graph``) uses the part's indices, so ``result.candidates()`` works.
 """
