@@ -70,7 +70,7 @@ Modules, in the paper's order: :mod:`~kgpath.methods.pathrag.config` (:class:`Pa
 :mod:`~kgpath.methods.pathrag.reliability` (the two as strategies),
 :mod:`~kgpath.methods.pathrag.cypher` (the pool pushed down to a store),
 :mod:`~kgpath.methods.pathrag.database` (:class:`CypherPathRAG`, the whole method over a
-store),
+store) and :mod:`~kgpath.methods.pathrag.dbstore` (its store queries),
 :mod:`~kgpath.methods.pathrag.prompt` (4.3, Eqs. 5-6, orderings),
 :mod:`~kgpath.methods.pathrag.sources` (the text units),
 :mod:`~kgpath.methods.pathrag.result` (:class:`PathRAGResult` and its evidence contract) and

@@ -52,39 +52,48 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from kgpath.backends.base import GraphBackend
 from kgpath.backends.cypher import CypherBackend, CypherSchema
-from kgpath.backends.cypher.loading import decode_vector, encode_vector
+from kgpath.backends.cypher.loading import decode_vector
 from kgpath.backends.cypher.queries import fetch_nodes, fetch_passages
 from kgpath.backends.cypher.schema import edge_from_row, node_from_row, passage_from_row
 from kgpath.errors import BackendError, CapabilityError, ConfigError, NodeNotFoundError
 from kgpath.graph import Edge, KnowledgeGraph
-from kgpath.index.graph_index import GraphIndex, check_query
-from kgpath.index.passage_vectors import text_vectors
+from kgpath.index.graph_index import check_query
 from kgpath.llm import LLM
 from kgpath.methods.pathrag.config import PathRAGConfig
 from kgpath.methods.pathrag.cypher import DatabasePathPool, pathrag_pool
+from kgpath.methods.pathrag.dbstore import (
+    EDGE_VECTOR_PROPERTY,
+    NAME_VECTOR_PROPERTY,
+    EndpointDegrees,
+    TextVectors,
+    edge_page_query,
+    edges_between,
+    light_rows,
+    name_of,
+    neighbour_pairs,
+    node_page_query,
+    pages,
+    passage_page_query,
+    relation_text_of,
+    store_pathrag_vectors,
+)
 from kgpath.methods.pathrag.keywords import KeywordExtraction, KeywordPrompt
 from kgpath.methods.pathrag.nodes import RetrievedNode, RetrievedRelation
 from kgpath.methods.pathrag.paths import CandidatePool, PathCandidate
-from kgpath.methods.pathrag.prompt import QAPrompt, relation_text
+from kgpath.methods.pathrag.prompt import QAPrompt
 from kgpath.methods.pathrag.result import PathRAGResult
 from kgpath.methods.pathrag.retriever import PathRAGRetriever, node_hits, relation_hits
 from kgpath.prompts.pathrag import PATHRAG_KEYWORD_PROMPT, PATHRAG_QA_PROMPT
 
 __all__ = ["EDGE_VECTOR_PROPERTY", "NAME_VECTOR_PROPERTY", "CypherPathRAG",
            "store_pathrag_vectors"]
-
-NAME_VECTOR_PROPERTY = "name_embedding"
-"""Node property holding the vector of the node's name (``node_match="name"``)."""
-EDGE_VECTOR_PROPERTY = "text_embedding"
-"""Edge property holding the vector of its :func:`relation_text` (high-level keywords)."""
-
 
 class CypherPathRAG(PathRAGRetriever):
     """PathRAG inside a Cypher database (module docstring: what is pushed down, what is not).
@@ -162,7 +171,7 @@ class CypherPathRAG(PathRAGRetriever):
         self.index = None  # type: ignore[assignment]  # the graph lives in the store
         self.backend = store
         self.batch_size = batch_size
-        self._texts = _TextVectors(store.embedder, max_cached_embeddings)
+        self._texts = TextVectors(store.embedder, max_cached_embeddings)
         self.cache_vectors = cache_vectors
         self._snap: dict[str, Any] = {}
         self._absent: set[str] = set()  # vector properties the store has no column for
@@ -213,7 +222,7 @@ class CypherPathRAG(PathRAGRetriever):
         ids: list[str] = []
         order: list[int] = []
         vecs: list[np.ndarray | None] = []
-        for r in self._rows(prop, lambda p: _node_page_query(s, p)):
+        for r in self._rows(prop, lambda p: node_page_query(s, p)):
             ids.append(str(r["id"]))
             order.append(int(r["page_key"]))
             vecs.append(decode_vector(r.get("vec")))
@@ -234,13 +243,13 @@ class CypherPathRAG(PathRAGRetriever):
         """
         size = self.backend.page_size
         if prop is None or prop in self._absent:
-            return list(_pages(self.backend, query(None), size))
+            return list(pages(self.backend, query(None), size))
         try:
-            return list(_pages(self.backend, query(prop), size))
+            return list(pages(self.backend, query(prop), size))
         except BackendError:
             if prop in (NAME_VECTOR_PROPERTY, EDGE_VECTOR_PROPERTY):
                 self._absent.add(prop)
-                return list(_pages(self.backend, query(None), size))
+                return list(pages(self.backend, query(None), size))
             raise
 
     def _snapshot(self, kind: str, scan: Callable[[], Any]) -> Any:
@@ -265,12 +274,12 @@ class CypherPathRAG(PathRAGRetriever):
         edges, mat = self._snapshot("edges", self._edge_matrix_db)
         if not edges:
             return []
-        degree = _EndpointDegrees(self.backend, edges, mat @ np.asarray(hv, np.float32),
+        degree = EndpointDegrees(self.backend, edges, mat @ np.asarray(hv, np.float32),
                                   cfg.num_relations)
         out = []
         for row, sim in relation_hits(hv, cfg, mat, degree):
             edge, rank, names = edges[row]
-            out.append(RetrievedRelation(edge, rank, sim, _relation_text(edge, names)))
+            out.append(RetrievedRelation(edge, rank, sim, relation_text_of(edge, names)))
         return out
 
     def _edge_matrix_db(self) -> tuple[list[tuple[Edge, int, tuple[str, str]]], np.ndarray]:
@@ -279,12 +288,12 @@ class CypherPathRAG(PathRAGRetriever):
         vecs: list[np.ndarray | None] = []
         texts: list[str] = []
         for r in self._rows(EDGE_VECTOR_PROPERTY,
-                            lambda p: _edge_page_query(s, drv.dialect, p)):
+                            lambda p: edge_page_query(s, drv.dialect, p)):
             edge = edge_from_row(r["source"], r["target"], r)
-            names = (_name(r["sname"], r["source"]), _name(r["tname"], r["target"]))
+            names = (name_of(r["sname"], r["source"]), name_of(r["tname"], r["target"]))
             edges.append((edge, int(r["page_key"]), names))
             vecs.append(decode_vector(r.get("vec")))
-            texts.append(_relation_text(edge, names))
+            texts.append(relation_text_of(edge, names))
         return edges, self._texts.fill("edges", vecs, lambda rows: [texts[i] for i in rows])
 
     # ------------------------------------------------------------------ 4.2-4.3
@@ -356,7 +365,7 @@ class CypherPathRAG(PathRAGRetriever):
         paths = db.ids if db is not None else ()
         pairs = sorted({p for ids in paths for a, b in zip(ids, ids[1:])
                         for p in ((a, b), (b, a))})
-        edges: dict[int, Edge] = dict(_edges_between(drv, s, pairs, batch))
+        edges: dict[int, Edge] = dict(edges_between(drv, s, pairs, batch))
         for r in relations:
             edges[r.index] = r.edge
         full = dict.fromkeys(vq)
@@ -365,11 +374,11 @@ class CypherPathRAG(PathRAGRetriever):
         for e in edges.values():
             full.update(dict.fromkeys((e.source, e.target)))
         linked = {frozenset((e.source, e.target)) for e in edges.values()}
-        near = dict.fromkeys(ends for ends in map(frozenset, _neighbour_pairs(drv, s, vq, batch))
+        near = dict.fromkeys(ends for ends in map(frozenset, neighbour_pairs(drv, s, vq, batch))
                              if ends not in linked)
         light = {x for ends in near for x in ends} - full.keys()
         rows = [*fetch_nodes(drv, s, list(full), embedding=False, batch_size=batch).values(),
-                *_light_rows(drv, s, sorted(light), batch)]
+                *light_rows(drv, s, sorted(light), batch)]
         g = KnowledgeGraph()
         for row in sorted(rows, key=lambda r: int(r["ord"])):
             n = node_from_row(row)
@@ -404,7 +413,7 @@ class CypherPathRAG(PathRAGRetriever):
 
     def _scan_passages(self) -> tuple[list[str], np.ndarray]:
         ids, vecs = [], []
-        for r in _pages(self.backend, _passage_page_query(self.backend.schema),
+        for r in pages(self.backend, passage_page_query(self.backend.schema),
                         self.backend.page_size, passage=True):
             ids.append(str(r["id"]))
             vecs.append(decode_vector(r.get("vec")))
@@ -412,215 +421,3 @@ class CypherPathRAG(PathRAGRetriever):
             raise ConfigError("unit_order needs the passage vectors in the store: load the "
                               "graph from a GraphIndex (load_graph(driver, index))")
         return ids, np.asarray(vecs, dtype=np.float32)
-
-
-# ---------------------------------------------------------------------- store queries
-def store_pathrag_vectors(
-    driver: Any, index: GraphIndex, *, schema: CypherSchema | None = None,
-    relations: bool = True, batch_size: int = 2000,
-) -> None:
-    """Write the name and relation-text vectors PathRAG reads into a loaded database.
-
-    The vectors are the in-memory retriever's own (``text_vectors`` of ``index``'s graph and
-    embedder, shared sets ``"node_names"`` and ``"edge_texts"``): each node gets
-    :data:`NAME_VECTOR_PROPERTY`, each edge :data:`EDGE_VECTOR_PROPERTY`. Needs a store that
-    accepts new properties (FalkorDB, Neo4j); without them :class:`CypherPathRAG` embeds
-    the texts itself. ``relations=False`` skips the edges (only high-level keywords, from
-    an LLM, read them).
-    """
-    from kgpath.backends.cypher import as_cypher_driver
-
-    drv = as_cypher_driver(driver)
-    s = schema or CypherSchema()
-    g = index.graph
-    names = text_vectors(g, index.embedder, "node_names", [n.name or n.id for n in g.nodes])
-    rows = [{"id": n.id, "v": encode_vector(names[i])} for i, n in enumerate(g.nodes)]
-    q = (f"UNWIND $rows AS row MATCH (n:{s.n}) WHERE {drv.dialect.id_match(s, 'n', 'row.id')} "
-         f"SET {s.prop('n', NAME_VECTOR_PROPERTY)} = row.v")
-    for start in range(0, len(rows), batch_size):
-        drv.run(q, {"rows": rows[start:start + batch_size]})
-    if not g.num_edges or not relations:
-        return
-    texts = text_vectors(g, index.embedder, "edge_texts", [relation_text(g, e) for e in g.edges])
-    erows = [{"s": e.source, "t": e.target, "rank": j, "v": encode_vector(texts[j])}
-             for j, e in enumerate(g.edges)]
-    q = (f"UNWIND $rows AS row MATCH (a:{s.n})-[r:{s.rels}]->(b:{s.n}) "
-         f"WHERE {drv.dialect.id_match(s, 'a', 'row.s')} AND "
-         f"{drv.dialect.id_match(s, 'b', 'row.t')} AND "
-         f"{s.prop('r', s.edge_order_property)} = row.rank "
-         f"SET {s.prop('r', EDGE_VECTOR_PROPERTY)} = row.v")
-    for start in range(0, len(erows), batch_size):
-        drv.run(q, {"rows": erows[start:start + batch_size]})
-
-
-def _node_page_query(s: CypherSchema, prop: str | None) -> Callable[[bool], str]:
-    key = s.prop("n", s.order_property)
-    vec = s.prop("n", prop) if prop else "NULL"
-
-    def query(first: bool) -> str:
-        where = "" if first else f"WHERE {key} > $after "
-        return (f"MATCH (n:{s.n}) {where}RETURN {s.prop('n', s.id_property)} AS id, "
-                f"{vec} AS vec, {key} AS page_key ORDER BY {key} LIMIT $limit")
-    return query
-
-
-def _edge_page_query(s: CypherSchema, dialect: Any, prop: str | None) -> Callable[[bool], str]:
-    key = s.prop("r", s.edge_order_property)
-    vec = s.prop("r", prop) if prop else "NULL"
-    name = (lambda v: s.prop(v, s.name_property)) if s.name_property else (lambda v: "NULL")
-
-    def query(first: bool) -> str:
-        where = "" if first else f"WHERE {key} > $after "
-        return (f"MATCH (a:{s.n})-[r:{s.rels}]->(b:{s.n}) {where}"
-                f"RETURN {s.prop('a', s.id_property)} AS source, "
-                f"{s.prop('b', s.id_property)} AS target, {name('a')} AS sname, "
-                f"{name('b')} AS tname, {s.edge_return('r', dialect)}, "
-                f"{vec} AS vec, {key} AS page_key "
-                f"ORDER BY {key} LIMIT $limit")
-    return query
-
-
-def _passage_page_query(s: CypherSchema) -> Callable[[bool], str]:
-    from kgpath.backends.cypher.identifiers import quote_identifier
-
-    key = s.prop("p", s.passage_order_property or s.passage_id_property)
-    emb = s.prop("p", s.passage_embedding_property) if s.passage_embedding_property else "NULL"
-
-    def query(first: bool) -> str:
-        where = "" if first else f"WHERE {key} > $after "
-        return (f"MATCH (p:{quote_identifier(s.passage_label)}) {where}"
-                f"RETURN {s.prop('p', s.passage_id_property)} AS id, {emb} AS vec, "
-                f"{key} AS page_key ORDER BY {key} LIMIT $limit")
-    return query
-
-
-def _pages(backend: CypherBackend, query: Callable[[bool], str], size: int, *,
-           passage: bool = False) -> Iterator[dict[str, Any]]:
-    """Every row of a keyset-paged scan (``page_key`` ascending)."""
-    label = backend.schema.passage_label
-    if passage and (label is None or not backend.driver.dialect.has_label(backend.driver,
-                                                                          label)):
-        return
-    after: Any = None
-    while True:
-        params: dict[str, Any] = {"limit": size}
-        if after is not None:
-            params["after"] = after
-        rows = backend.driver.run(query(after is None), params)
-        yield from rows
-        if len(rows) < size:
-            return
-        after = rows[-1]["page_key"]
-
-
-def _edges_between(drv: Any, s: CypherSchema, pairs: Sequence[tuple[str, str]],
-                   batch_size: int) -> list[tuple[int, Edge]]:
-    """``(rank, edge)`` of every edge ``a -> b`` for the ``(a, b)`` pairs."""
-    if not pairs:
-        return []
-    q = (f"UNWIND $rows AS row MATCH (a:{s.n})-[r:{s.rels}]->(b:{s.n}) "
-         f"WHERE {drv.dialect.id_match(s, 'a', 'row.s')} AND "
-         f"{drv.dialect.id_match(s, 'b', 'row.t')} "
-         f"RETURN row.s AS source, row.t AS target, {s.edge_return('r', drv.dialect)}")
-    rows = [{"s": a, "t": b} for a, b in pairs]
-    out = []
-    for start in range(0, len(rows), batch_size):
-        for r in drv.run(q, {"rows": rows[start:start + batch_size]}):
-            out.append((int(r["rank"]), edge_from_row(r["source"], r["target"], r)))
-    return out
-
-
-def _neighbour_pairs(drv: Any, s: CypherSchema, ids: Sequence[str],
-                     batch_size: int) -> list[tuple[str, str]]:
-    """``(node, neighbour)`` once per distinct neighbour either way (pushed down)."""
-    q = (f"UNWIND $ids AS x MATCH (n:{s.n})-[:{s.rels}]-(m:{s.n}) "
-         f"WHERE {drv.dialect.id_match(s, 'n', 'x')} "
-         f"RETURN DISTINCT {s.prop('n', s.id_property)} AS a, {s.prop('m', s.id_property)} AS b")
-    return [(r["a"], r["b"]) for start in range(0, len(ids), batch_size)
-            for r in drv.run(q, {"ids": list(ids[start:start + batch_size])})]
-
-
-def _light_rows(drv: Any, s: CypherSchema, ids: Sequence[str],
-                batch_size: int) -> list[dict[str, Any]]:
-    """Node rows with id, order and provenance only (name: the id, no text)."""
-    prov = s.prop("n", s.provenance_property) if s.provenance_property else "NULL"
-    q = (f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {drv.dialect.id_match(s, 'n', 'x')} "
-         f"RETURN {s.prop('n', s.id_property)} AS id, {s.prop('n', s.order_property)} AS ord, "
-         f"{prov} AS provenance")
-    return [r for start in range(0, len(ids), batch_size)
-            for r in drv.run(q, {"ids": list(ids[start:start + batch_size])})]
-
-
-class _EndpointDegrees:
-    """``degree[row]``: the edge's endpoint degrees added (in + out edges, every type).
-
-    What ``_edge_degree`` gives in memory, read from the store only for the edges the
-    relation ranking asks about; the first miss fetches the ``n`` most similar edges' ends
-    at once (the ones :func:`retrieve_relations` keeps), later misses one edge each.
-    """
-
-    def __init__(self, backend: CypherBackend, edges: Sequence[tuple[Edge, int, Any]],
-                 sims: np.ndarray, n: int) -> None:
-        self.backend, self.edges = backend, edges
-        self.first = np.lexsort((np.arange(sims.size), -sims))[:n].tolist()
-        self.deg: dict[str, int] = {}
-
-    def __getitem__(self, row: int) -> int:
-        e = self.edges[int(row)][0]
-        if e.source not in self.deg or e.target not in self.deg:
-            rows = [int(row), *self.first]
-            self.first = []
-            ends = {x for r in rows for x in (self.edges[r][0].source, self.edges[r][0].target)}
-            self.deg.update(_node_degrees(self.backend, sorted(ends - self.deg.keys())))
-        return self.deg[e.source] + self.deg[e.target]
-
-
-def _node_degrees(backend: CypherBackend, ids: Sequence[str]) -> dict[str, int]:
-    """Edges at each node, out plus in (a self-loop counts twice), pushed down."""
-    s, drv = backend.schema, backend.driver
-    q = (f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {drv.dialect.id_match(s, 'n', 'x')} "
-         f"OPTIONAL MATCH (n)-[r:{s.rels}]->(:{s.n}) WITH n, count(r) AS o "
-         f"OPTIONAL MATCH (n)<-[r2:{s.rels}]-(:{s.n}) "
-         f"RETURN {s.prop('n', s.id_property)} AS id, o AS o, count(r2) AS i")
-    return {r["id"]: int(r["o"]) + int(r["i"]) for r in drv.run(q, {"ids": list(ids)})}
-
-
-class _TextVectors:
-    """Vectors of rows the store holds none for, embedded from their text (cached, bounded)."""
-
-    def __init__(self, embedder: Any, limit: int) -> None:
-        self.embedder, self.limit = embedder, limit
-        self.cache: dict[tuple[str, str], np.ndarray] = {}
-
-    def fill(self, kind: str, vecs: list[np.ndarray | None],
-             texts_of: Callable[[list[int]], list[str]]) -> np.ndarray:
-        """``vecs`` with the missing rows embedded (``embed_passages``), stacked float32.
-
-        ``texts_of(rows)`` gives the texts of the rows without a vector (read only for them).
-        """
-        missing = [i for i, v in enumerate(vecs) if v is None]
-        texts = dict(zip(missing, texts_of(missing), strict=True)) if missing else {}
-        todo = [i for i in missing if (kind, texts[i]) not in self.cache]
-        new = self.embedder.embed_passages([texts[i] for i in todo]) if todo else []
-        for i, v in zip(todo, np.asarray(new, dtype=np.float32), strict=True):
-            vecs[i] = v
-            if len(self.cache) < self.limit:
-                self.cache[(kind, texts[i])] = v
-        rows = [v if v is not None else self.cache[(kind, texts[i])] for i, v in enumerate(vecs)]
-        if not rows:
-            return np.zeros((0, 0), np.float32)
-        return np.ascontiguousarray(np.vstack(rows).astype(np.float32, copy=False))
-
-
-def _name(name: Any, node_id: str) -> str:
-    """A node's name as :func:`node_from_row` reads it (its id when it has none)."""
-    return str(name) if name is not None else node_id
-
-
-def _relation_text(edge: Edge, names: tuple[str, str]) -> str:
-    """:func:`relation_text` of ``edge`` given its ends' names."""
-    g = KnowledgeGraph()
-    g.add_node(edge.source, names[0])
-    if edge.target != edge.source:
-        g.add_node(edge.target, names[1])
-    return relation_text(g, edge)
