@@ -73,6 +73,8 @@ Modules, in the paper's order: :mod:`~kgpath.methods.pathrag.config` (:class:`Pa
 (Eq. 4, pruning), :mod:`~kgpath.methods.pathrag.edgeflow` (the code's edge flow),
 :mod:`~kgpath.methods.pathrag.reliability` (the two as strategies),
 :mod:`~kgpath.methods.pathrag.cypher` (the pool pushed down to a store),
+:mod:`~kgpath.methods.pathrag.database` (:class:`CypherPathRAG`, the whole method over a
+store) and :mod:`~kgpath.methods.pathrag.dbstore` (its store queries),
 :mod:`~kgpath.methods.pathrag.prompt` (4.3, Eqs. 5-6, orderings),
 :mod:`~kgpath.methods.pathrag.sources` (the text units),
 :mod:`~kgpath.methods.pathrag.result` (:class:`PathRAGResult` and its evidence contract) and
@@ -82,6 +84,7 @@ Modules, in the paper's order: :mod:`~kgpath.methods.pathrag.config` (:class:`Pa
 from __future__ import annotations
 
 from kgpath.methods.pathrag.config import DEFAULT_MIN_SIMILARITY_Z, PATHRAG_LT, PathRAGConfig
+from kgpath.methods.pathrag.database import CypherPathRAG, store_pathrag_vectors
 from kgpath.methods.pathrag.edgeflow import (
     bounded_simple_paths,
     edge_flow_pool,
@@ -185,4 +188,6 @@ __all__ = [
     "build_prompt",
     "PathRAGResult",
     "PathRAGRetriever",
+    "CypherPathRAG",
+    "store_pathrag_vectors",
 ]

@@ -17,24 +17,29 @@ fetched depends on the variant (:meth:`ReliabilityStrategy.neighbourhood`):
 * **literal Eq. (4)** (``reliability="literal_eq4"``): Eq. (2) needs ``|N(v,·)|`` of every
   reached node and the neighbours of every node that emits; nodes are expanded lazily
   until every emitting node is expanded (at most one round per flow level).
+
+``exclude_edge_types`` (:class:`PathRAGConfig`) is pushed down too: over a
+:class:`~kgpath.backends.cypher.CypherBackend` the neighbour and degree queries skip the
+edges of those types (:class:`TypedPushDown`), as the in-memory ``flow_adjacency`` does;
+an edge without a type is kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from kgpath.backends.base import GraphBackend, NeighbourhoodPushDown
-from kgpath.errors import NodeNotFoundError
+from kgpath.errors import CapabilityError, NodeNotFoundError
 from kgpath.methods.pathrag.config import PathRAGConfig
 from kgpath.methods.pathrag.flow import FlowAdjacency
 from kgpath.methods.pathrag.paths import CandidatePool, PathCandidate
 from kgpath.methods.pathrag.reliability import reliability_strategy
 
-__all__ = ["DatabasePathPool", "LocalGraph", "pathrag_pool"]
+__all__ = ["DatabasePathPool", "LocalGraph", "TypedPushDown", "pathrag_pool"]
 
 
 @dataclass(frozen=True)
@@ -151,18 +156,23 @@ def pathrag_pool(
     Raises
     ------
     CapabilityError
-        When ``store`` cannot push neighbourhood queries down.
+        When ``store`` cannot push neighbourhood queries down (or, with
+        ``exclude_edge_types``, is not a Cypher backend).
     """
     cfg = config or PathRAGConfig()
     bound = store.bind()
-    loc = LocalGraph(bound.capability(NeighbourhoodPushDown), batch_size)
+    push = bound.capability(NeighbourhoodPushDown)
+    if cfg.exclude_edge_types:
+        push = TypedPushDown.of(bound, cfg.exclude_edge_types)
+    loc = LocalGraph(push, batch_size)
     starts = list(dict.fromkeys(node_ids))
     loc.learn(starts, cfg.direction)
     strategy = reliability_strategy(cfg.reliability)
     adj, names, rounds = strategy.neighbourhood(loc, starts, cfg, max_rounds)
     place = {nid: k for k, nid in enumerate(names)}
     pool = strategy.pool(adj, [place[i] for i in starts], cfg)
-    return _globalise(pool, names, loc, rounds, int(bound.call_trace().get("queries", 0)))
+    queries = int(bound.call_trace().get("queries", 0)) + getattr(push, "queries", 0)
+    return _globalise(pool, names, loc, rounds, queries)
 
 
 def _globalise(
@@ -180,3 +190,82 @@ def _globalise(
         ids=tuple(tuple(names[i] for i in c.nodes) for c in pool),
         queries=queries, fetched_nodes=len(loc.order), rounds=rounds, stats=stats,
     )
+
+
+class TypedPushDown(NeighbourhoodPushDown):
+    """:class:`NeighbourhoodPushDown` over a Cypher backend, skipping edges of some types.
+
+    The same ``UNWIND`` batches as :func:`~kgpath.backends.cypher.queries.adjacent_pairs`
+    and :func:`~kgpath.backends.cypher.queries.order_and_degree`, with
+    ``r.type IS NULL OR NOT (r.type IN $ex)`` on the edge (``schema.edge_type_property``):
+    the neighbourhood of ``flow_adjacency(graph, direction, exclude_types)``. ``queries``
+    counts its round trips.
+    """
+
+    def __init__(self, backend: Any, exclude: Sequence[str]) -> None:
+        self.driver, self.schema = backend.driver, backend.schema
+        self.exclude = sorted(set(exclude))
+        self.queries = 0
+        s = self.schema
+        t = s.prop("r", s.edge_type_property or "type")
+        self.keep = f"({t} IS NULL OR NOT ({t} IN $ex))"
+
+    @classmethod
+    def of(cls, backend: GraphBackend[Any, Any], exclude: Sequence[str]) -> NeighbourhoodPushDown:
+        """The typed push-down of ``backend`` (its plain one when edges carry no type).
+
+        Raises
+        ------
+        CapabilityError
+            When ``backend`` is not a Cypher backend (no driver and schema to query).
+        """
+        schema = getattr(backend, "schema", None)
+        if getattr(backend, "driver", None) is None or schema is None:
+            raise CapabilityError(
+                f"exclude_edge_types={tuple(exclude)!r} needs a Cypher backend to filter edge "
+                f"types in the store, got {type(backend).__name__}; pass exclude_edge_types=()",
+                capability="NeighbourhoodPushDown")
+        if schema.edge_type_property is None:  # no edge has a type: nothing is excluded
+            return backend.capability(NeighbourhoodPushDown)
+        return cls(backend, exclude)
+
+    def _run(self, query: str, ids: Sequence[str], batch_size: int) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        ids = list(ids)
+        for start in range(0, len(ids), batch_size):
+            self.queries += 1
+            rows += self.driver.run(query, {"ids": ids[start:start + batch_size],
+                                            "ex": self.exclude})
+        return rows
+
+    def adjacent_pairs(
+        self, ids: Sequence[str], *, batch_size: int
+    ) -> list[tuple[str, str, bool]]:
+        """``(node, neighbour, forward)`` once per distinct neighbour and direction."""
+        s, out = self.schema, []
+        if not ids:
+            return []
+        for pattern, fwd in ((f"(n:{s.n})-[r:{s.rels}]->(m:{s.n})", True),
+                             (f"(m:{s.n})-[r:{s.rels}]->(n:{s.n})", False)):
+            q = (f"UNWIND $ids AS x MATCH {pattern} WHERE "
+                 f"{self.driver.dialect.id_match(s, 'n', 'x')} AND {self.keep} "
+                 f"RETURN DISTINCT {s.prop('n', s.id_property)} AS a, "
+                 f"{s.prop('m', s.id_property)} AS b")
+            out += [(r["a"], r["b"], fwd) for r in self._run(q, ids, batch_size)]
+        return out
+
+    def order_and_degree(
+        self, ids: Sequence[str], *, directed: bool, batch_size: int
+    ) -> dict[str, tuple[Hashable, int]]:
+        """``{id: (node order, distinct neighbours over the kept edges)}``."""
+        s = self.schema
+        if not ids:
+            return {}
+        arrow = "->" if directed else "-"
+        ord_expr = s.prop("n", s.order_property) if s.order_property else "NULL"
+        q = (f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {self.driver.dialect.id_match(s, 'n', 'x')} "
+             f"OPTIONAL MATCH (n)-[r:{s.rels}]{arrow}(m:{s.n}) WHERE {self.keep} "
+             f"RETURN {s.prop('n', s.id_property)} AS id, {ord_expr} AS ord, "
+             f"count(DISTINCT m) AS deg")
+        return {r["id"]: (r["id"] if r["ord"] is None else r["ord"], int(r["deg"]))
+                for r in self._run(q, ids, batch_size)}

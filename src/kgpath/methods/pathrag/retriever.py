@@ -54,7 +54,7 @@ from kgpath.prompts.pathrag import (
     PATHRAG_RELATION_BLOCK,
 )
 
-__all__ = ["PathRAGRetriever"]
+__all__ = ["PathRAGRetriever", "node_hits", "relation_hits"]
 
 
 class PathRAGRetriever:
@@ -112,6 +112,11 @@ class PathRAGRetriever:
         """The underlying graph."""
         return self.index.graph
 
+    @property
+    def embedder(self) -> Any:
+        """The embedder of the keywords (and of the node, edge and passage vectors)."""
+        return self.index.embedder
+
     def resolve_config(self, **overrides: Any) -> PathRAGConfig:
         """Return this retriever's config with per-call ``overrides`` applied and validated.
 
@@ -154,11 +159,9 @@ class PathRAGRetriever:
     def _nodes_for(
         self, query: str, kws: KeywordExtraction, kv: np.ndarray, cfg: PathRAGConfig
     ) -> list[RetrievedNode]:
-        mat = self._node_matrix(cfg)
-        hits = retrieve_nodes(kv, mat, cfg.num_nodes, cfg.min_similarity, cfg.min_similarity_z)
         g = self.graph
-        words = _node_keywords(query, kws, cfg)
-        return [RetrievedNode(g.node_at(i), i, words[k], s) for i, k, s in hits]
+        return [RetrievedNode(g.node_at(i), i, word, s)
+                for i, word, s in node_hits(query, kws, kv, cfg, self._node_matrix(cfg))]
 
     def _relations_for(
         self, hv: np.ndarray | None, cfg: PathRAGConfig
@@ -166,7 +169,7 @@ class PathRAGRetriever:
         """The global half of the keyword split: edges for the high-level keywords."""
         g = self.graph
         if hv is None or cfg.num_relations == 0 or g.num_edges == 0:
-            return []
+            return []  # (relation_hits says the same; this skips embedding the edges)
         edges = self._edge_vecs
         if edges is None or edges[0] != g.version:
             version = g.version
@@ -174,9 +177,7 @@ class PathRAGRetriever:
             mat = text_vectors(g, self.index.embedder, "edge_texts", texts)
             self._edge_vecs = edges = (version, np.asarray(mat, dtype=np.float32),
                                        _edge_degree(g))
-        hits = retrieve_relations(
-            hv, edges[1], edges[2], cfg.num_relations, cfg.min_similarity, cfg.min_similarity_z,
-        )
+        hits = relation_hits(hv, cfg, edges[1], edges[2])
         return [
             RetrievedRelation(g.edge_at(i), i, sim, relation_text(g, g.edge_at(i)))
             for i, sim in hits
@@ -196,7 +197,7 @@ class PathRAGRetriever:
         cfg = self.resolve_config(**overrides)
         kws = extract_keywords(query, self.llm, prompt=self.keyword_prompt)
         words, _ = self._embed(query, kws, cfg)
-        kv = self.index.embedder.embed_queries(words)
+        kv = self.embedder.embed_queries(words)
         return kws, self._nodes_for(query, kws, kv, cfg)
 
     # ------------------------------------------------------------------ pipeline
@@ -207,7 +208,7 @@ class PathRAGRetriever:
         t0 = time.perf_counter()
         kws = extract_keywords(q, self.llm, prompt=self.keyword_prompt)
         words, high = self._embed(q, kws, cfg)
-        kv = self.index.embedder.embed_queries(words + high + _query_row(q, cfg))
+        kv = self.embedder.embed_queries(words + high + _query_row(q, cfg))
         t1 = time.perf_counter()
         return self._after_embedding(q, kws, kv, (len(words), len(high)), cfg, (t1 - t0) * 1e3)
 
@@ -218,12 +219,24 @@ class PathRAGRetriever:
         t0 = time.perf_counter()
         kws = await aextract_keywords(q, self.llm, prompt=self.keyword_prompt)
         words, high = self._embed(q, kws, cfg)
-        kv = await self.index.embedder.aembed_queries(words + high + _query_row(q, cfg))
-        if _query_row(q, cfg):  # the passage vectors of unit_order, awaited (not sync)
+        kv = await self.embedder.aembed_queries(words + high + _query_row(q, cfg))
+        return await self._aafter_embedding(q, kws, kv, (len(words), len(high)), cfg, t0)
+
+    async def _aafter_embedding(
+        self,
+        query: str,
+        kws: KeywordExtraction,
+        kv: np.ndarray,
+        rows: tuple[int, int],
+        cfg: PathRAGConfig,
+        t0: float,
+    ) -> PathRAGResult:
+        """:meth:`_after_embedding` once the vectors it reads are built asynchronously."""
+        if _query_row(query, cfg):  # the passage vectors of unit_order, awaited (not sync)
             await self.index.apassage_vectors()
-        await self._aprepare(cfg, bool(high))
+        await self._aprepare(cfg, bool(rows[1]))
         t1 = time.perf_counter()
-        return self._after_embedding(q, kws, kv, (len(words), len(high)), cfg, (t1 - t0) * 1e3)
+        return self._after_embedding(query, kws, kv, rows, cfg, (t1 - t0) * 1e3)
 
     def _after_embedding(
         self,
@@ -246,9 +259,13 @@ class PathRAGRetriever:
         relations = self._relations_for(kv[n_words] if n_high else None, cfg)
         qv = kv[n_words + n_high] if kv.shape[0] > n_words + n_high else None
         timings = {"keywords_ms": keywords_ms, "nodes_ms": (time.perf_counter() - t1) * 1e3}
-        covers = _check_coverage(cfg, self.graph)
+        covers = _check_coverage(cfg, self._num_nodes())
         return self._finish(query, kws, nodes, cfg, timings, relations, covers, qv,
                             kv[:n_words])
+
+    def _num_nodes(self) -> int:
+        """``|V|``, for the ``N ≥ |V|`` warning."""
+        return self.graph.num_nodes
 
     def retrieve_from_nodes(
         self, query: str, node_ids: Sequence[str], **overrides: Any
@@ -277,20 +294,32 @@ class PathRAGRetriever:
         covers: bool = False,
         query_vector: np.ndarray | None = None,
         node_queries: np.ndarray | None = None,
+        *,
+        graph: KnowledgeGraph | None = None,
+        pool: CandidatePool | None = None,
+        passage_sims: dict[str, float] | None = None,
     ) -> PathRAGResult:
-        """Sections 4.2-4.3 from the retrieved nodes: paths, ordering, prompt, result."""
+        """Sections 4.2-4.3 from the retrieved nodes: paths, ordering, prompt, result.
+
+        ``graph`` is the graph read for paths, text units and the result (default: the
+        whole graph; a database retriever passes the part it fetched, whose node indices
+        ``nodes`` then use). ``pool``: the section 4.2 candidate pool over ``graph``'s
+        indices when it was computed elsewhere (else computed here). ``passage_sims``: the
+        question's cosine to every passage when the caller computed it (else computed here).
+        """
+        g = self.graph if graph is None else graph
         ordering = get_ordering(cfg.ordering)
         relations = relations or []
         trace = _base_trace(query, kws, nodes, cfg, ordering)
         trace["num_nodes_covers_graph"] = covers
         trace["relation_ids"] = [r.index for r in relations]
         t0 = time.perf_counter()
-        pool, top, empty = self._paths(nodes, cfg, trace)
+        pool, top, empty = self._paths(nodes, cfg, trace, g, pool)
         timings["paths_ms"] = (time.perf_counter() - t0) * 1e3
         trace["returned"] = len(top)
         trace["k_shortfall"] = max(0, cfg.top_k - len(top))
         rng = random.Random(cfg.seed)
-        arranged = self._arrange(pool, top, ordering, rng, cfg)
+        arranged = self._arrange(pool, top, ordering, rng, cfg, g)
         head = [
             PATHRAG_RELATION_BLOCK.format(number=i, text=r.text)
             for i, r in enumerate(relations, 1)
@@ -300,16 +329,15 @@ class PathRAGRetriever:
         )
         trace["budget"] = budget
         trace["timings_ms"] = timings
-        sims = self._passage_similarity(query, cfg, query_vector)
+        sims = (self._passage_similarity(query, cfg, query_vector)
+                if passage_sims is None else passage_sims)
         units = prompt_text_units(
-            self.graph, flow_adjacency(self.graph, "undirected"), nodes, relations, sims,
+            g, flow_adjacency(g, "undirected"), nodes, relations, sims,
             QUESTION_WEIGHT if cfg.unit_order == "question" else None)
         if sims is not None and cfg.unit_order == "question" and cfg.seed_passages:
+            vecs, cited = self._seed_sources(cfg, g, node_queries is not None)
             units = seed_text_units(  # a kgpath extension (sources.seed_text_units)
-                self.graph, units, sims, cfg.seed_passages, QUESTION_WEIGHT,
-                None if node_queries is None else self._node_matrix(cfg), node_queries,
-                passage_citations(self.graph,
-                                  getattr(self.index.passage_vectors(), "derived", None)))
+                g, units, sims, cfg.seed_passages, QUESTION_WEIGHT, vecs, node_queries, cited)
         return PathRAGResult(
             query=query,
             keywords=kws.keywords,
@@ -323,10 +351,22 @@ class PathRAGRetriever:
             empty_reason=empty,
             trace=trace,
             pool=pool,
-            graph=self.graph,
+            graph=g,
             relations=tuple(relations),
             text_units=tuple(units),
         )
+
+    def _seed_sources(
+        self, cfg: PathRAGConfig, graph: KnowledgeGraph, with_vectors: bool
+    ) -> tuple[np.ndarray | None, dict[str, list[int]]]:
+        """What :func:`seed_text_units` reads: node vectors and ``passage -> citing nodes``.
+
+        Both indexed like ``graph`` (here the whole graph; the database twin passes the part
+        it fetched). The vectors are section 4.1's matrix, only when node queries exist.
+        """
+        vecs = self._node_matrix(cfg) if with_vectors else None
+        return vecs, passage_citations(self.graph,
+                                       getattr(self.index.passage_vectors(), "derived", None))
 
     def _passage_similarity(
         self, query: str, cfg: PathRAGConfig, qv: np.ndarray | None = None
@@ -347,18 +387,21 @@ class PathRAGRetriever:
         return dict(zip(pv.ids, (pv.matrix @ qv).tolist(), strict=True))
 
     def _paths(
-        self, nodes: list[RetrievedNode], cfg: PathRAGConfig, trace: dict[str, Any]
+        self, nodes: list[RetrievedNode], cfg: PathRAGConfig, trace: dict[str, Any],
+        g: KnowledgeGraph, pool: CandidatePool | None = None,
     ) -> tuple[CandidatePool | None, list[PathRAGPath], str | None]:
         """Section 4.2: the candidate pool (Eqs. 2-4) and its top-``K`` paths ``P_1..P_K``.
 
         Returns ``(pool, top paths, empty reason)``; the pool's stats go into ``trace``.
+        A given ``pool`` (computed elsewhere, over ``g``'s indices) is used as is.
         """
         if len(nodes) < 2:
             trace.update(pool_size=0, pairs_with_path=0)
             return None, [], "fewer_than_two_nodes"
-        g = self.graph
-        adj = flow_adjacency(g, cfg.direction, cfg.exclude_edge_types)
-        pool = reliability_strategy(cfg.reliability).pool(adj, [n.index for n in nodes], cfg)
+        if pool is None:
+            adj = flow_adjacency(g, cfg.direction, cfg.exclude_edge_types)
+            pool = reliability_strategy(cfg.reliability).pool(
+                adj, [n.index for n in nodes], cfg)
         trace.update(pool.stats)
         top = [materialize_path(g, c, i) for i, c in enumerate(pool.top(cfg.top_k), 1)]
         return pool, top, (None if len(pool) else "no_path")
@@ -370,13 +413,14 @@ class PathRAGRetriever:
         ordering: PathOrdering,
         rng: random.Random,
         cfg: PathRAGConfig,
+        g: KnowledgeGraph,
     ) -> list[PathRAGPath]:
         """Section 4.3: the paths the ordering policy puts in the prompt, first to last."""
         if pool is None or not len(pool):
             return []
         by_pos = {i: p for i, p in enumerate(top)}
         return [
-            by_pos.get(i) or materialize_path(self.graph, pool[i], i + 1)
+            by_pos.get(i) or materialize_path(g, pool[i], i + 1)
             for i in ordering.arrange(pool, cfg.top_k, rng)
         ]
 
@@ -453,6 +497,36 @@ def _base_trace(
     }
 
 
+def node_hits(
+    query: str, kws: KeywordExtraction, kv: np.ndarray, cfg: PathRAGConfig, matrix: np.ndarray
+) -> list[tuple[int, str, float]]:
+    """Section 4.1 over a node matrix: ``(row, keyword, cosine)`` in retrieval order.
+
+    ``matrix`` holds every node's vector in node order (what ``node_match`` selects);
+    :func:`~kgpath.methods.pathrag.nodes.retrieve_nodes` ranks them. Shared by the
+    in-memory and database retrievers, so both retrieve the same ``V_q``.
+    """
+    hits = retrieve_nodes(kv, matrix, cfg.num_nodes, cfg.min_similarity, cfg.min_similarity_z)
+    words = _node_keywords(query, kws, cfg)
+    return [(i, words[k], s) for i, k, s in hits]
+
+
+def relation_hits(
+    hv: np.ndarray | None, cfg: PathRAGConfig, edge_vectors: np.ndarray, edge_degree: Any
+) -> list[tuple[int, float]]:
+    """The relations of the high-level keywords: ``(edge row, cosine)`` in prompt order.
+
+    ``edge_vectors``: every edge's :func:`~kgpath.methods.pathrag.prompt.relation_text`
+    vector in edge order; ``edge_degree[row]``: its endpoints' degrees added (read only
+    for the edges kept, so a database passes a lazy lookup). See
+    :func:`~kgpath.methods.pathrag.nodes.retrieve_relations`.
+    """
+    if hv is None or cfg.num_relations == 0 or len(edge_vectors) == 0:
+        return []
+    return retrieve_relations(hv, edge_vectors, edge_degree, cfg.num_relations,
+                              cfg.min_similarity, cfg.min_similarity_z)
+
+
 def _edge_degree(g: KnowledgeGraph) -> np.ndarray:
     """Each edge's endpoint degrees added (in + out), as ``_get_edge_data`` orders them."""
     csr = g.csr()
@@ -482,12 +556,12 @@ def _node_keywords(query: str, kws: KeywordExtraction, cfg: PathRAGConfig) -> tu
     return (", ".join(words),)
 
 
-def _check_coverage(cfg: PathRAGConfig, graph: KnowledgeGraph) -> bool:
+def _check_coverage(cfg: PathRAGConfig, num_nodes: int) -> bool:
     """Warn when ``N ≥ |V|``: every node is retrieved, so the question selects nothing."""
-    covers = cfg.num_nodes >= graph.num_nodes
+    covers = cfg.num_nodes >= num_nodes
     if covers:
         warnings.warn(
-            f"PathRAG num_nodes={cfg.num_nodes} >= {graph.num_nodes} graph nodes: every node "
+            f"PathRAG num_nodes={cfg.num_nodes} >= {num_nodes} graph nodes: every node "
             "above the similarity floor is retrieved, so the question barely selects "
             "the paths (none at all without a floor); lower num_nodes",
             UserWarning,

@@ -1,0 +1,245 @@
+"""The whole PathRAG method over FalkorDB equals the in-memory retriever.
+
+Truth: :class:`~kgpath.methods.pathrag.PathRAGRetriever` on the ``GraphIndex`` the
+database was loaded from: retrieved nodes (ids, node indices, keywords), relations of the
+high-level keywords, paths (node ids, order, reliabilities, Eq. 5 text), prompt paths,
+context and prompt, text units, passage and native evidence, and the trace, for the
+default configuration, ``PathRAGConfig.paper()`` and ``PathRAGConfig.literal_eq4()``,
+sync and async, on the demo graph and on seeded random graphs built to stress ties
+(duplicate names and texts, parallel edges, self-loops, co-occurrence edges the default
+excludes, provenance naming passages the graph does not hold). The same comparison on
+embedded Ladybug (Kùzu) runs without a server (``test_embedded_equals_in_memory``): its
+tables have a fixed schema, so the name and relation-text vectors are not stored there and
+``CypherPathRAG`` embeds them itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import math
+import random
+import warnings
+
+import pytest
+
+from kgpath import GraphIndex, HashingEmbedder, KnowledgeGraph
+from kgpath.backends.cypher import EmbeddedCypherDriver, load_graph
+from kgpath.data import demo_corpus, load_demo_graph
+from kgpath.errors import CapabilityError, NodeNotFoundError
+from kgpath.llm import ScriptedLLM
+from kgpath.methods.pathrag import (
+    CypherPathRAG,
+    PathRAGConfig,
+    PathRAGRetriever,
+    offline_keywords,
+    store_pathrag_vectors,
+)
+
+falkordb = pytest.mark.falkordb
+
+PRESETS = {
+    "default": PathRAGConfig(num_nodes=12),
+    "paper": PathRAGConfig.paper(num_nodes=12),
+    "paper_no_floor": PathRAGConfig.paper(num_nodes=12, min_similarity_z=None),
+    "literal_eq4": PathRAGConfig.literal_eq4(num_nodes=8, max_hops=4),
+}
+
+
+def keyword_llm(prompt: str) -> str:
+    """Deterministic LLM keywords: the offline ones low, two of the question's words high."""
+    query = prompt.rsplit("Query:", 1)[-1].strip().splitlines()[0] if "Query:" in prompt \
+        else prompt.strip().splitlines()[-1]
+    words = [w.strip("?.,") for w in query.split() if len(w) > 3]
+    return json.dumps({"high_level_keywords": words[-2:] or ["relation"],
+                       "low_level_keywords": offline_keywords(query)})
+
+
+def pair(index, drv, schema, cfg, llm=True):
+    kw = {"llm": ScriptedLLM(keyword_llm)} if llm else {}
+    mem = PathRAGRetriever(index, config=cfg, **kw)
+    db = CypherPathRAG(drv, embedder=index.embedder, schema=schema, config=cfg, **kw)
+    return mem, db
+
+
+def assert_same(a, b):
+    assert b.empty_reason == a.empty_reason
+    assert [(n.id, n.index, n.keyword) for n in b.nodes] == [
+        (n.id, n.index, n.keyword) for n in a.nodes]
+    for x, y in zip(a.nodes, b.nodes, strict=True):
+        assert (math.isnan(x.similarity) and math.isnan(y.similarity)) or \
+            y.similarity == pytest.approx(x.similarity, abs=1e-6)
+    assert [(r.index, r.edge, r.text) for r in b.relations] == [
+        (r.index, r.edge, r.text) for r in a.relations]
+    assert [p.ids for p in b.paths] == [p.ids for p in a.paths]
+    for x, y in zip(a.paths, b.paths, strict=True):
+        assert y.reliability == pytest.approx(x.reliability, abs=1e-6)
+        assert y.resources == pytest.approx(x.resources, abs=1e-6)
+        assert (y.text, y.edges, y.hop_edges, y.reversed_hops, y.rank) == (
+            x.text, x.edges, x.hop_edges, x.reversed_hops, x.rank)
+    assert [p.ids for p in b.prompt_paths] == [p.ids for p in a.prompt_paths]
+    assert (b.context, b.prompt) == (a.context, a.prompt)
+    assert b.text_units == a.text_units
+    for out in ("passages", "native"):
+        ea, eb = a.evidence(out), b.evidence(out)
+        assert [(e.id, e.kind, e.text, e.trace) for e in eb] == [
+            (e.id, e.kind, e.text, e.trace) for e in ea]
+        assert [e.score for e in eb] == pytest.approx([e.score for e in ea], abs=1e-6)
+    assert [c.ids for c in b.candidates()] == [c.ids for c in a.candidates()]
+    extra = {"backend", "fetched_part_nodes", "pool_queries", "pool_fetched_nodes"}
+    ta = {k: v for k, v in a.trace.items() if k != "timings_ms" and k not in extra}
+    tb = {k: v for k, v in b.trace.items() if k != "timings_ms" and k not in extra}
+    assert tb == ta
+
+
+def both(mem, db, q, sync=True):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # N >= |V| on the small graphs
+        if sync:
+            return mem.retrieve(q), db.retrieve(q)
+        return asyncio.run(mem.aretrieve(q)), asyncio.run(db.aretrieve(q))
+
+
+@pytest.fixture
+def demo(falkordb_driver):
+    index = GraphIndex(load_demo_graph(), HashingEmbedder(64))
+    schema = load_graph(falkordb_driver, index)
+    store_pathrag_vectors(falkordb_driver, index, schema=schema)
+    return index, falkordb_driver, schema
+
+
+DEMO_QUERIES = [q["query"] for q in demo_corpus()["queries"]] + [
+    "Where did Marie Curie and Pierre Curie work?", "What did Niels Bohr propose?",
+    "How is Warsaw linked to Ernest Rutherford?"]
+
+
+@falkordb
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_demo_graph_equals_in_memory(demo, preset):
+    index, drv, schema = demo
+    mem, db = pair(index, drv, schema, PRESETS[preset])
+    with_paths = with_relations = 0
+    for q in DEMO_QUERIES:
+        a, b = both(mem, db, q)
+        assert_same(a, b)
+        with_paths += bool(a.paths)
+        with_relations += bool(a.relations)
+    # equal results, not empty ones (hashed names rarely stand 1.5 std out: "paper" finds few)
+    assert preset == "paper" or with_paths >= len(DEMO_QUERIES) // 2
+    assert with_relations or preset == "literal_eq4"  # the keyword split is exercised
+
+
+@falkordb
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_demo_graph_async_and_offline_keywords(demo, preset):
+    index, drv, schema = demo
+    mem, db = pair(index, drv, schema, PRESETS[preset])
+    for q in DEMO_QUERIES[:4]:
+        a, b = both(mem, db, q, sync=False)
+        assert_same(a, b)
+        assert_same(b, db.retrieve(q))  # sync == async
+    mem, db = pair(index, drv, schema, PRESETS[preset], llm=False)
+    for q in DEMO_QUERIES[:4]:
+        assert_same(*both(mem, db, q))
+
+
+@falkordb
+def test_vectors_embedded_when_not_stored(falkordb_driver):
+    """Without store_pathrag_vectors the names and relation texts are embedded in process."""
+    index = GraphIndex(load_demo_graph(), HashingEmbedder(64))
+    schema = load_graph(falkordb_driver, index)
+    for cfg in (PRESETS["paper"], PRESETS["default"]):
+        mem, db = pair(index, falkordb_driver, schema, cfg)
+        for q in DEMO_QUERIES[:3]:
+            assert_same(*both(mem, db, q))
+
+
+@falkordb
+def test_retrieve_from_nodes_and_errors(demo):
+    index, drv, schema = demo
+    mem, db = pair(index, drv, schema, PathRAGConfig())
+    ids = ["marie_curie", "pierre_curie", "radium", "sorbonne"]
+    ids = [i for i in ids if i in index.graph] or [n.id for n in index.graph.nodes][:4]
+    assert_same(mem.retrieve_from_nodes("q?", ids), db.retrieve_from_nodes("q?", ids))
+    with pytest.raises(NodeNotFoundError):
+        db.retrieve_from_nodes("q?", [ids[0], "no such node"])
+    with pytest.raises(CapabilityError):
+        _ = db.graph
+
+
+def random_index(seed: int) -> GraphIndex:
+    rnd = random.Random(seed)
+    words = ["radium", "Paris", "prize", "Curie", "Bohr", "atom", "Warsaw", "lab", "ore"]
+    g = KnowledgeGraph()
+    n_pass = rnd.randint(3, 12)
+    for p in range(n_pass):
+        g.add_passage(f"p{p}", " ".join(rnd.choices(words, k=6)))
+    n = rnd.randint(8, 40)
+    for i in range(n):
+        name = " ".join(rnd.choices(words, k=rnd.randint(1, 2)))  # duplicate names: ties
+        g.add_node(f"v{i}", name, rnd.choice(["", name, f"{name} text"]),
+                   provenance=rnd.sample([f"p{p}" for p in range(n_pass + 2)], rnd.randint(0, 3)))
+    for _ in range(int(n * rnd.uniform(1.0, 2.5))):
+        a, b = f"v{rnd.randrange(n)}", f"v{rnd.randrange(n)}"  # self-loops too
+        g.add_edge(a, b, rnd.choice(["r", "s", "co-occurs with"]), rnd.choice(["", "an edge"]),
+                   type=rnd.choice([None, "relation", "cooccurrence"]),
+                   provenance=rnd.sample([f"p{p}" for p in range(n_pass)], rnd.randint(0, 2)))
+    return GraphIndex(g, HashingEmbedder(16))
+
+
+@falkordb
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_random_graphs_equal_in_memory(falkordb_driver, preset):
+    found = 0
+    for seed in range(6):
+        index = random_index(seed)
+        schema = load_graph(falkordb_driver, index, replace=True)
+        if seed % 2 == 0:
+            store_pathrag_vectors(falkordb_driver, index, schema=schema)
+        mem, db = pair(index, falkordb_driver, schema, PRESETS[preset])
+        rnd = random.Random(seed)
+        for _ in range(4):
+            q = " ".join(rnd.choices(["radium", "Paris", "prize", "Curie", "Bohr", "atom",
+                                      "Warsaw", "lab", "ore", "who", "linked"], k=4)) + "?"
+            a, b = both(mem, db, q)
+            assert_same(a, b)
+            found += len(a.paths)
+        a, b = both(mem, db, "Curie prize?", sync=False)
+        assert_same(a, b)
+    assert found  # paths were found and compared
+
+
+@falkordb
+def test_cached_vectors_equal_until_refresh(falkordb_driver):
+    """cache_vectors keeps the scanned matrices; refresh() reads a changed store again."""
+    index = random_index(1)
+    schema = load_graph(falkordb_driver, index)
+    cfg = PathRAGConfig(num_nodes=6)
+    mem = PathRAGRetriever(index, config=cfg, llm=ScriptedLLM(keyword_llm))
+    db = CypherPathRAG(falkordb_driver, embedder=index.embedder, schema=schema, config=cfg,
+                       llm=ScriptedLLM(keyword_llm), cache_vectors=True)
+    for q in ("Curie prize?", "Paris atom lab?"):
+        assert_same(*both(mem, db, q))
+    other = random_index(4)
+    load_graph(falkordb_driver, other, replace=True)
+    mem = PathRAGRetriever(other, config=cfg, llm=ScriptedLLM(keyword_llm))
+    db.refresh()
+    assert_same(*both(mem, db, "Curie prize?"))
+
+
+@pytest.mark.skipif(not (importlib.util.find_spec("ladybug") or importlib.util.find_spec("kuzu")),
+                    reason="needs ladybug or kuzu")
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_embedded_equals_in_memory(tmp_path, preset):
+    for k, index in enumerate((GraphIndex(load_demo_graph(), HashingEmbedder(64)),
+                               random_index(2))):
+        drv = EmbeddedCypherDriver.open(tmp_path / f"db{k}")
+        try:
+            schema = load_graph(drv, index)
+            mem, db = pair(index, drv, schema, PRESETS[preset])
+            for q in DEMO_QUERIES[:4]:
+                assert_same(*both(mem, db, q))
+            assert_same(*both(mem, db, DEMO_QUERIES[0], sync=False))
+        finally:
+            drv.close()
