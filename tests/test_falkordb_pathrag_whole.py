@@ -119,15 +119,18 @@ DEMO_QUERIES = [q["query"] for q in demo_corpus()["queries"]] + [
 def test_demo_graph_equals_in_memory(demo, preset):
     index, drv, schema = demo
     mem, db = pair(index, drv, schema, PRESETS[preset])
-    with_paths = with_relations = 0
+    with_paths = with_relations = seeded = 0
     for q in DEMO_QUERIES:
         a, b = both(mem, db, q)
         assert_same(a, b)
         with_paths += bool(a.paths)
         with_relations += bool(a.relations)
+        seeded += any(u.seeded for u in a.text_units)
     # equal results, not empty ones (hashed names rarely stand 1.5 std out: "paper" finds few)
     assert preset == "paper" or with_paths >= len(DEMO_QUERIES) // 2
     assert with_relations or preset == "literal_eq4"  # the keyword split is exercised
+    # the defaults' passage seeds (sources.seed_text_units) are exercised; presets have none
+    assert (seeded > 0) == (PRESETS[preset].seed_passages > 0)
 
 
 @falkordb

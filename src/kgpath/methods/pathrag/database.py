@@ -418,7 +418,7 @@ class CypherPathRAG(PathRAGRetriever):
         if with_vectors:
             ids, _, mat = self._node_matrix_db(cfg)
             place = {nid: i for i, nid in enumerate(ids)}
-            vecs = mat[[place[n.id] for n in graph.nodes()]]
+            vecs = mat[[place[n.id] for n in graph.nodes]]
         return vecs, passage_citations(graph)
 
     def _passage_similarity(
