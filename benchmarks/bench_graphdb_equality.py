@@ -18,6 +18,12 @@ entry.
 
 * ``pcr``: :class:`~kgpath.methods.pcr.CypherPCR` vs ``PathConstrainedRetriever`` with
   ``PCRConfig.paper()`` (vector scores; the Cypher backend offers ``mode="vector"`` only).
+* ``pcr-defaults``: ``CypherPCR`` with the defaults vs the in-memory defaults without
+  the propagation re-rank (``rerank=None``): a store keeps the method's passage order.
+* ``c2rag``: :class:`~kgpath.methods.c2rag.CypherC2RAG` vs ``ConstraintCheckedRetriever``,
+  defaults (the in-memory side with ``rerank=None``, as for PCR).
+* ``schema``: :class:`~kgpath.methods.schema.CypherSchemaRetriever` vs
+  ``SchemaGuidedRetriever`` with the schema derived from the graph, LLM-free.
 * ``augmented``: :class:`~kgpath.methods.augmented.cypher.CypherAugmented` vs
   ``GraphAugmentedRetriever``, defaults.
 * ``pathrag``, ``pathrag-paper``, ``pathrag-eq4``: :class:`~kgpath.methods.pathrag.CypherPathRAG`
@@ -122,8 +128,43 @@ def _pathrag(preset: str, database: bool, cache: bool = False) -> Builder:
     return build
 
 
+def _pcr_defaults(database: bool) -> Builder:
+    def build(s: Setup) -> Runner:
+        from kgpath.methods.pcr import CypherPCR, PathConstrainedRetriever, PCRConfig
+
+        if database:  # the defaults; a store keeps PCR's passage order (no re-rank)
+            return CypherPCR(s.driver, embedder=s.embedder, schema=s.schema).retrieve
+        return PathConstrainedRetriever(s.index, config=PCRConfig(rerank=None)).retrieve
+    return build
+
+
+def _c2rag(database: bool) -> Builder:
+    def build(s: Setup) -> Runner:
+        from kgpath.methods.c2rag import C2RAGConfig, ConstraintCheckedRetriever, CypherC2RAG
+
+        if database:  # the defaults; a store keeps C2RAG's passage order (no re-rank)
+            return CypherC2RAG(s.driver, embedder=s.embedder, schema=s.schema).retrieve
+        return ConstraintCheckedRetriever(s.index, config=C2RAGConfig(rerank=None)).retrieve
+    return build
+
+
+def _schema(database: bool) -> Builder:
+    def build(s: Setup) -> Runner:
+        from kgpath.methods.schema import CypherSchemaRetriever, SchemaGuidedRetriever
+        from kgpath.methods.schema.spec import schema_from_graph
+
+        schema = schema_from_graph(s.index.graph)
+        if database:
+            return CypherSchemaRetriever(s.driver, schema=schema, embedder=s.embedder).retrieve
+        return SchemaGuidedRetriever(s.index, schema=schema).retrieve
+    return build
+
+
 METHODS: dict[str, tuple[Builder, Builder]] = {
     "pcr": (_pcr_mem, _pcr_db),
+    "pcr-defaults": (_pcr_defaults(False), _pcr_defaults(True)),
+    "c2rag": (_c2rag(False), _c2rag(True)),
+    "schema": (_schema(False), _schema(True)),
     "augmented": (_aug_mem, _aug_db),
     "pathrag": (_pathrag("default", False), _pathrag("default", True)),
     "pathrag-paper": (_pathrag("paper", False), _pathrag("paper", True)),

@@ -64,7 +64,12 @@ def assert_same(mem, db):
         assert b.score == pytest.approx(a.score, abs=1e-6)
     assert {k: db.trace[k] for k in mem.trace} == mem.trace
     assert db.trace["backend"].startswith("cypher/") and db.trace["queries"] >= 3
-    assert db.passages is None and db.config.passage_order == "question"
+    # passage_order="question" on a store: the stored vectors of the cited passages only,
+    # so no propagation re-rank (it walks the whole graph); the in-memory side has rerank=None
+    assert db.config.passage_order == "question" and not db.passages.whole_graph
+    assert {p for p in db.passages.vectors.ids} <= {
+        p for h in (*db.hits, *db.passages.pool, *db.anchors)
+        for p in getattr(h, "node", h).provenance}
     assert_same_evidence(mem, db)
 
 
@@ -72,7 +77,7 @@ def both(graph: KnowledgeGraph, drv, dim: int = 32):
     emb = HashingEmbedder(dim=dim)
     idx = GraphIndex(graph, emb)
     schema = load_graph(drv, idx, replace=True)
-    return (PathConstrainedRetriever(idx, config=PCRConfig(passage_order="hits", rerank=None)),
+    return (PathConstrainedRetriever(idx, config=PCRConfig(rerank=None)),
             CypherPCR(drv, embedder=emb, schema=schema))
 
 
@@ -121,6 +126,9 @@ def test_demo_graph_same_results_and_evidence(drv, direction):
             a, b = mem.retrieve(queries[i % 3], **kw), db.retrieve(queries[i % 3], **kw)
             assert a.reachable_count > 1
             assert_same(a, b)
+    # hit order (passage_order="hits") is the same on both sides too
+    kw = dict(anchor=busy[0], direction=direction, passage_order="hits")
+    assert_same_evidence(mem.retrieve(queries[0], **kw), db.retrieve(queries[0], **kw))
     # the passages really come from the database: text of the graph's passages
     ev = db.retrieve(queries[0], anchor=busy[0], direction=direction).evidence()
     assert any(e.kind == "passage" for e in ev)
@@ -168,6 +176,26 @@ def test_fallback_and_name_anchor_evidence(drv):
         a, b = mem.retrieve("query", **kw), db.retrieve("query", **kw)
         assert_same(a, b)
     assert db.retrieve("query", anchor="island", fallback="global").fallback_used
+
+
+def test_question_names_link_by_entity_key_as_in_memory(drv):
+    # the key drops a possessive, a leading article, accents and punctuation: a store that
+    # keeps the key links "Grace Krilanovich's" and "the Exies" as the in-memory index does
+    g = KnowledgeGraph()
+    for nid, name in [("gk", "Grace Krilanovich"), ("gr", "Grace"), ("ex", "The Exies"),
+                      ("cd", "Circus Diablo"), ("ez", "Émile Zola"), ("n1", "novel")]:
+        g.add_node(nid, name=name, text=f"about {name}")
+    g.add_edge("gk", "n1", "wrote")
+    g.add_edge("ex", "cd", "toured with")
+    g.add_edge("ez", "n1", "wrote")
+    mem, db = both(g, drv, dim=16)
+    for q, want in [("Grace Krilanovich's first book?", {"gk"}),
+                    ("Which band was formed first, the Exies or Circus Diablo?", {"ex", "cd"}),
+                    ("What did Emile Zola write?", {"ez"})]:
+        a, b = mem.retrieve(q, k=3), db.retrieve(q, k=3)
+        assert {x.id for x in a.anchors} == want  # hand-checked: the key matches
+        assert [x.id for x in b.anchors] == [x.id for x in a.anchors]
+        assert_same(a, b)
 
 
 def test_without_passages_in_the_database_evidence_keeps_nodes(drv):

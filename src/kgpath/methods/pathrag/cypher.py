@@ -32,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from kgpath.backends.base import GraphBackend, NeighbourhoodPushDown
+from kgpath.backends.base import GraphBackend, InProcessGraph, NeighbourhoodPushDown
 from kgpath.errors import CapabilityError, NodeNotFoundError
+from kgpath.graph import KnowledgeGraph
 from kgpath.methods.pathrag.config import PathRAGConfig
 from kgpath.methods.pathrag.flow import FlowAdjacency
 from kgpath.methods.pathrag.paths import CandidatePool, PathCandidate
@@ -217,8 +218,11 @@ class TypedPushDown(NeighbourhoodPushDown):
         Raises
         ------
         CapabilityError
-            When ``backend`` is not a Cypher backend (no driver and schema to query).
+            When ``backend`` is neither a Cypher backend (no driver and schema to query)
+            nor an in-process graph (filtered here, edge by edge).
         """
+        if isinstance(backend, InProcessGraph):
+            return _MemoryTypedPushDown(backend.graph, exclude)
         schema = getattr(backend, "schema", None)
         if getattr(backend, "driver", None) is None or schema is None:
             raise CapabilityError(
@@ -269,3 +273,38 @@ class TypedPushDown(NeighbourhoodPushDown):
              f"count(DISTINCT m) AS deg")
         return {r["id"]: (r["id"] if r["ord"] is None else r["ord"], int(r["deg"]))
                 for r in self._run(q, ids, batch_size)}
+
+
+class _MemoryTypedPushDown(NeighbourhoodPushDown):
+    """:class:`TypedPushDown`'s answers over an in-process graph (edges of ``exclude`` skipped)."""
+
+    def __init__(self, graph: KnowledgeGraph, exclude: Sequence[str]) -> None:
+        skip = set(exclude)
+        self.graph = graph
+        self.queries = 0
+        self.out: dict[str, dict[str, None]] = {}
+        self.into: dict[str, dict[str, None]] = {}
+        for e in graph.edges:
+            if e.type is None or e.type not in skip:
+                self.out.setdefault(e.source, {})[e.target] = None
+                self.into.setdefault(e.target, {})[e.source] = None
+
+    def adjacent_pairs(
+        self, ids: Sequence[str], *, batch_size: int
+    ) -> list[tuple[str, str, bool]]:
+        """``(node, neighbour, forward)`` once per distinct neighbour and direction."""
+        return [*((a, b, True) for a in ids for b in self.out.get(a, ())),
+                *((a, b, False) for a in ids for b in self.into.get(a, ()))]
+
+    def order_and_degree(
+        self, ids: Sequence[str], *, directed: bool, batch_size: int
+    ) -> dict[str, tuple[Hashable, int]]:
+        """``{id: (node index, distinct neighbours over the kept edges)}``."""
+        g, out = self.graph, {}
+        for nid in ids:
+            if nid in g:
+                nb = set(self.out.get(nid, ()))
+                if not directed:
+                    nb |= set(self.into.get(nid, ()))
+                out[nid] = (g.index_of(nid), len(nb))
+        return out

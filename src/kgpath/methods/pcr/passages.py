@@ -42,10 +42,13 @@ from kgpath.evidence import Evidence, passages_from_sources, rank_items
 from kgpath.methods.pcr.config import PASSAGE_WEIGHT
 
 if TYPE_CHECKING:
+    from kgpath.backends.base import PassageEntityStore
+    from kgpath.graph import KnowledgeGraph, Node
     from kgpath.index.passage_vectors import PassageVectors
     from kgpath.methods.pcr.result import PCRHit, PCRResult
 
-__all__ = ["PASSAGE_WEIGHT", "PassageContext", "question_evidence", "rank_passages"]
+__all__ = ["PASSAGE_WEIGHT", "PassageContext", "question_evidence", "rank_passages",
+           "stored_passage_vectors"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,9 @@ class PassageContext:
     """The index's shared passage vectors (``passage_order="question"``)."""
     pool: tuple[PCRHit, ...] = ()
     """Hits after the first ``k`` (up to ``passage_hits``): passage candidates only."""
+    whole_graph: bool = True
+    """False when the vectors are a store's, fetched for the cited passages only (the
+    result's graph is then a part: no propagation re-rank, which walks the whole graph)."""
 
     def rows(self) -> Mapping[str, int]:
         """``passage id -> row`` of the matrix (built once per vectors version)."""
@@ -65,6 +71,34 @@ class PassageContext:
             rows = self.vectors.derived["pcr_rows"] = {
                 p: i for i, p in enumerate(self.vectors.ids)}
         return rows  # type: ignore[no-any-return]
+
+
+def stored_passage_vectors(
+    store: PassageEntityStore, graph: KnowledgeGraph, anchors: Sequence[Node],
+    hits: Sequence[PCRHit],
+) -> PassageVectors:
+    """The stored vectors of the passages the hits and anchors cite (a graph store).
+
+    What ``passage_order="question"`` reads, fetched by id instead of held for the whole
+    corpus: the store's vectors are the index's (``load_graph`` writes them), so every
+    cosine, and the order, equal the in-memory run. The anchors' passages also join
+    ``graph`` (the evidence graph of a store holds only what the hits cite). Passages
+    without a stored vector get no row (scored by their hit score, as in memory).
+    """
+    from kgpath.index.passage_vectors import PassageVectors
+
+    ids = list(dict.fromkeys(p for n in (*anchors, *(h.node for h in hits))
+                             for p in n.provenance))
+    recs = store.passage_records(ids)
+    for p in ids:
+        rec = recs.get(p)
+        if rec is not None and p not in graph.passages:
+            graph.add_passage(p, rec.passage.text, rec.passage.metadata)
+    have = [p for p in ids if p in recs and recs[p].vector is not None]
+    dim = next((len(recs[p].vector) for p in have), 0)  # type: ignore[arg-type]
+    matrix = (np.stack([np.asarray(recs[p].vector, np.float32) for p in have])
+              if have else np.zeros((0, dim), np.float32))
+    return PassageVectors(-1, tuple(have), tuple(recs[p].passage.text for p in have), matrix)
 
 
 def _cited(results: Sequence[PCRResult]) -> tuple[dict[str, float], set[str]]:

@@ -152,8 +152,9 @@ class PCRResult:
 
         ``"native"``: one ``node`` item per hit, in hit order (text: the node's text, else
         its name). ``"passages"`` (a kgpath choice, :mod:`kgpath.methods.pcr.passages`):
-        with ``passage_order="question"`` and the index's passage vectors (in memory), the
-        passages the hits (up to ``passage_hits``) and anchors cite, by
+        with ``passage_order="question"`` and passage vectors (the index's in memory, the
+        stored ones of the cited passages on a graph store), the passages the hits (up to
+        ``passage_hits``) and anchors cite, by
         ``passage_weight·cos(q, passage) + (1 − passage_weight)·best citing hit score``;
         otherwise hit order, then each hit's provenance in its stored order. A passage
         takes the trace of the best hit citing it. With ``rerank="propagation"`` (the
@@ -165,7 +166,8 @@ class PCRResult:
         nodes = [self._node_evidence(h) for h in self.hits]
         if mode == "native" or self.graph is None:
             return rank_items(nodes, k)
-        rerank = self.config.rerank is not None and self.passages is not None  # in memory
+        rerank = (self.config.rerank is not None and self.passages is not None
+                  and self.passages.whole_graph)  # in memory: the whole graph to walk
         if self.passages is not None and self.config.passage_order == "question":
             items = question_evidence(self, nodes, self._node_evidence, None if rerank else k)
         else:

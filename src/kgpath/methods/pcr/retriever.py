@@ -11,7 +11,13 @@ from typing import Any
 import numpy as np
 
 from kgpath._config import with_overrides
-from kgpath.backends.base import GraphBackend, InProcessGraph, VectorSearch
+from kgpath.backends.base import (
+    GraphBackend,
+    InProcessGraph,
+    PassageEntityStore,
+    PassageSearch,
+    VectorSearch,
+)
 from kgpath.backends.memory import InMemoryBackend
 from kgpath.errors import (
     CapabilityError,
@@ -30,7 +36,7 @@ from kgpath.methods.pcr.anchors import (
     shared_passage_vectors,
 )
 from kgpath.methods.pcr.config import PCRConfig
-from kgpath.methods.pcr.passages import PassageContext
+from kgpath.methods.pcr.passages import PassageContext, stored_passage_vectors
 from kgpath.methods.pcr.result import PCRHit, PCRResult
 from kgpath.methods.pcr.scoring import score_strategy
 from kgpath.methods.pcr.search import Region, global_fallback, make_hit, merge_regions
@@ -351,7 +357,10 @@ class PathConstrainedRetriever:
         anchors = tuple(b.node(a) for a in keys)
         fallback = len(region) <= len(keys) and cfg.fallback == "global"
         vecs = shared_passage_vectors(b) if cfg.passage_order == "question" else None
-        wide = replace(cfg, k=max(cfg.k, cfg.passage_hits)) if vecs is not None else cfg
+        stored = (vecs is None and cfg.passage_order == "question"
+                  and not b.has(PassageSearch) and b.has(PassageEntityStore))
+        wide = (replace(cfg, k=max(cfg.k, cfg.passage_hits)) if vecs is not None or stored
+                else cfg)
         if fallback:
             logger.warning(
                 "PCR: nothing reachable from anchor %r; global fallback search (section 3.5)",
@@ -363,7 +372,10 @@ class PathConstrainedRetriever:
         logger.debug("PCR anchors=%r (%s) reachable=%d scored=%d", [a.id for a in anchors],
                      how, len(region), scored)
         graph = _evidence_graph(b, region, anchors, hits)
-        ctx = None if vecs is None else PassageContext(qv, vecs, tuple(hits[cfg.k:]))
+        if stored:
+            vecs = stored_passage_vectors(b.capability(PassageEntityStore), graph, anchors, hits)
+        ctx = None if vecs is None else PassageContext(qv, vecs, tuple(hits[cfg.k:]),
+                                                       whole_graph=not stored)
         return PCRResult(
             query=query, anchor=anchors[0], anchor_resolution=how, hits=tuple(hits[:cfg.k]),
             reachable_count=len(region), fallback_used=bool(fallback), config=cfg,
