@@ -159,6 +159,11 @@ class Step:
             self._edge = edge_from_row(src, dst, self._row)
         return self._edge
 
+    @property
+    def row(self) -> Mapping[str, Any]:
+        """The database row the step was read from (edge fields)."""
+        return self._row
+
     def __repr__(self) -> str:
         arrow = "->" if self.forward else "<-"
         return f"Step({self.node!r} {arrow} {self.neighbour!r}, order={self.edge_order!r})"
