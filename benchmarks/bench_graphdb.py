@@ -27,8 +27,8 @@ import resource
 import subprocess
 import sys
 import tempfile
-import zlib
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -374,8 +374,9 @@ def scale_child(args: argparse.Namespace) -> dict:
     return row
 
 
-def run_child(args: argparse.Namespace, kind: str, port: int, vdir: str) -> dict:
-    cmd = [sys.executable, __file__, "--scale", "--child", kind, "--nodes", str(args.nodes),
+def run_child(args: argparse.Namespace, kind: str, port: int, vdir: str,
+              extra: tuple[str, ...] | list[str] = ("--scale",)) -> dict:
+    cmd = [sys.executable, __file__, *extra, "--child", kind, "--nodes", str(args.nodes),
            "--edges", str(args.edges), "--queries", str(args.queries), "--seed", str(args.seed),
            "--port", str(port), "--vector-dir", vdir, "--methods", args.methods,
            "--memory-vectors", args.memory_vectors]
@@ -444,6 +445,105 @@ def scale_table(db: dict, mem: dict | None, server_peak: float) -> None:
 
 
 
+# ----------------------------------------------------------------------------- --vectors
+def unit_rows(n: int, dim: int, seed: int) -> np.ndarray:
+    m = np.random.default_rng(seed).standard_normal((n, dim), dtype=np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def vectors_child(args: argparse.Namespace) -> dict:
+    """Option (b) in a fresh process: exact top-10 from the file, read (pread) or mapped."""
+    from kgpath.backends.cypher.vectors import VectorFile
+
+    qs = unit_rows(args.queries, args.dim, 99)
+    vf = VectorFile(args.vector_dir, "nodes")
+    lat = []
+    if args.child == "pread":
+        for q in qs:
+            t = time.perf_counter()
+            vf.top(q, 10)
+            lat.append(time.perf_counter() - t)
+    else:  # np.memmap: every page the scan touches becomes resident in this process
+        mm = np.memmap(vf.path, dtype="<f4", mode="r", shape=(vf.count, vf.dim))
+        for q in qs:
+            t = time.perf_counter()
+            top_k_of(np.einsum("ij,j->i", mm, q), 10)
+            lat.append(time.perf_counter() - t)
+    ms = np.asarray(lat) * 1000
+    return {"p50": float(np.percentile(ms, 50)), "p95": float(np.percentile(ms, 95)),
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def top_k_of(scores: np.ndarray, k: int) -> np.ndarray:
+    from kgpath.search.vector import top_k
+
+    return top_k(scores, k)
+
+
+def run_vectors(args: argparse.Namespace) -> int:
+    """Option (a) FalkorDB HNSW vector index vs (b) the kgpath vector file, same vectors."""
+    from kgpath.backends.cypher import FalkorDBDriver
+    from kgpath.backends.cypher.falkordb_server import FalkorDBServer
+    from kgpath.backends.cypher.vectors import VectorFile, write_vector_files
+
+    print(f"{'n':>8s} {'option':34s} {'build s':>8s} {'p50 ms':>7s} {'p95 ms':>7s} "
+          f"{'recall@10':>9s} {'exact q':>7s} {'RSS MB':>7s}")
+    for n in (int(x) for x in args.sizes.split(",")):
+        m = unit_rows(n, args.dim, args.seed)
+        qs = unit_rows(args.queries, args.dim, 99)
+        truth = [top_k_of(m @ q, 10).tolist() for q in qs]
+        with tempfile.TemporaryDirectory(prefix="kgpath-vec-", dir=args.tmp) as tmp:
+            t0 = time.perf_counter()
+            write_vector_files(tmp, node_ids=[f"n{i}" for i in range(n)], node_vectors=m)
+            wsec = time.perf_counter() - t0
+            for how in ("pread", "mmap"):
+                r = run_child(argparse.Namespace(**{**vars(args), "nodes": n}), how, 0, tmp,
+                              extra=["--vectors", "--dim", str(args.dim)])
+                print(f"{n:8d} {'(b) file, exact, ' + how:34s} {wsec:8.1f} {r['p50']:7.1f} "
+                      f"{r['p95']:7.1f} {1.0:9.4f} {'all':>7s} {r['peak_rss_mb']:7.0f}",
+                      flush=True)
+            vf = VectorFile(tmp, "nodes")
+            server = FalkorDBServer(Path(tmp) / "falkordb", start_timeout=60).start()
+            try:
+                drv = FalkorDBDriver.connect(server.host, server.port, "vec", timeout=3600)
+                drv.run(f"CREATE VECTOR INDEX FOR (n:V) ON (n.vec) OPTIONS {{dimension: "
+                        f"{args.dim}, similarityFunction: 'cosine', M: {args.hnsw_m}, "
+                        f"efConstruction: 200, efRuntime: {args.ef_runtime}}}", {})
+                t0 = time.perf_counter()
+                for a in range(0, n, 5000):
+                    drv.run("UNWIND $rows AS r CREATE (:V {idx: r.i, vec: vecf32(r.v)})",
+                            {"rows": [{"i": a + j, "v": v.tolist()}
+                                      for j, v in enumerate(m[a:a + 5000])]})
+                bsec = time.perf_counter() - t0
+                assert server.proc is not None
+                rss = proc_mb(server.proc.pid, "VmRSS")
+                for fetch in (10, 100):
+                    lat, rec, exact = [], [], 0
+                    for q, want in zip(qs, truth):
+                        t = time.perf_counter()
+                        rows = drv.run("CALL db.idx.vector.queryNodes('V', 'vec', $k, "
+                                       "vecf32($q)) YIELD node RETURN node.idx AS i",
+                                       {"k": fetch, "q": q.tolist()})
+                        cand = np.asarray([r["i"] for r in rows], dtype=np.int64)
+                        got = cand[top_k_of(vf.vectors(cand) @ q, 10)].tolist()  # re-score
+                        lat.append(time.perf_counter() - t)
+                        rec.append(len(set(got) & set(want)) / 10)
+                        exact += got == want
+                    ms = np.asarray(lat) * 1000
+                    label = f"(a) HNSW k={fetch} + exact re-score"
+                    print(f"{n:8d} {label:34s} {bsec:8.1f} {np.percentile(ms, 50):7.1f} "
+                          f"{np.percentile(ms, 95):7.1f} {np.mean(rec):9.4f} "
+                          f"{exact:3d}/{len(qs):<3d} {rss:7.0f}", flush=True)
+            finally:
+                vf.close()
+                server.stop()
+    print("(b) RSS = peak of the querying process (ru_maxrss); (a) RSS = FalkorDB server. "
+          f"HNSW M={args.hnsw_m}, efConstruction=200, efRuntime={args.ef_runtime}; "
+          "'exact q' = queries whose re-scored top-10 equals the exact one.")
+    return 0
+
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,100000")
@@ -455,6 +555,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--backends", default="ladybug,falkordb")
     ap.add_argument("--scale", action="store_true", help="the 10^6 / 10^7 FalkorDB run")
+    ap.add_argument("--vectors", action="store_true",
+                    help="FalkorDB vector index vs kgpath vector file (use --sizes)")
+    ap.add_argument("--hnsw-m", type=int, default=16)
+    ap.add_argument("--ef-runtime", type=int, default=10)
     ap.add_argument("--nodes", type=int, default=1_000_000)
     ap.add_argument("--edges", type=int, default=10_000_000)
     ap.add_argument("--batch", type=int, default=10_000)
@@ -468,8 +572,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vector-dir", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv or [])
     if args.child:
-        print(json.dumps(scale_child(args)))
+        print(json.dumps(vectors_child(args) if args.vectors else scale_child(args)))
         return 0
+    if args.vectors:
+        return run_vectors(args)
     if args.scale:
         return run_scale(args)
     all_equal = True

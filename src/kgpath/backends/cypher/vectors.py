@@ -121,7 +121,7 @@ class VectorFile:
         for a in range(0, self.count, step):
             m = min(step, self.count - a)
             chunk = self._buf[:m]
-            self._read(self._fd, memoryview(chunk).cast("B"), a * self.dim * 4)
+            self._read(self._fd, chunk.data.cast("B"), a * self.dim * 4)
             np.einsum("ij,j->i", chunk, q, out=out[a:a + m])  # per row (module docstring)
         return out
 
@@ -151,7 +151,7 @@ class VectorFile:
                 j += 1
             lo, hi = int(rows[srt[i]]), int(rows[srt[j - 1]]) + 1
             block = np.empty((hi - lo, self.dim), dtype="<f4")
-            self._read(self._fd, memoryview(block).cast("B"), lo * self.dim * 4)
+            self._read(self._fd, block.data.cast("B"), lo * self.dim * 4)
             out[srt[i:j]] = block[rows[srt[i:j]] - lo]
             i = j
         return out
@@ -161,7 +161,7 @@ class VectorFile:
         out = []
         for r in rows:
             pair = np.empty(2, dtype="<i8")
-            self._read(self._off, memoryview(pair).cast("B"), int(r) * 8)
+            self._read(self._off, pair.data.cast("B"), int(r) * 8)
             raw = bytearray(int(pair[1] - pair[0]))
             if raw:
                 self._read(self._ids, memoryview(raw), int(pair[0]))
@@ -214,7 +214,7 @@ class VectorFileWriter:
             raise ConfigError(f"expected ({len(ids)}, {self.dim}) rows, got {mat.shape}")
         blobs = [str(i).encode("utf-8") for i in ids]
         ends = self._pos + np.cumsum([len(b) for b in blobs], dtype=np.int64)
-        write_chunked(self._fds[0], memoryview(mat).cast("B"), what="vectors")
+        write_chunked(self._fds[0], mat.data.cast("B"), what="vectors")
         write_chunked(self._fds[1], ends.astype("<i8").tobytes(), what="id offsets")
         write_chunked(self._fds[2], b"".join(blobs), what="ids")
         self._pos = int(ends[-1]) if len(ends) else self._pos
