@@ -169,3 +169,56 @@ def test_stale_files_are_refused(falkordb_driver, tmp_path):
         CypherBackend(falkordb_driver, embedder=index.embedder, vectors=tmp_path,
                       schema=CypherSchema(order_property=None))
     assert schema.order_property == "idx"
+
+
+@pytest.mark.falkordb
+def test_bulk_load_equals_load_graph(falkordb_server, falkordb_driver, tmp_path):
+    """Streamed batches (``bulk.py``) write the graph ``load_graph`` writes: same answers."""
+    from kgpath.backends.cypher import FalkorDBDriver
+    from kgpath.backends.cypher.loading import edge_rows, node_rows, passage_rows
+    from kgpath.backends.cypher.bulk import bulk_load
+
+    index = random_index(11)
+    g = index.graph
+    load_graph(falkordb_driver, index)
+    other = FalkorDBDriver.connect(falkordb_server.host, falkordb_server.port,
+                                   "kgpath_test_bulk", timeout=60)
+    try:
+        rows = node_rows(g)
+        for r in rows:
+            del r["embedding"]  # vectors only in the file
+        edges, passages = edge_rows(g), passage_rows(g)
+        stats = bulk_load(other, nodes=[rows[:50], rows[50:]],
+                          edges=[edges[i:i + 37] for i in range(0, len(edges), 37)],
+                          passages=[passages])
+        assert (stats.nodes, stats.edges, stats.passages) == (
+            len(g), g.num_edges, len(g.passages))
+        pv = index.passage_vectors()
+        write_vector_files(tmp_path, node_ids=[n.id for n in g.nodes],
+                           node_vectors=g.vectors.matrix, passage_ids=list(pv.ids),
+                           passage_vectors=pv.matrix)
+        a = CypherBackend(falkordb_driver, embedder=index.embedder)
+        b = CypherBackend(other, embedder=index.embedder, vectors=tmp_path)
+        for q in ["entity 3 text 4", "passage about topic 2", "entity 17"]:
+            for direction in ("out", "in", "both"):
+                x = PathConstrainedRetriever(a).retrieve(q, anchor="n5", max_depth=2,
+                                                         direction=direction)
+                y = PathConstrainedRetriever(b).retrieve(q, anchor="n5", max_depth=2,
+                                                         direction=direction)
+                assert [(h.id, h.path, h.edges) for h in y.hits] == [
+                    (h.id, h.path, h.edges) for h in x.hits]
+            assert (CypherAugmented(b, embedder=index.embedder).retrieve(q).passage_ids
+                    == CypherAugmented(a, embedder=index.embedder).retrieve(q).passage_ids)
+        with pytest.raises(ConfigError, match="empty target"):
+            bulk_load(other, nodes=[rows[:1]])
+        empty = FalkorDBDriver.connect(falkordb_server.host, falkordb_server.port,
+                                       "kgpath_test_bulk2", timeout=60)
+        try:
+            with pytest.raises(ConfigError, match="'source' and 'target'"):
+                bulk_load(empty, nodes=[rows[:1]], edges=[[{"rank": 0}]])
+        finally:
+            empty.graph.delete()
+            empty.close()
+    finally:
+        other.graph.delete()
+        other.close()
