@@ -11,6 +11,7 @@ refused, never answered from stale rows.
 from __future__ import annotations
 
 import random
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -60,6 +61,10 @@ def test_file_top_k_is_top_k_of_the_matrix(tmp_path, monkeypatch, chunk_bytes):
         ex = int(want[0])
         pos2, _ = vf.top(q, k, exclude=ex)
         assert pos2.tolist() == [p for p in top_k(m @ q, k + 1).tolist() if p != ex][:k]
+    qs = m[:16]  # concurrent queries (threads) on one file give the sequential answers
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda q: vf.top(q, 7)[0].tolist(), qs))
+    assert got == [top_k(m @ q, 7).tolist() for q in qs]
     rows = [499, 3, 4, 5, 3, 0, 250]
     assert np.array_equal(vf.vectors(rows), m[rows])
     assert vf.ids(rows) == [ids[r] for r in rows]
@@ -175,8 +180,8 @@ def test_stale_files_are_refused(falkordb_driver, tmp_path):
 def test_bulk_load_equals_load_graph(falkordb_server, falkordb_driver, tmp_path):
     """Streamed batches (``bulk.py``) write the graph ``load_graph`` writes: same answers."""
     from kgpath.backends.cypher import FalkorDBDriver
-    from kgpath.backends.cypher.loading import edge_rows, node_rows, passage_rows
     from kgpath.backends.cypher.bulk import bulk_load
+    from kgpath.backends.cypher.loading import edge_rows, node_rows, passage_rows
 
     index = random_index(11)
     g = index.graph

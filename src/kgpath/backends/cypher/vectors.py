@@ -85,14 +85,14 @@ class VectorFile:
         if head.get("format") != FORMAT or head.get("version") != VERSION:
             raise PersistenceError(f"{str(self.path)!r} is not a {FORMAT} v{VERSION} file: {head}")
         self.count, self.dim = int(head["count"]), int(head["dim"])
+        if self.dim <= 0 or self.count < 0:
+            raise PersistenceError(f"{str(self.path)!r}: bad header {head}")
         size = os.fstat(self._fd).st_size
         if size != self.count * self.dim * 4 or os.fstat(self._off).st_size != 8 * (
                 self.count + 1):
             raise PersistenceError(
                 f"{str(self.path)!r} holds {size} bytes, its header says {self.count} rows of "
                 f"{self.dim} float32 (was the write interrupted?)")
-        rows = max(1, CHUNK_BYTES // (4 * self.dim)) if self.dim else 1
-        self._buf = np.empty((min(rows, max(self.count, 1)), max(self.dim, 1)), dtype="<f4")
 
     def __repr__(self) -> str:
         return f"VectorFile({str(self.path)!r}, count={self.count}, dim={self.dim})"
@@ -117,10 +117,11 @@ class VectorFile:
         """``float32`` dot product of every row with ``query_vec`` (chunk by chunk)."""
         q = self._check(query_vec)
         out = np.empty(self.count, dtype=np.float32)
-        step = self._buf.shape[0]
-        for a in range(0, self.count, step):
+        step = max(1, CHUNK_BYTES // (4 * self.dim))
+        buf = np.empty((min(step, max(self.count, 1)), self.dim), dtype="<f4")  # per call:
+        for a in range(0, self.count, step):  # concurrent queries (threads) share the file
             m = min(step, self.count - a)
-            chunk = self._buf[:m]
+            chunk = buf[:m]
             self._read(self._fd, chunk.data.cast("B"), a * self.dim * 4)
             np.einsum("ij,j->i", chunk, q, out=out[a:a + m])  # per row (module docstring)
         return out
