@@ -11,7 +11,10 @@ Only what a query touches crosses the wire:
    (name, text, stored embedding) are fetched by id; their scores are the same float32 dot
    product as in memory. Nodes without a stored embedding are embedded from their text
    (cached by id, bounded). A global scan pages through the nodes in node order, keeping
-   only the running top-k.
+   only the running top-k. With ``vectors=`` (:mod:`~kgpath.backends.cypher.vectors`), the
+   global top-k of nodes and passages is an exact chunked scan of a float32 file beside the
+   database instead (same scores, same ties), and nodes without a stored embedding read
+   theirs from it.
 3. **Neighbourhood push-down** (:class:`~kgpath.backends.base.NeighbourhoodPushDown`):
    distinct neighbour pairs and degrees of a batch of ids, in ``UNWIND`` batches.
 
@@ -33,6 +36,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import os
 import time
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -63,12 +67,14 @@ from kgpath.backends.cypher.queries import (
     node_page,
     node_row,
     order_and_degree,
+    passage_orders,
     passage_page,
     reachable_hops,
     rows_by_entity_key,
     rows_by_name,
 )
 from kgpath.backends.cypher.schema import CypherSchema, node_from_row, passage_from_row
+from kgpath.backends.cypher.vectors import VectorFile, VectorFiles
 from kgpath.embeddings import Embedder, default_embedder
 from kgpath.errors import BackendError, ConfigError, EmbeddingError, EmptyGraphError
 from kgpath.graph import Direction, Edge, Node, Passage
@@ -160,6 +166,17 @@ class CypherBackend(
         Rows per page when a global scan is needed (no anchor, or ``fallback="global"``).
     max_cached_embeddings
         Bound on the cache of embeddings computed for nodes without a stored one.
+    vectors
+        A :class:`~kgpath.backends.cypher.vectors.VectorFiles` (or its directory) written
+        with the graph (``load_graph(..., vector_dir=...)``): global top-k from the file
+        (exact, chunked reads) instead of the paged scan. Needs ``schema.order_property``
+        (and ``passage_order_property`` for passages).
+
+    Raises
+    ------
+    ConfigError
+        If ``page_size`` is not a positive int, or ``vectors`` is given without the order
+        properties that key its rows.
     """
 
     modes: tuple[str, ...] = ("vector",)
@@ -173,6 +190,7 @@ class CypherBackend(
         schema: CypherSchema | None = None,
         page_size: int = 20_000,
         max_cached_embeddings: int = 200_000,
+        vectors: VectorFiles | str | os.PathLike[str] | None = None,
     ) -> None:
         self.driver = as_cypher_driver(driver)
         self._embedder = embedder if embedder is not None else default_embedder()
@@ -185,6 +203,14 @@ class CypherBackend(
         self._labels: dict[str, bool] = {}  # shared with bound views
         self._run: CypherDriver | _Counting = self.driver
         self._t0 = 0.0
+        self.vectors = (vectors if vectors is None or isinstance(vectors, VectorFiles)
+                        else VectorFiles(vectors))
+        if self.vectors is not None and (
+                self.schema.order_property is None
+                or (self.vectors.passages is not None
+                    and self.schema.passage_order_property is None)):
+            raise ConfigError("vectors= needs schema.order_property and "
+                              "schema.passage_order_property: they key the file rows")
 
     @property
     def name(self) -> str:
@@ -243,11 +269,7 @@ class CypherBackend(
         """Eq. (1) pushed down, then the in-memory BFS tree rebuilt from the region's edges."""
         drv, s, aid = self._run, self.schema, anchor.id
         hops = reachable_hops(drv, s, aid, max_depth=max_depth, direction=direction)
-        region = list(hops)
-        steps = (
-            expand_one_hop(drv, s, region, direction="out", within=region)
-            if len(region) > 1 else []
-        )
+        steps = _parent_edges(drv, s, hops, direction)
         order, parent = bfs_order(aid, hops, steps, direction=direction)
         rows = fetch_nodes(drv, s, order[1:])
         rows[aid] = dict(anchor.row)
@@ -343,16 +365,26 @@ class CypherBackend(
                 f"query embedding has dimension {query_vec.shape[0]}, node embeddings have "
                 f"{mat.shape[1]}"
             )
-        return mat @ np.asarray(query_vec, dtype=np.float32)
+        # per-row summation (not BLAS): equal vectors score equal wherever they sit in a
+        # page, so ties go by node order (kgpath.backends.cypher.vectors, module docstring)
+        return np.einsum("ij,j->i", mat, np.asarray(query_vec, dtype=np.float32))
 
     def _vectors(self, rows: Sequence[Mapping[str, Any]]) -> np.ndarray:
         """Stored embeddings of ``rows`` (in order); missing ones embedded and cached."""
         out: list[np.ndarray | None] = []
         todo: list[int] = []
+        nodes = None if self.vectors is None else self.vectors.nodes
+        got: dict[int, np.ndarray] = {}
+        if nodes is not None:  # one read per run of rows instead of embedding them
+            at = [i for i, r in enumerate(rows) if not r.get("embedding")
+                  and r.get("ord") is not None and 0 <= int(r["ord"]) < nodes.count]
+            got = dict(zip(at, nodes.vectors([int(rows[i]["ord"]) for i in at])))
         for i, r in enumerate(rows):
             v = decode_vector(r.get("embedding"))
             if v is not None and len(v):
                 out.append(v)
+            elif nodes is not None and i in got:
+                out.append(got[i])
             elif r["id"] in self._emb_cache:
                 out.append(self._emb_cache[r["id"]])
             else:
@@ -384,8 +416,11 @@ class CypherBackend(
     ) -> tuple[list[NodeRow], np.ndarray, int]:
         """Top-``k`` nodes of the whole database, from a keyset-paged scan in node order.
 
-        Ties go to the earlier node, as in memory.
+        Ties go to the earlier node, as in memory. With ``vectors=``, a chunked scan of the
+        node vector file (:meth:`_file_global_top`).
         """
+        if self.vectors is not None and self.vectors.nodes is not None and mode == "vector":
+            return self._file_global_top(self.vectors.nodes, query_vec, k, exclude)
         best: list[tuple[float, int, NodeRow]] = []
         seen = 0
         after: Any = None
@@ -411,6 +446,26 @@ class CypherBackend(
             seen,
         )
 
+    def _file_global_top(
+        self, vf: VectorFile, query_vec: np.ndarray, k: int, exclude: NodeRow | None,
+    ) -> tuple[list[NodeRow], np.ndarray, int]:
+        """Top-``k`` rows of the node file, resolved to database rows and checked fresh."""
+        self._check_count(vf, self.node_count(), "node")
+        skip = None
+        if exclude is not None:
+            skip = -1 if exclude.row.get("ord") is None else int(exclude.row["ord"])
+        pos, sc = vf.top(query_vec, k, exclude=skip)
+        ids = vf.ids(pos)
+        rows = fetch_nodes(self._run, self.schema, ids)
+        _check_rows(vf, pos, ids, {i: r.get("ord") for i, r in rows.items()})
+        return ([NodeRow(rows[i]) for i in ids], sc.astype(np.float32),
+                vf.count - (skip is not None and 0 <= skip < vf.count))
+
+    def _check_count(self, vf: VectorFile, held: int, what: str) -> None:
+        if held != vf.count:
+            raise BackendError(
+                f"the vector file {str(vf.path)!r} has {vf.count} {what} rows but the database "
+                f"holds {held} {what}s: rewrite it (write_vector_files) after changing the graph")
 
     # -- passages and their entities (PassageEntityStore)
     def passage_top(self, query_vec: np.ndarray, n: int) -> list[tuple[str, float]]:
@@ -422,6 +477,15 @@ class CypherBackend(
             When a passage has no stored vector (load from a ``GraphIndex``).
         """
         qv = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+        vf = None if self.vectors is None else self.vectors.passages
+        if vf is not None and self.schema.passage_label is not None:
+            label = quote_identifier(self.schema.passage_label)
+            held = self._run.run(f"MATCH (p:{label}) RETURN count(p) AS c", {})[0]["c"]
+            self._check_count(vf, int(held), "passage")
+            pos, sc = vf.top(qv, n)
+            ids = vf.ids(pos)
+            _check_rows(vf, pos, ids, passage_orders(self._run, self.schema, ids))
+            return [(pid, float(x)) for pid, x in zip(ids, sc)]
         best: list[tuple[float, int, str]] = []
         after: Any = None
         seen = 0
@@ -430,7 +494,7 @@ class CypherBackend(
             if not rows:
                 break
             after = rows[-1]["page_key"]
-            sc = _passage_matrix(rows, qv.shape[0]) @ qv
+            sc = np.einsum("ij,j->i", _passage_matrix(rows, qv.shape[0]), qv)  # as score()
             for j in top_k(sc, min(n, len(rows))):
                 best.append((float(sc[j]), seen + int(j), rows[int(j)]["id"]))
             best.sort(key=lambda t: (-t[0], t[1]))
@@ -443,8 +507,11 @@ class CypherBackend(
     def passage_records(self, ids: Sequence[str]) -> dict[str, PassageRecord]:
         """Passage records by id (order, citing node ids, stored vector)."""
         out = {}
+        vf = None if self.vectors is None else self.vectors.passages
         for r in fetch_passages(self._run, self.schema, list(ids), full=True):
             emb = decode_vector(r.get("embedding"))
+            if emb is None and vf is not None and r.get("ord") is not None:
+                emb = vf.vectors([int(r["ord"])])[0]
             out[str(r["id"])] = PassageRecord(
                 passage_from_row(r),
                 (1, 0, str(r["id"])) if r.get("ord") is None else (0, int(r["ord"]), ""),
@@ -473,6 +540,39 @@ class CypherBackend(
         """Every node whose entity key is one of ``keys`` (one query per 10^4 keys)."""
         return {r["id"]: EntityRecord(node_from_row(r), self._order_key(r))
                 for r in rows_by_entity_key(self._run, self.schema, list(keys))}
+
+
+def _parent_edges(drv: Any, s: CypherSchema, hops: Mapping[str, int],
+                  direction: Direction) -> list[Step]:
+    """The region's edges that can be BFS parent edges, as forward :class:`Step` objects.
+
+    A parent edge joins levels ``h`` and ``h + 1``, so the deepest level ``D`` never needs
+    its own edges expanded (a hub there would send all of them): the out-edges of the
+    levels below ``D`` inside the region, and for ``"in"``/``"both"`` the edges from level
+    ``D`` into them (their in-edges from level-``D`` nodes). Same edges as expanding the whole
+    region and filtering (:func:`~kgpath.backends.cypher.queries.bfs_order` ignores the rest).
+    """
+    if len(hops) < 2:
+        return []
+    deepest = max(hops.values())
+    inner = [i for i, h in hops.items() if h < deepest]
+    steps = expand_one_hop(drv, s, inner, direction="out", within=hops)
+    if direction in ("in", "both"):
+        deep = [i for i, h in hops.items() if h == deepest]
+        steps += [Step(st.neighbour, st.node, None, True, st.edge_order, st.row)
+                  for st in expand_one_hop(drv, s, inner, direction="in", within=deep)]
+    return steps
+
+
+def _check_rows(vf: VectorFile, pos: np.ndarray, ids: Sequence[str],
+                orders: Mapping[str, Any]) -> None:
+    """Every file row's id is in the database with that row as its order, or BackendError."""
+    bad = [(i, int(p)) for p, i in zip(pos, ids)
+           if i not in orders or orders[i] is None or int(orders[i]) != int(p)]
+    if bad:
+        raise BackendError(
+            f"the vector file {str(vf.path)!r} is stale: (id, row) {bad[:5]!r} not in the "
+            "database with that order; rewrite it (write_vector_files) after changing the graph")
 
 
 def _json_list(value: Any) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
 import time
 from typing import Any
 
@@ -52,6 +53,7 @@ def load_graph(
     replace: bool = False,
     batch_size: int = 5000,
     show_progress: bool = False,
+    vector_dir: str | os.PathLike[str] | None = None,
 ) -> CypherSchema:
     """Write a :class:`KnowledgeGraph` into a Cypher database and return the schema used.
 
@@ -71,6 +73,11 @@ def load_graph(
     replace
         Delete existing nodes of ``schema.node_label`` (and passages) first; otherwise a
         non-empty target raises :class:`ConfigError`.
+    vector_dir
+        Also write the node and passage vectors there
+        (:func:`~kgpath.backends.cypher.vectors.write_vector_files`, rows in node / passage
+        order) for ``CypherBackend(..., vectors=vector_dir)``; independent of
+        ``embeddings`` (pass ``embeddings=False`` to keep them out of the database).
     """
     drv = as_cypher_driver(driver)
     s = schema or CypherSchema()
@@ -82,6 +89,8 @@ def load_graph(
     if len(g) == 0:
         raise EmptyGraphError("cannot load an empty graph into the database")
     pvec = passage_matrix(graph) if embeddings and s.passage_embedding_property else None
+    if vector_dir is not None and g.vectors.missing():
+        raise ConfigError("vector_dir needs a vector for every node: load from a GraphIndex")
     t0 = time.perf_counter()
     drv.dialect.create_schema(drv, s)
     _make_room(drv, s, replace)
@@ -97,6 +106,8 @@ def load_graph(
         drv, s, nodes, edges, batch_size=batch_size, show_progress=show_progress
     )
     n_passages = _load_passages(drv, s, passages, batch_size, show_progress)
+    if vector_dir is not None:
+        _write_vectors(vector_dir, graph, g)
     logger.info(
         "loaded %d nodes, %d edges and %d passages into %s in %.2f s",
         len(nodes), len(edges), n_passages, drv.dialect.name, time.perf_counter() - t0,
@@ -223,6 +234,20 @@ def passage_matrix(graph: KnowledgeGraph | GraphIndex) -> dict[str, np.ndarray] 
     if pv is None:
         return None
     return {pid: pv.matrix[i] for i, pid in enumerate(pv.ids)}
+
+
+def _write_vectors(directory: str | os.PathLike[str], graph: KnowledgeGraph | GraphIndex,
+                   g: KnowledgeGraph) -> None:
+    """Node vectors in node order and passage vectors in passage order, beside the database."""
+    from kgpath.backends.cypher.vectors import write_vector_files
+
+    pv = passage_matrix(graph)
+    pids = [p for p in g.passages if pv is not None and p in pv]
+    write_vector_files(
+        directory, node_ids=[n.id for n in g.nodes], node_vectors=g.vectors.matrix,
+        passage_ids=pids if pids and len(pids) == len(g.passages) else None,
+        passage_vectors=(np.asarray([pv[p] for p in pids], dtype=np.float32)
+                         if pv is not None and pids else None))
 
 
 def _load_passages(

@@ -45,6 +45,7 @@ __all__ = [
     "reachable_hops",
     "fetch_nodes",
     "fetch_passages",
+    "passage_orders",
     "passage_page",
     "rows_by_entity_key",
     "node_row",
@@ -157,6 +158,11 @@ class Step:
             )
             self._edge = edge_from_row(src, dst, self._row)
         return self._edge
+
+    @property
+    def row(self) -> Mapping[str, Any]:
+        """The database row the step was read from (edge fields)."""
+        return self._row
 
     def __repr__(self) -> str:
         arrow = "->" if self.forward else "<-"
@@ -442,3 +448,17 @@ def order_and_degree(
     )
     return {r["id"]: (r["id"] if r["ord"] is None else r["ord"], int(r["deg"]))
             for r in _batched(driver, q, ids, batch_size)}
+
+
+def passage_orders(
+    driver: CypherDriver, schema: CypherSchema, ids: Sequence[str]
+) -> dict[str, Any]:
+    """``passage id -> order value`` of the passages with these ids that exist."""
+    s = schema
+    if s.passage_label is None or s.passage_order_property is None or not ids:
+        return {}
+    q = (f"UNWIND $ids AS x MATCH (p:{quote_identifier(s.passage_label)}) "
+         f"WHERE {driver.dialect.id_match(s, 'p', 'x', passage=True)} "
+         f"RETURN {s.prop('p', s.passage_id_property)} AS id, "
+         f"{s.prop('p', s.passage_order_property)} AS ord")
+    return {str(r["id"]): r["ord"] for r in _batched(driver, q, list(dict.fromkeys(ids)), 10_000)}
