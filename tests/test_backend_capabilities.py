@@ -34,7 +34,7 @@ from kgpath.methods.pathrag import PathRAGConfig, PathRAGRetriever
 from kgpath.methods.pathrag.cypher import pathrag_pool
 
 BELOW_BACKENDS = {
-    "errors", "_config", "_progress", "_parallel", "_tables", "tokens", "token_engine",
+    "errors", "_config", "_progress", "_parallel", "_tables", "_files", "tokens", "token_engine",
     "graph", "embeddings", "llm", "rerank", "prompts", "embed_cache", "evidence", "search",
     "ingest", "index", "backends",
 }

@@ -80,11 +80,11 @@ class VectorIndex:
         """Cosine of ``query`` to every row (or to ``candidates`` rows, in that order)."""
         q = self._query(query)
         if candidates is None:
-            return self.vectors @ q
+            return _rowdot(self.vectors, q)
         cand = _candidate_rows(candidates, len(self))
         if cand.size * 4 > len(self):  # large sets: one full mat-vec beats a big gather
-            return (self.vectors @ q)[cand]
-        return self.vectors[cand] @ q
+            return _rowdot(self.vectors, q)[cand]
+        return _rowdot(self.vectors[cand], q)
 
     def search(
         self,
@@ -321,3 +321,14 @@ def _candidate_rows(candidates: Sequence[int] | np.ndarray, n: int) -> np.ndarra
     if cand.size and (cand.min() < 0 or cand.max() >= n):
         raise ConfigError(f"candidate row out of range [0, {n})")
     return cand
+
+
+def _rowdot(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``matrix @ q`` summed row by row (``einsum``), not by BLAS.
+
+    BLAS blocks rows, so two equal rows can score 1 ulp apart depending on where they sit;
+    per-row sums give equal rows equal scores wherever they are, so ties go by node order
+    here and in a graph store that scores a part of the rows
+    (:mod:`kgpath.backends.cypher.vectors`). Same speed as BLAS on a mat-vec (memory bound).
+    """
+    return np.einsum("ij,j->i", matrix, q)
