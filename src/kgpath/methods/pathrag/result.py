@@ -86,22 +86,18 @@ class PathRAGResult:
         the retrieved entities' passages by entity rank, ties by relation count); each
         scored by the keyword similarity of the entity or relation that brought it in,
         with ``node_id`` (or ``node_ids`` and ``relations`` for a relation) and
-        ``supporting``; with ``unit_order="question"`` the question's ``seed_passages`` most
-        similar passages join them when no retrieved entity cites them (a kgpath extension,
-        :func:`~kgpath.methods.pathrag.sources.seed_text_units`), scored by their best
-        citing node's similarity, ``node_id`` that node, ``supporting`` empty and
-        ``seed: True`` in the trace. The paths' own provenance follows (a kgpath addition,
+        ``supporting``; seeded passages (a kgpath extension, ``seed: True`` in the trace:
+        :func:`~kgpath.methods.pathrag.sources.seed_text_units`) rank among them. The
+        paths' own provenance follows (a kgpath addition,
         so a path's source is never lost), then, as ``path`` items, paths citing no passage.
         ``config.passages="paths"`` (kgpath before issue 12): the paths most reliable
-        first, then each path's provenance (:attr:`PathRAGPath.provenance`: its nodes'
-        passages, then its edges'); a passage takes the score and trace of the most
-        reliable path citing it, plus ``supporting``. Without a graph: the native items.
+        first, then each path's provenance (its nodes' passages, then its edges'), scored
+        and traced by the most reliable path citing it. Without a graph: the native items.
 
         Fallback: when no path was found (:attr:`empty_reason` is set) but nodes were
-        retrieved, the items are the retrieved nodes of section 4.1 instead, in retrieval
-        order, as ``node`` items scored by their keyword similarity (``0.0`` for nodes given
-        to :meth:`PathRAGRetriever.retrieve_from_nodes`) with ``fallback: True`` in the
-        trace; ``"passages"`` expands them into their provenance the same way.
+        retrieved, the items are the retrieved nodes of section 4.1, in retrieval order, as
+        ``node`` items scored by their keyword similarity (``0.0`` for nodes given by id),
+        ``fallback: True`` in the trace; ``"passages"`` expands them the same way.
 
         Raises
         ------

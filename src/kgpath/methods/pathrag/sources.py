@@ -21,6 +21,9 @@ candidates, so a passage no retrieved entity cites can still be ranked: the auth
 Sources only hold passages of ``V_q``, and on the offline HotpotQA-100 and 2Wiki-100 graphs
 every gold passage dense retrieval has in its top 5 and PathRAG's defaults lose was cited by
 no retrieved entity (HotpotQA q0-49: 1 of 1; 2Wiki-100: 9 of 9), never one ranked too low.
+``count = 5`` was chosen on HotpotQA-100 q0-49 (R@5 88 -> 89; 5 is the smallest count
+reaching that, equal to the facade's ``k``), then confirmed once on 2Wiki-100 (R@2/R@5
+59.2/66.5 -> 62.0/68.8, dense 62.5/66.8).
 
 The code truncates the list to ``max_token_for_text_unit = 4000`` tokens; kgpath leaves the
 cut to the caller's ``k``.
@@ -172,21 +175,13 @@ def seed_text_units(
     passages of ``passage_similarity`` (passage id -> ``cos(q, p)``) with the highest cosine
     (ties: mapping order) join the candidates when they are not there yet, with
     ``s(p) = max cos(k, v)`` over the nodes ``v`` citing ``p`` (``cited_by``, node indices;
-    built from the graph when ``None``) and the node-query vectors ``k`` (``node_queries``
-    over the rows of ``node_vectors``, the matrix section 4.1 searched). For the joined node
-    query of the defaults this is the value ``s`` would have had if ``p``'s best entity had
-    been retrieved: every node outside ``V_q`` is at most as similar as the last one inside,
-    so ``s(p)`` of a candidate is already the maximum over its citing nodes. Without node
-    queries (nodes given by id) or citing nodes, ``s(p) = 0``, as for nodes given by id.
+    from the graph when ``None``) and the node-query vectors ``k`` (``node_queries`` over
+    the rows of ``node_vectors``, section 4.1's matrix): for the defaults' joined node query,
+    the value ``s`` would have had had ``p``'s best entity been retrieved (no node outside
+    ``V_q`` is more similar than the last inside). No node queries or citing nodes: 0.
     Relation units stay first; the local units and the seeds rank together by the rule
     above, ties by ``order`` (a seed comes after every entity). ``count = 0`` returns
-    ``units`` unchanged.
-
-    Deviation from the paper and the authors' code (whose Sources hold only passages of
-    ``V_q``), measured on the offline graphs of ``kgpath eval kg``: ``count = 5`` chosen on
-    HotpotQA-100 q0-49 (R@5 88 -> 89; 5 is the smallest count reaching that, equal to the
-    facade's ``k``), then confirmed once on 2Wiki-100 (R@2/R@5 59.2/66.5 -> 62.0/68.8,
-    dense 62.5/66.8).
+    ``units`` unchanged. A deviation from the authors' code (module docstring: evidence).
 
     Examples
     --------
