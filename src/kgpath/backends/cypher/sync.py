@@ -41,13 +41,16 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from kgpath._files import user_path
 from kgpath.backends.cypher.drivers import CypherDriver, as_cypher_driver
 from kgpath.backends.cypher.identifiers import quote_identifier
 from kgpath.backends.cypher.loading import (
@@ -60,6 +63,11 @@ from kgpath.backends.cypher.loading import (
     passage_matrix,
 )
 from kgpath.backends.cypher.schema import CypherSchema, edge_props, node_props, passage_props
+from kgpath.backends.cypher.vectors import (
+    VectorFileWriter,
+    remove_vector_file,
+    stage_vector_file,
+)
 from kgpath.errors import ConfigError
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
@@ -103,6 +111,8 @@ class _Snapshot:
     vectors: Any
     passage_vectors: dict[str, Any] | None
     cache: dict[int, tuple[Any, dict[str, Any], bytes]]
+    file_vectors: Any = None  # node vectors for the vector files (also without embeddings)
+    file_passage_vectors: dict[str, Any] | None = None
 
     def digests(self) -> tuple[dict[str, Any], dict[EdgeKey, Any], dict[str, Any]]:
         return ({k: d for k, (_, d) in self.nodes.items()},
@@ -144,6 +154,14 @@ class CypherSync:
         Store node embeddings (when the graph has one for every node), as ``load_graph``.
     batch_size
         Rows per ``UNWIND`` statement.
+    vector_dir
+        Keep the node and passage vector files there
+        (:mod:`~kgpath.backends.cypher.vectors`, for ``CypherBackend(..., vectors=...)``)
+        equal to the database: :meth:`load` and :meth:`attach` write them, every
+        :meth:`push` that moves, adds, removes or re-embeds a node (passage) writes a new
+        generation of the node (passage) file before its statements and publishes it after
+        they all succeeded (a failed push leaves the previous files). Needs a vector for
+        every node (a ``GraphIndex``); the passage file is kept while every passage has one.
 
     Examples
     --------
@@ -162,7 +180,8 @@ class CypherSync:
     """
 
     def __init__(self, driver: Any, *, schema: CypherSchema | None = None,
-                 embeddings: bool = True, batch_size: int = 5000) -> None:
+                 embeddings: bool = True, batch_size: int = 5000,
+                 vector_dir: str | os.PathLike[str] | None = None) -> None:
         self.driver: CypherDriver = as_cypher_driver(driver)
         s = self.schema = schema or CypherSchema()
         for name in ("order_property", "edge_order_property", "relation_property"):
@@ -173,6 +192,8 @@ class CypherSync:
             raise ConfigError(f"batch_size must be an int >= 1, got {batch_size!r}")
         self.embeddings = embeddings
         self.batch_size = batch_size
+        self.vector_dir = None if vector_dir is None else user_path(vector_dir, "vector_dir")
+        self._dims: dict[str, int] = {}  # dimension of the files last written
         self._written: tuple[dict[str, Any], dict[EdgeKey, Any], dict[str, Any]] | None = None
         self._cache: dict[int, tuple[Any, dict[str, Any], bytes]] = {}
         self._lock = threading.Lock()
@@ -180,19 +201,24 @@ class CypherSync:
     def load(self, graph: KnowledgeGraph | GraphIndex, *, replace: bool = False) -> CypherSchema:
         """Write the whole graph (:func:`load_graph`) and remember what was written."""
         with self._lock:
+            now = self._rows(graph)
             schema = load_graph(self.driver, graph, schema=self.schema,
                                 embeddings=self.embeddings, replace=replace,
                                 batch_size=self.batch_size)
-            self._remember(self._rows(graph))
+            self._publish(self._stage(now, None))
+            self._remember(now)
             return schema
 
     def attach(self, graph: KnowledgeGraph | GraphIndex) -> None:
         """Declare that the database already holds ``graph`` as ``load_graph`` wrote it.
 
-        Nothing is written; the next :meth:`push` sends what differs from ``graph``.
+        Nothing is written to the database (the vector files are, given ``vector_dir``); the
+        next :meth:`push` sends what differs from ``graph``.
         """
         with self._lock:
-            self._remember(self._rows(graph))
+            now = self._rows(graph)
+            self._publish(self._stage(now, None))
+            self._remember(now)
 
     def push(self, graph: KnowledgeGraph | GraphIndex) -> SyncReport:
         """Write the differences between the graph now and what was last written.
@@ -209,7 +235,15 @@ class CypherSync:
                                   "contents are unknown")
             now = self._rows(graph)
             report = SyncReport()
-            self._write(now, report)
+            staged = self._stage(now, self._written)
+            try:
+                self._write(now, report)
+            except BaseException:
+                for w in staged.values():
+                    if w is not None:
+                        w.discard()
+                raise
+            self._publish(staged)
             self._remember(now)
         if report.changed:
             logger.info("pushed to %s: %s", self.driver.dialect.name, report)
@@ -230,7 +264,10 @@ class CypherSync:
         g = _graph_of(source)
         use_emb = (self.embeddings and self.schema.embedding_property is not None
                    and len(g) > 0 and not g.vectors.missing())
-        mat = g.vectors.matrix if use_emb else None
+        if self.vector_dir is not None and len(g) and g.vectors.missing():
+            raise ConfigError("vector_dir needs a vector for every node: push a GraphIndex "
+                              f"({len(g.vectors.missing())} nodes have none)")
+        mat = g.vectors.matrix if use_emb or (self.vector_dir is not None and len(g)) else None
         old, cache = self._cache, {}
 
         def content(obj: Any, make: Any) -> tuple[dict[str, Any], bytes]:
@@ -256,9 +293,10 @@ class CypherSync:
             edges[key] = ({**row, "rank": j}, _placed(d, j))
         passages: dict[str, tuple[dict[str, Any], Any]] = {}
         pvec = None
+        db_pvec = self.embeddings and self.schema.passage_embedding_property
         if self.schema.passage_label is not None:
-            pvec = (passage_matrix(source) if self.embeddings
-                    and self.schema.passage_embedding_property else None)
+            pvec = (passage_matrix(source) if db_pvec or self.vector_dir is not None
+                    else None)
             citing = citing_nodes(g)
             for i, p in enumerate(g.passages.values()):
                 row, d = content(p, passage_content)
@@ -267,7 +305,58 @@ class CypherSync:
                 vec = b"" if v is None else np.asarray(v, "<f4").tobytes()
                 passages[p.id] = ({**row, "ord": i, "entities": ents, "embedding": None},
                                   _placed(d, i, ents, vec))
-        return _Snapshot(nodes, edges, passages, mat, pvec, cache)
+        return _Snapshot(nodes, edges, passages, mat if use_emb else None,
+                         pvec if db_pvec else None, cache, mat, pvec)
+
+    # -- vector files
+    def _stage(self, now: _Snapshot, old: tuple[dict[str, Any], Any, dict[str, Any]] | None
+               ) -> dict[str, VectorFileWriter | None]:
+        """Stage new generations of the files whose rows differ from ``old`` (all: ``None``).
+
+        They are written and fsynced, unpublished; ``None`` marks a file to remove.
+        """
+        if self.vector_dir is None:
+            return {}
+        staged: dict[str, VectorFileWriter | None] = {}
+        try:
+            ids = list(now.nodes)
+            if old is None or _file_changed(old[0], now.nodes, (1, 2)):
+                mat = now.file_vectors
+                dim = mat.shape[1] if mat is not None else self._dims.get("nodes")
+                if dim is not None:
+                    staged["nodes"] = stage_vector_file(
+                        self.vector_dir, "nodes", ids,
+                        mat if mat is not None else np.zeros((0, dim), np.float32))
+            pv = now.file_passage_vectors
+            if old is None or _file_changed(old[2], now.passages, (1, 3)):
+                pids = list(now.passages)
+                if pv is not None and all(p in pv for p in pids) and pids:
+                    staged["passages"] = stage_vector_file(
+                        self.vector_dir, "passages", pids,
+                        np.asarray([pv[p] for p in pids], dtype=np.float32))
+                elif not pids and "passages" in self._dims:
+                    staged["passages"] = stage_vector_file(
+                        self.vector_dir, "passages", [],
+                        np.zeros((0, self._dims["passages"]), np.float32))
+                else:  # some passage without a vector: no passage file
+                    staged["passages"] = None
+        except BaseException:
+            for w in staged.values():
+                if w is not None:
+                    w.discard()
+            raise
+        return staged
+
+    def _publish(self, staged: dict[str, VectorFileWriter | None]) -> None:
+        """Publish the staged generations (after the database holds what they describe)."""
+        assert self.vector_dir is not None or not staged
+        for name, w in staged.items():
+            if w is None:
+                remove_vector_file(self.vector_dir, name)  # type: ignore[arg-type]
+                self._dims.pop(name, None)
+            else:
+                w.publish()
+                self._dims[name] = w.dim
 
     def _write(self, now: _Snapshot, report: SyncReport) -> None:
         assert self._written is not None
@@ -320,6 +409,19 @@ class CypherSync:
         row = now.passages[passage_id][0]
         vec = None if now.passage_vectors is None else now.passage_vectors.get(passage_id)
         return row if vec is None else {**row, "embedding": encode_vector(vec)}
+
+
+def _file_changed(old: dict[str, Any], now: dict[str, tuple[dict[str, Any], Any]],
+                  parts: tuple[int, int]) -> bool:
+    """Whether the file rows (id, position, vector: digest ``parts``) of ``now`` differ."""
+    if len(old) != len(now):
+        return True
+    a, b = parts
+    for k, (_, d) in now.items():
+        was = old.get(k)
+        if was is None or was[a] != d[a] or was[b] != d[b]:
+            return True
+    return False
 
 
 def _moved(keys: list[Any], old: dict[Any, Any],
@@ -466,15 +568,16 @@ class DatabaseIndex:
     Document updates go to the index (equal to a rebuild, :mod:`kgpath.index.documents`)
     and their difference to the database (:class:`CypherSync`), under one lock. Retrieve
     from the database with the database's methods (``CypherPCR(index.driver,
-    schema=index.schema, embedder=index.embedder)``, ``pathrag_pool``), or from
-    :attr:`index` in memory.
+    schema=index.schema, embedder=index.embedder)``, with ``vectors=vector_dir`` when
+    given one; ``pathrag_pool``), or from :attr:`index` in memory.
 
     Parameters
     ----------
     index
         The index (built by ``GraphIndex.from_documents`` for exact updates).
-    driver, schema, embeddings, batch_size
-        As :class:`CypherSync`.
+    driver, schema, embeddings, batch_size, vector_dir
+        As :class:`CypherSync` (``vector_dir``: node and passage vector files kept equal to
+        the database through every update, for ``CypherPCR(..., vectors=vector_dir)``).
     replace
         Empty the target labels before the first load (else a non-empty target raises).
     load
@@ -490,12 +593,13 @@ class DatabaseIndex:
 
     def __init__(self, index: GraphIndex, driver: Any, *, schema: CypherSchema | None = None,
                  embeddings: bool = True, batch_size: int = 5000, replace: bool = False,
-                 load: bool = True) -> None:
+                 load: bool = True,
+                 vector_dir: str | os.PathLike[str] | None = None) -> None:
         if not isinstance(index, GraphIndex):
             raise ConfigError(f"DatabaseIndex needs a GraphIndex, got {type(index).__name__}")
         self.index = index
         self.sync = CypherSync(driver, schema=schema, embeddings=embeddings,
-                               batch_size=batch_size)
+                               batch_size=batch_size, vector_dir=vector_dir)
         self._lock = threading.Lock()
         self.last_push: SyncReport | None = None
         if load:
@@ -508,6 +612,11 @@ class DatabaseIndex:
     def driver(self) -> CypherDriver:
         """The database driver."""
         return self.sync.driver
+
+    @property
+    def vector_dir(self) -> Path | None:
+        """Where the vector files are kept (``None``: none)."""
+        return self.sync.vector_dir
 
     @property
     def embedder(self) -> Any:
