@@ -322,3 +322,31 @@ def test_vector_sync_cypher_methods_take_vectors(graphs, tmp_path):
         CypherAugmented(drv, embedder=emb, schema=schema).retrieve(QUERIES[0])
     with pytest.raises(Exception, match="vectors= is for a driver"):
         CypherAugmented(pcr.backend, vectors=tmp_path)
+
+
+@pytest.mark.falkordb
+def test_vector_sync_rows_read_by_order_are_checked(graphs, tmp_path):
+    """Vectors only in the files: a reached node (passage) read by its order must be that row
+    of the file; an order that names another row (a database updated while the files are
+    not yet, counts equal) is refused, never scored with another node's vector."""
+    emb = HashingEmbedder(16)
+    docs = [("a", SENTENCES[0]), ("b", SENTENCES[3]), ("c", SENTENCES[6])]
+    index = build(docs, emb)
+    drv = graphs()
+    schema = load_graph(drv, index, vector_dir=tmp_path, embeddings=False)
+    file = CypherBackend(drv, embedder=emb, schema=schema, vectors=tmp_path)
+    qv = file.embed_query("Bohr")
+    keys = [file.node_by_id("Bohr"), file.node_by_id("Paris")]
+    want = index.graph.vectors.matrix[[index.graph.index_of("Bohr"),
+                                       index.graph.index_of("Paris")]] @ qv
+    assert np.allclose(file.score("Bohr", qv, keys), want, rtol=0, atol=1e-6)
+    assert set(file.passage_records(["a", "b"])) == {"a", "b"}
+    drv.run("MATCH (x:KgNode {id: 'Bohr'}), (y:KgNode {id: 'Paris'}) "
+            "WITH x, y, x.idx AS i SET x.idx = y.idx, y.idx = i", {})
+    keys = [file.node_by_id("Bohr"), file.node_by_id("Paris")]
+    with pytest.raises(BackendError, match="is stale"):
+        file.score("Bohr", qv, keys)
+    drv.run("MATCH (x:KgPassage {id: 'a'}), (y:KgPassage {id: 'b'}) "
+            "WITH x, y, x.idx AS i SET x.idx = y.idx, y.idx = i", {})
+    with pytest.raises(BackendError, match="is stale"):
+        file.passage_records(["a"])
