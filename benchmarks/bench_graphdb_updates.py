@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import random
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -96,10 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - a missing optional package: report and skip
         print(f"FalkorDB not available ({exc}); skipped")
         return 0
+    args.work = Path(tempfile.mkdtemp(prefix="kgpath_updates_"))  # vector files
     try:
         return _run(server, args)
     finally:
         server.stop()
+        shutil.rmtree(args.work, ignore_errors=True)
 
 
 def _run(server: Any, args: argparse.Namespace) -> int:
@@ -117,14 +120,15 @@ def _run(server: Any, args: argparse.Namespace) -> int:
           f"{g.num_edges} edges; built in memory in {t_build:.1f} s")
     drv = FalkorDBDriver.connect(server.host, server.port, "updates", timeout=300)
     scratch = FalkorDBDriver.connect(server.host, server.port, "reload", timeout=300)
-    vdir = None if args.no_vectors else Path(tempfile.mkdtemp()) / "vectors"
-    ref_dir = None if args.no_vectors else Path(tempfile.mkdtemp()) / "reload"
+    vdir = None if args.no_vectors else args.work / "vectors"
+    ref_dir = None if args.no_vectors else args.work / "reload"
     db, t_load = timed(DatabaseIndex, index, drv, vector_dir=vdir)
     files = _time_files(db)
     print(f"first load into FalkorDB: {t_load:.2f} s"
           + ("" if vdir is None else f" (vector files in {vdir})"))
     rnd = random.Random(1)
-    times: dict[str, list[tuple[float, float, int, float]]] = {"upsert": [], "delete": [], "add": []}
+    times: dict[str, list[tuple[float, float, int, float]]] = {
+        "upsert": [], "delete": [], "add": []}
     reloads: list[float] = []
     for u in range(args.updates):
         docs_now = list(index.ledger.documents)
@@ -183,7 +187,7 @@ def _same_files(vdir: Path, model: list[tuple[str, str]], emb: Any, scratch: Any
     from kgpath.backends.cypher import load_graph
     from kgpath.backends.cypher.vectors import VectorFile
 
-    ref_dir = Path(tempfile.mkdtemp())
+    ref_dir = vdir.parent / "rebuild"
     load_graph(scratch, GraphIndex.from_documents(model, embedder=emb, extractor=extractor()),
                replace=True, vector_dir=ref_dir)
     for name in ("nodes", "passages"):

@@ -17,6 +17,8 @@ import itertools
 import os
 import random
 import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -137,6 +139,36 @@ def test_first_format_headers_are_still_read(tmp_path):
     assert file_rows(tmp_path, "nodes")[0] == ["a", "b"]
     write_vector_files(tmp_path, node_ids=["c"], node_vectors=np.ones((1, 2)))
     assert not (tmp_path / "nodes.f32").exists() and len(data_files(tmp_path)) == 3
+
+
+def test_concurrent_readers_never_see_a_torn_generation(tmp_path):
+    """Generation g holds g + 1 rows, every value g, ids ``g:i``: while a writer publishes
+    30 generations, readers (one long-lived VectorFiles, and fresh opens) always see one
+    whole generation."""
+    def write(g: int) -> None:
+        write_vector_files(tmp_path, node_ids=[f"{g}:{i}" for i in range(g + 1)],
+                           node_vectors=np.full((g + 1, 64), g, np.float32), chunk=3)
+
+    write(0)
+    files, seen, stop = VectorFiles(tmp_path), [], threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            for vf in (files.nodes, VectorFile(tmp_path, "nodes")):
+                assert vf is not None
+                mat, ids = vf.vectors(np.arange(vf.count)), vf.ids(range(vf.count))
+                g = vf.count - 1
+                assert (mat == g).all() and ids == [f"{g}:{i}" for i in range(g + 1)]
+                seen.append(g)
+
+    with ThreadPoolExecutor(2) as pool:
+        readers = [pool.submit(read) for _ in range(2)]
+        for g in range(1, 31):
+            write(g)
+        stop.set()
+        for r in readers:
+            r.result()  # re-raises a reader's assertion
+    assert seen and max(seen) <= 30 and files.nodes.count == 31  # type: ignore[union-attr]
 
 
 # -- the files through document updates (FalkorDB) ----------------------------------------
