@@ -142,7 +142,10 @@ class VectorFile:
                 pass
 
     def __del__(self) -> None:
-        self.close()
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to close into
+            pass
 
     def _read(self, fd: int, view: memoryview, offset: int) -> None:
         got = 0
