@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from kgpath import GraphIndex, HashingEmbedder, KnowledgeGraph, PathConstrainedRetriever
 from kgpath.backends.cypher import CypherSync, DatabaseIndex, EmbeddedCypherDriver, load_graph
+from kgpath.backends.cypher.vectors import VectorFile
+from kgpath.errors import ConfigError
 from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, Extraction, OpenExtractor
 from kgpath.methods.pcr import CypherPCR
 
@@ -53,7 +56,7 @@ def test_embedded_updates_equal_a_loaded_rebuild(tmp_path):
     drv = EmbeddedCypherDriver.open(tmp_path / "db")
     docs = [("a", "Bohr met Einstein."), ("b", "Einstein visited Warsaw and Paris."),
             ("c", "Curie left Warsaw.")]
-    db = DatabaseIndex(build(docs, emb), drv)
+    db = DatabaseIndex(build(docs, emb), drv, vector_dir=tmp_path / "v")
     steps = [
         ("delete", ["a"], [docs[1], docs[2]]),
         ("upsert", [("b", "Paris met Bohr.")], [("b", "Paris met Bohr."), docs[2]]),
@@ -64,8 +67,18 @@ def test_embedded_updates_equal_a_loaded_rebuild(tmp_path):
         getattr(db, f"{kind}_documents")(arg)
         ref = build(final, emb)
         other = EmbeddedCypherDriver.open(tmp_path / f"ref{i}")
-        load_graph(other, ref)
+        load_graph(other, ref, vector_dir=tmp_path / f"refv{i}")
         assert dump(drv) == dump(other), kind
+        for name in ("nodes", "passages"):  # the vector files follow the update
+            a_, b_ = VectorFile(tmp_path / "v", name), VectorFile(tmp_path / f"refv{i}", name)
+            assert a_.ids(range(a_.count)) == b_.ids(range(b_.count)), (kind, name)
+            assert np.array_equal(a_.vectors(range(a_.count)), b_.vectors(range(b_.count)))
+        files = CypherPCR(drv, embedder=emb, schema=db.schema, vectors=tmp_path / "v")
+        got = files.retrieve("Who met Curie?", anchor="Warsaw", fallback="global")
+        want = PathConstrainedRetriever(ref).retrieve("Who met Curie?", anchor="Warsaw",
+                                                      fallback="global")
+        assert [h.score for h in got.hits] == pytest.approx([h.score for h in want.hits],
+                                                            abs=1e-6)
         pcr, mem = CypherPCR(drv, embedder=emb, schema=db.schema), PathConstrainedRetriever(ref)
         for node in ref.graph.nodes:
             a = mem.retrieve("Who met Curie?", anchor=node.id, direction="both")
@@ -80,6 +93,8 @@ def test_embedded_sync_of_a_bare_graph(tmp_path):
     """A graph edited by hand: an edge added, a node's text changed, a node removed."""
     drv = EmbeddedCypherDriver.open(tmp_path / "db")
     g = KnowledgeGraph.from_triples([("a", "to", "b"), ("b", "to", "c")])
+    with pytest.raises(ConfigError, match="vector_dir needs a vector for every node"):
+        CypherSync(drv, vector_dir=tmp_path / "v").load(g)  # before anything is written
     sync = CypherSync(drv)
     sync.load(g)
     g.add_edge("a", "c", relation="to")

@@ -78,7 +78,7 @@ def test_file_top_k_is_top_k_of_the_matrix(tmp_path, monkeypatch, chunk_bytes):
 def test_broken_files_are_refused(tmp_path):
     with VectorFileWriter(tmp_path, "nodes", 4) as w:
         w.append(["a", "b"], np.eye(2, 4))
-    with open(tmp_path / "nodes.f32", "ab") as fh:
+    with open(VectorFile(tmp_path, "nodes").path, "ab") as fh:  # the published generation
         fh.write(b"\0\0\0\0")
     with pytest.raises(PersistenceError, match="was the write interrupted"):
         VectorFile(tmp_path, "nodes")

@@ -378,7 +378,11 @@ class CypherBackend(
         if nodes is not None:  # one read per run of rows instead of embedding them
             at = [i for i, r in enumerate(rows) if not r.get("embedding")
                   and r.get("ord") is not None and 0 <= int(r["ord"]) < nodes.count]
-            got = dict(zip(at, nodes.vectors([int(rows[i]["ord"]) for i in at])))
+            ords = [int(rows[i]["ord"]) for i in at]
+            got = dict(zip(at, nodes.vectors(ords)))
+            # the file rows are those nodes (not a generation from before an update)
+            _check_rows(nodes, np.asarray(ords), nodes.ids(ords),
+                        {str(rows[i]["id"]): o for i, o in zip(at, ords)})
         for i, r in enumerate(rows):
             v = decode_vector(r.get("embedding"))
             if v is not None and len(v):
@@ -508,15 +512,20 @@ class CypherBackend(
         """Passage records by id (order, citing node ids, stored vector)."""
         out = {}
         vf = None if self.vectors is None else self.vectors.passages
+        from_file: dict[str, int] = {}
         for r in fetch_passages(self._run, self.schema, list(ids), full=True):
             emb = decode_vector(r.get("embedding"))
             if emb is None and vf is not None and r.get("ord") is not None:
                 emb = vf.vectors([int(r["ord"])])[0]
+                from_file[str(r["id"])] = int(r["ord"])
             out[str(r["id"])] = PassageRecord(
                 passage_from_row(r),
                 (1, 0, str(r["id"])) if r.get("ord") is None else (0, int(r["ord"]), ""),
                 tuple(_json_list(r.get("entities"))),
                 emb)
+        if vf is not None and from_file:  # those file rows are these passages
+            pos = list(from_file.values())
+            _check_rows(vf, np.asarray(pos), vf.ids(pos), from_file)
         return out
 
     def passages_held(self, ids: Sequence[str]) -> set[str]:

@@ -33,6 +33,7 @@ Not pushed down: ``base=`` retrievers and custom linkers (use the in-memory retr
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,6 +48,7 @@ from kgpath.backends.base import (
     PassageRecord,
 )
 from kgpath.backends.cypher import CypherBackend, CypherSchema
+from kgpath.backends.cypher.vectors import VectorFiles
 from kgpath.embeddings import Embedder
 from kgpath.graph import KnowledgeGraph
 from kgpath.index.graph_index import check_query
@@ -139,6 +141,14 @@ class CypherAugmented:
         Where fields live (for a driver).
     config
         :class:`AugmentedConfig` (per-call overrides in :meth:`retrieve`).
+    vectors
+        For a driver: passage (and node) vector files beside the database
+        (:class:`~kgpath.backends.cypher.vectors.VectorFiles` or their directory, written by
+        ``load_graph(..., vector_dir=...)`` or kept by ``DatabaseIndex(...,
+        vector_dir=...)``). Step 1's dense top ``N`` is then an exact chunked scan of the
+        passage file instead of a paged scan of the stored passage vectors, and passages
+        stored without a vector are read from it. Same result. (A backend passed as
+        ``store`` brings its own.)
 
     Examples
     --------
@@ -159,9 +169,15 @@ class CypherAugmented:
 
     def __init__(self, store: Any, *, embedder: Embedder | None = None,
                  schema: CypherSchema | None = None,
-                 config: AugmentedConfig | None = None) -> None:
+                 config: AugmentedConfig | None = None,
+                 vectors: VectorFiles | str | os.PathLike[str] | None = None) -> None:
         if not isinstance(store, GraphBackend):
-            store = CypherBackend(store, embedder=embedder, schema=schema)
+            store = CypherBackend(store, embedder=embedder, schema=schema, vectors=vectors)
+        elif vectors is not None:
+            from kgpath.errors import ConfigError
+
+            raise ConfigError("vectors= is for a driver; a backend passed as store brings its "
+                              f"own (got {type(store).__name__} and vectors={vectors!r})")
         self.backend: PassageEntityStore = store.capability(PassageEntityStore)
         self._graph_backend = store
         self.embedder = embedder if embedder is not None else getattr(store, "embedder", None)

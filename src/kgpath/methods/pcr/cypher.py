@@ -5,9 +5,11 @@ PCR over a :class:`~kgpath.backends.cypher.CypherBackend`.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from kgpath.backends.cypher import CypherBackend, CypherDriver, CypherSchema
+from kgpath.backends.cypher.vectors import VectorFiles
 from kgpath.embeddings import Embedder
 from kgpath.methods.pcr.config import PCRConfig
 from kgpath.methods.pcr.retriever import PathConstrainedRetriever
@@ -38,6 +40,14 @@ class CypherPCR(PathConstrainedRetriever):
         corpus-wide statistics the database does not keep.
     page_size, max_cached_embeddings
         See :class:`~kgpath.backends.cypher.CypherBackend`.
+    vectors
+        Node (and passage) vector files beside the database
+        (:class:`~kgpath.backends.cypher.vectors.VectorFiles` or their directory, written by
+        ``load_graph(..., vector_dir=...)`` or kept by ``DatabaseIndex(...,
+        vector_dir=...)``): the global fallback of Section 3.5 (``fallback="global"``, or no
+        anchor) is an exact chunked scan of the file instead of a paged scan of the stored
+        vectors, and reached nodes without a stored vector are read from it instead of
+        embedded. Same result (``tests/test_falkordb_vector_sync.py``).
 
     Examples
     --------
@@ -64,10 +74,11 @@ class CypherPCR(PathConstrainedRetriever):
         config: PCRConfig | None = None,
         page_size: int = 20_000,
         max_cached_embeddings: int = 200_000,
+        vectors: VectorFiles | str | os.PathLike[str] | None = None,
     ) -> None:
         backend = CypherBackend(
             driver, embedder=embedder, schema=schema, page_size=page_size,
-            max_cached_embeddings=max_cached_embeddings,
+            max_cached_embeddings=max_cached_embeddings, vectors=vectors,
         )
         super().__init__(backend, config=config)
 
