@@ -348,7 +348,7 @@ class BackendNames:
             except ConfigError:  # the store keeps no entity key: look names up
                 self._by_key = False
             else:
-                ids = [r.node.id for r in sorted(recs.values(), key=lambda r: r.order)]
+                ids = [r.node.id for r in sorted(recs.values(), key=lambda r: cast(Any, r.order))]
                 return [k for k in map(b.node_by_id, ids) if k is not None]
         return [k for k in b.nodes_by_name(span) if entity_key(b.node(k).name or "") == key]
 

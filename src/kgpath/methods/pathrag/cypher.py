@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -300,7 +300,7 @@ class _MemoryTypedPushDown(NeighbourhoodPushDown):
         self, ids: Sequence[str], *, directed: bool, batch_size: int
     ) -> dict[str, tuple[Hashable, int]]:
         """``{id: (node index, distinct neighbours over the kept edges)}``."""
-        g, out = self.graph, {}
+        g, out = self.graph, cast(dict[str, tuple[Hashable, int]], {})
         for nid in ids:
             if nid in g:
                 nb = set(self.out.get(nid, ()))

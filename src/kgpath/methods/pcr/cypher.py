@@ -58,7 +58,7 @@ class CypherPCR(PathConstrainedRetriever):
     >>> drv = EmbeddedCypherDriver.open(os.path.join(tempfile.mkdtemp(), "db"))
     >>> schema = load_graph(drv, g)
     >>> pcr = CypherPCR(drv, embedder=HashingEmbedder(), schema=schema)
-    >>> sorted(pcr.retrieve("c", anchor="a").ids)
+    >>> sorted(pcr.retrieve("c", anchor="a", max_depth=2).ids)
     ['a', 'b', 'c']
     >>> drv.close()
     """
