@@ -17,7 +17,14 @@
   relation indicator from the rows' incident edges). Attribute-only constraints are not
   pushed down (keys inside the JSON): the nodes are paged through and checked.
 * **boost / off / filter fallback**: every base node is scored, as in memory, on keyset
-  pages in node order, each page keeping its top ``k`` (ties by node order).
+  pages in node order, each page keeping its top ``k`` (ties by node order). **With a node
+  vector file** (``CypherBackend(..., vectors=)``, :mod:`kgpath.backends.cypher.vectors`)
+  and no attribute type: the file's exact top ``k`` by base score (ties by row = node
+  order; layer nodes excluded) plus ``C+``, the nodes whose ``t(v)`` may be above 0 (typed
+  rows and involved relations' ends, fetched as the filter fetches them), in one block:
+  every node left out has ``k`` nodes ahead of it (:meth:`StoreAccess._file_block`), so
+  the top ``k`` of ``base + β·t(v)`` is exact (no node page crosses the wire).
+  Attribute types live in the JSON metadata: those still page through the nodes.
 * **routed communities** (a hierarchy on a large graph): the members, by id.
 * the **vectors** of those nodes (the stored ones, the same float32 dot product), the
   **edges at the hits** with their other ends, and the **cited passages**, by id.
@@ -33,6 +40,7 @@ scores need corpus statistics the database does not keep (:class:`ConfigError`).
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, cast
@@ -43,8 +51,9 @@ from kgpath.backends.base import GraphBackend
 from kgpath.backends.cypher import CypherBackend, CypherSchema, NodeRow
 from kgpath.backends.cypher.queries import expand_one_hop, fetch_nodes, node_page
 from kgpath.backends.cypher.schema import edge_from_row
+from kgpath.backends.cypher.vectors import VectorFile, VectorFiles
 from kgpath.embeddings import Embedder
-from kgpath.errors import ConfigError, EmptyGraphError
+from kgpath.errors import BackendError, ConfigError, EmptyGraphError
 from kgpath.graph import KnowledgeGraph, Node, Passage
 from kgpath.ingest.hierarchy import CommunityRouter, Hierarchy, is_layer_node
 from kgpath.ingest.schema import Schema
@@ -217,7 +226,7 @@ class StoreAccess:
             ids = sorted(self._relation_ends(None, types.relations))
             rows = self._keep(fetch_nodes(self.drv, self.s, ids).values(), job.cfg)
         else:  # attributes only: not pushed down (keys inside the JSON metadata)
-            rows = [k for b in self.scan(job, None, None) for k in b.keys]
+            rows = [k for page in self._pages(job.cfg) for k in page]
         if not rows:
             return [Block([], np.zeros(0, np.float32))]
         tm = self._affinity(rows, types)
@@ -226,7 +235,15 @@ class StoreAccess:
 
     def scan(self, job: TypedJob, scope: list[NodeRow] | None,
              types: InvolvedTypes | None) -> Iterator[Block]:
-        """Every candidate, page by page in node order, with ``t(v)`` when ``types``."""
+        """Every candidate, page by page in node order, with ``t(v)`` when ``types``.
+
+        With a node vector file (and no attribute type), one block instead: the nodes
+        that can make the top ``k`` (:meth:`_file_block`).
+        """
+        if scope is None and self._file() is not None and (
+                types is None or not types.attributes):
+            yield self._file_block(job, types)
+            return
         pages: Iterable[list[NodeRow]] = [scope] if scope is not None else self._pages(job.cfg)
         touch = None  # every node: one scan of the involved relations' edges, not per page
         if scope is None and types is not None and types.relations:
@@ -234,6 +251,50 @@ class StoreAccess:
         for rows in pages:
             if rows:
                 yield Block(rows, None if types is None else self._affinity(rows, types, touch))
+
+    def _file(self) -> VectorFile | None:
+        """The node vector file beside the database, if the backend has one."""
+        return None if self.b.vectors is None else self.b.vectors.nodes
+
+    def _file_block(self, job: TypedJob, types: InvolvedTypes | None) -> Block:
+        """The candidates that can reach the top ``k`` of ``base + β·t(v)``, in node order.
+
+        ``C+``: every node whose ``t(v)`` may be above 0 (the typed rows and the ends of
+        the involved relations' edges, as :meth:`filtered` fetches them); every other node
+        scores its base alone. ``T``: the top ``k`` base nodes of the vector file (exact
+        scores, ties by row = node order; fetched with as many more as there are layer
+        nodes, which the scope leaves out). A node ``x`` outside ``C+ ∪ T`` scores
+        ``base(x)``, and each of the ``k`` nodes of ``T`` scores at least its own base,
+        which is above ``base(x)`` or equal with an earlier node: so the top ``k`` of
+        ``C+ ∪ T`` is the top ``k`` of the whole scan.
+        """
+        vf, cfg = self._file(), job.cfg
+        assert vf is not None  # scan() checked
+        touch: set[str] | None = None
+        plus: list[NodeRow] = []
+        if types is not None and types.nodes:
+            plus += self._keep(self._typed_rows(types.nodes, embedding=False), cfg)
+        if types is not None and types.relations:
+            touch = self._relation_ends(None, types.relations)
+            plus += self._keep(fetch_nodes(self.drv, self.s, sorted(touch),
+                                           embedding=False).values(), cfg)
+        total = int(self._q(f"MATCH (n:{self.s.n}) RETURN count(n) AS c")[0]["c"])
+        if total != vf.count:
+            raise BackendError(
+                f"the vector file {str(vf.path)!r} has {vf.count} node rows but the database "
+                f"holds {total} nodes: rewrite it (write_vector_files) after changing the graph")
+        skipped = 0 if cfg.include_layer_nodes else total - self.base_count()
+        pos, _ = vf.top(job.qv, cfg.k + skipped)
+        ids = vf.ids(pos)
+        rows = fetch_nodes(self.drv, self.s, ids, embedding=False)
+        stale = [(i, int(p)) for p, i in zip(pos, ids)
+                 if i not in rows or rows[i].get("ord") is None or int(rows[i]["ord"]) != p]
+        if stale:
+            raise BackendError(f"the vector file {str(vf.path)!r} is stale: (id, row) "
+                               f"{stale[:5]!r} not in the database with that order")
+        keys = self._keep([*(k.row for k in plus), *(rows[i] for i in ids)], cfg)
+        keys = list({k.id: k for k in keys}.values())  # sorted by node order, once each
+        return Block(keys, None if types is None else self._affinity(keys, types, touch))
 
     def _pages(self, cfg: SchemaRetrieverConfig) -> Iterator[list[NodeRow]]:
         after: Any = None
@@ -246,15 +307,23 @@ class StoreAccess:
             if len(rows) < self.b.page_size:
                 return
 
-    def _typed_rows(self, wanted: Sequence[str]) -> list[dict[str, Any]]:
-        """Nodes typed as one of ``wanted``, plus those whose metadata may override (superset)."""
+    def _typed_rows(self, wanted: Sequence[str], *, embedding: bool | None = None
+                    ) -> list[dict[str, Any]]:
+        """Nodes typed as one of ``wanted``, plus those whose metadata may override (superset).
+
+        ``embedding``: return the stored vectors (default: unless a node vector file
+        serves them).
+        """
         s = self.s
         typ = s.prop("n", s.type_property) if s.type_property else None
         meta = s.prop("n", s.metadata_property) if s.metadata_property else None
         conds = [_may_override(meta, typ)]
         if typ is not None:
             conds.append(f"coalesce({typ} IN $labels, false)")
-        q = f"MATCH (n:{s.n}) WHERE {' OR '.join(conds)} RETURN {s.node_return('n')}"
+        if embedding is None:
+            embedding = self._file() is None
+        q = (f"MATCH (n:{s.n}) WHERE {' OR '.join(conds)} "
+             f"RETURN {s.node_return('n', embedding=embedding)}")
         return self._q(q, {"labels": self._labels("entity", wanted)})
 
     def _relation_ends(self, ids: Sequence[str] | None, wanted: Sequence[str]) -> set[str]:
@@ -353,9 +422,13 @@ class StoreAccess:
 
 
 class _NameCatalog:
-    """The store's node names, types and metadata in node order, read once on first use.
+    """The store's typed node names, types and metadata in node order, read once on first use.
 
-    What the LLM-free decomposition reads of a graph (it matches node names in questions).
+    What the LLM-free decomposition reads of a graph: it matches the names of nodes whose
+    type resolves in the schema (:class:`~kgpath.methods.schema.decompose._TypeDetector`
+    skips every other node), so only nodes with a non-empty ``type`` or a metadata that
+    may hold a ``"schema_type"`` are read (a superset; an untyped 10^6-node store reads
+    none instead of holding 10^6 nodes in the process).
     """
 
     def __init__(self, backend: CypherBackend) -> None:
@@ -379,10 +452,19 @@ class _NameCatalog:
                 ("name", s.name_property), ("type", s.type_property),
                 ("metadata", s.metadata_property)) if p is not None]
         ret = f"RETURN {', '.join(items)}, {key} AS page_key ORDER BY {key} LIMIT $limit"
+        typed = []
+        if s.type_property is not None:
+            typ = s.prop("n", s.type_property)
+            typed.append(f"coalesce({typ} <> '', false)")
+        if s.metadata_property is not None:
+            typed.append(f"coalesce({s.prop('n', s.metadata_property)} CONTAINS $st, false)")
+        if not typed:
+            return out
         while True:
-            where = "" if after is None else f"WHERE {key} > $after "
+            where = f"WHERE ({' OR '.join(typed)}) " + ("" if after is None else
+                                                        f"AND {key} > $after ")
             rows = self.b.driver.run(f"MATCH (n:{s.n}) {where}{ret}",
-                                     {"after": after, "limit": self.b.page_size})
+                                     {"after": after, "limit": self.b.page_size, "st": _ST})
             out += [NodeRow(r).node for r in rows]
             if len(rows) < self.b.page_size:
                 return out
@@ -416,6 +498,11 @@ class CypherSchemaRetriever(SchemaSteps):
         node names, read once (:meth:`refresh`).
     cypher_schema
         Where fields live (for a driver; default: what ``load_graph`` writes).
+    vectors
+        For a driver: the vector directory of ``CypherBackend(..., vectors=)`` (a backend
+        brings its own). Candidates are then scored from the node vector file, and a scan
+        of every node (boost / off / the filter's fallback) reads the file instead of
+        paging the nodes (see the module docstring).
 
     Raises
     ------
@@ -453,11 +540,13 @@ class CypherSchemaRetriever(SchemaSteps):
         decomposer: SchemaDecomposer | None = None,
         hierarchy: Hierarchy | None = None,
         cypher_schema: CypherSchema | None = None,
+        vectors: VectorFiles | str | os.PathLike[str] | None = None,
     ) -> None:
         if not isinstance(schema, Schema):
             raise ConfigError(f"schema must be a kgpath Schema, got {type(schema).__name__}")
         if not isinstance(store, GraphBackend):
-            store = CypherBackend(store, embedder=embedder, schema=cypher_schema)
+            store = CypherBackend(store, embedder=embedder, schema=cypher_schema,
+                                  vectors=vectors)
         if not isinstance(store, CypherBackend):
             raise ConfigError(
                 f"CypherSchemaRetriever needs a CypherBackend, got {type(store).__name__}; "
