@@ -368,3 +368,27 @@ def test_ties_in_the_vector_file_go_to_node_order(falkordb_driver, tmp_path):
                      ({"type_mode": "boost", "boost": 0.0}, first[:6]),
                      ({"type_mode": "boost"}, first[1::2][:6])):
         assert db.retrieve("same?", plan=plan, k=6, **ov).ids == want
+
+
+def test_graph_wide_facts_are_kept_until_refresh(falkordb_driver):
+    # type spellings, base count and metadata overrides: read once, read again by refresh()
+    g1, g2 = random_graph(1), random_graph(2)
+    i1, i2 = (GraphIndex(g, HashingEmbedder(dim=16)) for g in (g1, g2))
+    load_graph(falkordb_driver, i1)
+    db = CypherSchemaRetriever(falkordb_driver, schema=SCHEMA, embedder=i1.embedder)
+    plan = DecompositionPlan.from_questions("who?", ["who?"], {"nodes": ["Person", "Place"]},
+                                            schema=SCHEMA)
+    assert_same(SchemaGuidedRetriever(i1, schema=SCHEMA).retrieve("who?", plan=plan),
+                db.retrieve("who?", plan=plan))
+    queries = []
+    run = falkordb_driver.run
+    falkordb_driver.run = lambda q, p=None: queries.append(q) or run(q, p)
+    try:
+        db.retrieve("who?", plan=plan)
+    finally:
+        del falkordb_driver.run
+    assert queries and not any("DISTINCT" in q or "CONTAINS $layer" in q for q in queries)
+    load_graph(falkordb_driver, i2, replace=True)
+    db.refresh()
+    assert_same(SchemaGuidedRetriever(i2, schema=SCHEMA).retrieve("who?", plan=plan),
+                db.retrieve("who?", plan=plan))

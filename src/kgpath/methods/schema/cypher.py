@@ -31,7 +31,9 @@
 
 Graph-wide inputs: the schema and the hierarchy are the caller's, as in memory; the
 LLM-free decomposition matches node names, so it reads the store's node names and types
-once per retriever (:meth:`CypherSchemaRetriever.refresh` reads them again). Equal to the
+once per retriever, and so are the graph-wide facts a sub-question needs (the store's type
+spellings, its base-node count, the nodes whose metadata may override their type: a scan
+each); :meth:`CypherSchemaRetriever.refresh` reads them again. Equal to the
 in-memory retriever on the graph the database was loaded from (``load_graph``'s node and
 edge order break ties) for ``mode="vector"`` and a float32 vector index. BM25 and hybrid
 scores need corpus statistics the database does not keep (:class:`ConfigError`).
@@ -42,8 +44,8 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal, cast
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 
@@ -78,6 +80,8 @@ from kgpath.methods.schema.typed import (
 from kgpath.search.vector import VectorIndex
 
 __all__ = ["CypherSchemaRetriever", "StoreAccess"]
+
+T = TypeVar("T")
 
 _ST = '"schema_type"'
 _PARAMS = {"st": _ST, "st_null": '"schema_type": null', "st_empty": '"schema_type": ""',
@@ -118,22 +122,49 @@ class _MemberRouter(CommunityRouter):
         return list(ids), [(c.id, s) for c, s in routed]
 
 
+class _StoreFacts:
+    """Graph-wide facts, read by the first retrieval that needs them and then kept.
+
+    The store's type spellings (``DISTINCT``), its base-node count and the ids of the nodes
+    whose metadata may override their type: each a scan of the whole label, so read once
+    per retriever like the name catalog (:meth:`CypherSchemaRetriever.refresh` forgets
+    them), not once per question (at 10^5 nodes they cost ~100 ms a question).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: dict[Any, Any] = {}
+
+    def get(self, key: Any, compute: Callable[[], T]) -> T:
+        """The fact ``key``, computed on first use."""
+        with self._lock:
+            if key not in self._values:
+                self._values[key] = compute()
+            return cast(T, self._values[key])
+
+    def clear(self) -> None:
+        """Forget every fact."""
+        with self._lock:
+            self._values.clear()
+
+
 class StoreAccess:
     """:class:`~kgpath.methods.schema.typed.TypedAccess` over a Cypher store (one retrieval).
 
-    Built per retrieval on a bound backend (its ``call_trace`` counts the queries); the type
-    spellings, the base-node count and the fetched rows are shared by its sub-questions.
+    Built per retrieval on a bound backend (its ``call_trace`` counts the queries); the
+    fetched rows are shared by its sub-questions, the graph-wide facts (type spellings,
+    base-node count, nodes whose metadata may override their type) by the retriever's
+    retrievals (``facts``).
     """
 
     def __init__(self, backend: CypherBackend, schema: Schema,
-                 router: _MemberRouter | None = None) -> None:
+                 router: _MemberRouter | None = None, facts: _StoreFacts | None = None) -> None:
         self.b, self.schema, self.router = backend, schema, router
         self.s: CypherSchema = backend.schema
         self.drv = backend._run  # the bound view's counting driver
         self.rows: dict[str, NodeRow] = {}
         self._lock = threading.Lock()
-        self._vocab: dict[str, list[Any]] = {}
-        self._count: int | None = None
+        self.facts = facts if facts is not None else _StoreFacts()
 
     # -- small helpers
     def _q(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -159,26 +190,24 @@ class StoreAccess:
         return (1, 0, key.id)
 
     def base_count(self) -> int:
-        """Nodes that are not keyword/community layer nodes (exact; two queries, cached)."""
-        with self._lock:
-            if self._count is None:
-                s = self.s
-                total = int(self._q(f"MATCH (n:{s.n}) RETURN count(n) AS c")[0]["c"])
-                layer = 0
-                if s.metadata_property is not None:
-                    meta = s.prop("n", s.metadata_property)
-                    rows = self._q(f"MATCH (n:{s.n}) WHERE {meta} CONTAINS $layer "
-                                   f"RETURN {s.node_return('n', embedding=False)}")
-                    layer = sum(is_layer_node(NodeRow(r).node.metadata) for r in rows)
-                self._count = total - layer
-            return self._count
+        """Nodes that are not keyword/community layer nodes (exact; two queries, kept)."""
+        return self.facts.get("base_count", self._base_count)
+
+    def _base_count(self) -> int:
+        s = self.s
+        total = int(self._q(f"MATCH (n:{s.n}) RETURN count(n) AS c")[0]["c"])
+        layer = 0
+        if s.metadata_property is not None:
+            meta = s.prop("n", s.metadata_property)
+            rows = self._q(f"MATCH (n:{s.n}) WHERE {meta} CONTAINS $layer "
+                           f"RETURN {s.node_return('n', embedding=False)}")
+            layer = sum(is_layer_node(NodeRow(r).node.metadata) for r in rows)
+        return total - layer
 
     def _labels(self, kind: Literal["entity", "relation"], wanted: Sequence[str]) -> list[Any]:
         """The store's raw spellings of the ``wanted`` types (one DISTINCT query per kind)."""
-        with self._lock:
-            if kind not in self._vocab:
-                self._vocab[kind] = self._distinct(kind)
-        return [x for x in self._vocab[kind] if self.schema.resolve(kind, str(x)) in wanted]
+        vocab = self.facts.get(("vocab", kind), lambda: self._distinct(kind))
+        return [x for x in vocab if self.schema.resolve(kind, str(x)) in wanted]
 
     def _distinct(self, kind: str) -> list[Any]:
         s = self.s
@@ -316,15 +345,28 @@ class StoreAccess:
         """
         s = self.s
         typ = s.prop("n", s.type_property) if s.type_property else None
-        meta = s.prop("n", s.metadata_property) if s.metadata_property else None
-        conds = [_may_override(meta, typ)]
-        if typ is not None:
-            conds.append(f"coalesce({typ} IN $labels, false)")
         if embedding is None:
             embedding = self._file() is None
-        q = (f"MATCH (n:{s.n}) WHERE {' OR '.join(conds)} "
-             f"RETURN {s.node_return('n', embedding=embedding)}")
-        return self._q(q, {"labels": self._labels("entity", wanted)})
+        labels = self._labels("entity", wanted)
+        rows: dict[str, dict[str, Any]] = {}
+        if typ is not None and labels:
+            q = (f"MATCH (n:{s.n}) WHERE coalesce({typ} IN $labels, false) "
+                 f"RETURN {s.node_return('n', embedding=embedding)}")
+            rows.update((r["id"], r) for r in self._q(q, {"labels": labels}))
+        others = [i for i in self.facts.get("override_ids", self._override_ids)
+                  if i not in rows]
+        rows.update(fetch_nodes(self.drv, s, others, embedding=embedding))
+        return list(rows.values())
+
+    def _override_ids(self) -> list[str]:
+        """Ids of the nodes whose metadata may override their type (one scan, kept)."""
+        s = self.s
+        if s.metadata_property is None:
+            return []
+        typ = s.prop("n", s.type_property) if s.type_property else None
+        cond = _may_override(s.prop("n", s.metadata_property), typ)
+        return [str(r["id"]) for r in self._q(
+            f"MATCH (n:{s.n}) WHERE {cond} RETURN {s.prop('n', s.id_property)} AS id")]
 
     def _relation_ends(self, ids: Sequence[str] | None, wanted: Sequence[str]) -> set[str]:
         """Ids (among ``ids``, or all) of nodes at an edge whose relation type is wanted.
@@ -555,6 +597,7 @@ class CypherSchemaRetriever(SchemaSteps):
         self.schema = schema
         self.config = config or SchemaRetrieverConfig()
         self.catalog = _NameCatalog(store)
+        self.facts = _StoreFacts()
         self.decomposer = decomposer or SchemaDecomposer(
             schema, llm, graph=self.catalog,  # type: ignore[arg-type]  # reads .nodes only
             max_sub_questions=self.config.max_sub_questions)
@@ -563,8 +606,10 @@ class CypherSchemaRetriever(SchemaSteps):
         self._lock = threading.Lock()
 
     def refresh(self) -> None:
-        """Read the store's node names again (after the database changed)."""
+        """Read the store's node names and graph-wide facts again (after the database
+        changed): type spellings, base-node count, nodes whose metadata may override."""
         self.catalog.clear()
+        self.facts.clear()
         if self.decomposer.graph is self.catalog:
             self.decomposer._detector = None
 
@@ -578,7 +623,7 @@ class CypherSchemaRetriever(SchemaSteps):
 
     def _access(self, cfg: SchemaRetrieverConfig) -> StoreAccess:
         """One retrieval's access; routes through the hierarchy on a large enough graph."""
-        access = StoreAccess(self.backend.bind(), self.schema)
+        access = StoreAccess(self.backend.bind(), self.schema, facts=self.facts)
         if self.hierarchy is not None and access.base_count() >= cfg.route_min_nodes:
             with self._lock:
                 if self._router is None:
