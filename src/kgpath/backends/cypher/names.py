@@ -58,7 +58,7 @@ _EXT = ("tok", "toff", "post", "poff", "ids", "ioff")
 
 
 def name_tokens(text: str) -> list[str]:
-    """``Tok(text)``: lower-cased ``\\w+`` tokens (the tokenizer of C2RAG's Eq. 3).
+    r"""``Tok(text)``: lower-cased ``\w+`` tokens (the tokenizer of C2RAG's Eq. 3).
 
     Examples
     --------

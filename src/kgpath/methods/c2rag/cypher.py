@@ -178,8 +178,11 @@ class StoreAccess(GraphAccess):
         return token if self.shared.names is not None else needle(token)
 
     def _nodes_matching(self, toks: Iterable[str]) -> list[NodeRef]:
-        """Every node sharing a token with ``toks`` (name index), or whose ``name_key``
-        contains a needle of them (scan); one query either way."""
+        """The nodes named by ``toks``: by the name index or the scan (one query either way).
+
+        Index: every node sharing a token with ``toks``; scan: every node whose
+        ``name_key`` contains a needle of them.
+        """
         needles = {self._key(t) for t in toks}
         todo = sorted(n for n in needles if n not in self._by_needle)
         if todo and self.shared.names is not None:

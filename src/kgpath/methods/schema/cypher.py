@@ -487,7 +487,8 @@ class _NameCatalog:
             return self._nodes
 
     def _read(self) -> list[Node]:
-        s, out, after = self.b.schema, [], None
+        s, after = self.b.schema, None
+        out: list[Node] = []
         key = s.prop("n", s.order_property or s.id_property)
         items = [f"{s.prop('n', s.id_property)} AS id"] + [
             f"{s.prop('n', p)} AS {a}" for a, p in (
@@ -606,8 +607,10 @@ class CypherSchemaRetriever(SchemaSteps):
         self._lock = threading.Lock()
 
     def refresh(self) -> None:
-        """Read the store's node names and graph-wide facts again (after the database
-        changed): type spellings, base-node count, nodes whose metadata may override."""
+        """Read the store's node names and graph-wide facts again (after the database changed).
+
+        The facts: type spellings, base-node count, nodes whose metadata may override.
+        """
         self.catalog.clear()
         self.facts.clear()
         if self.decomposer.graph is self.catalog:
