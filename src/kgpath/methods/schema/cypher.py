@@ -25,6 +25,10 @@
   every node left out has ``k`` nodes ahead of it (:meth:`StoreAccess._file_block`), so
   the top ``k`` of ``base + β·t(v)`` is exact (no node page crosses the wire).
   Attribute types live in the JSON metadata: those still page through the nodes.
+  Measured (``benchmarks/bench_graphdb.py --scale``, boost mode, an untyped generated
+  graph): 10^5 nodes p50 17 / p95 40 ms (paged instead: 6.4 s, that database holding no
+  vectors); 10^6 nodes / 10^7 edges p50 76 / p95 142 ms, peak RSS 78 MB (the first typed
+  question also reads the graph-wide facts: 1.3 s once).
 * **routed communities** (a hierarchy on a large graph): the members, by id.
 * the **vectors** of those nodes (the stored ones, the same float32 dot product), the
   **edges at the hits** with their other ends, and the **cited passages**, by id.
