@@ -14,7 +14,9 @@
   *may* override (a ``"schema_type"`` key other than one equal to the own type, null or
   empty) come too: a superset, then every row is checked by the in-memory rules
   (:func:`~kgpath.methods.schema.typed.node_schema_type`, layer nodes, attributes, the
-  relation indicator from the rows' incident edges). Attribute-only constraints are not
+  relation indicator from the rows' incident edges, or, when the rows are over a tenth of
+  the graph, from one scan of the involved relations' edges: HotpotQA-100, filter mode,
+  p50 2.7 s -> 1.2 s, 0.8 s with a vector file). Attribute-only constraints are not
   pushed down (keys inside the JSON): the nodes are paged through and checked.
 * **boost / off / filter fallback**: every base node is scored, as in memory, on keyset
   pages in node order, each page keeping its top ``k`` (ties by node order). **With a node
@@ -262,7 +264,10 @@ class StoreAccess:
             rows = [k for page in self._pages(job.cfg) for k in page]
         if not rows:
             return [Block([], np.zeros(0, np.float32))]
-        tm = self._affinity(rows, types)
+        touch = None  # the edges at many candidates: one scan of the involved relations'
+        if types.relations and 10 * len(rows) > self.base_count():  # edges instead (exact)
+            touch = self._relation_ends(None, types.relations)
+        tm = self._affinity(rows, types, touch)
         keep = full_match(tm)
         return [Block([k for k, m in zip(rows, keep, strict=True) if m], tm[keep])]
 
