@@ -34,6 +34,23 @@ def test_c2rag_embedded_cypher_equals_in_memory(tmp_path) -> None:
         drv.close()
 
 
+def test_c2rag_embedded_cypher_name_index_equals_in_memory(tmp_path) -> None:
+    # the name token index and vector files on the embedded engine (its id lookup)
+    drv = EmbeddedCypherDriver.open(tmp_path / "db")
+    try:
+        index = GraphIndex(load_demo_kg(), HashingEmbedder(64))
+        schema = load_graph(drv, index, vector_dir=tmp_path / "v")
+        db = CypherC2RAG(drv, embedder=index.embedder, schema=schema, vectors=tmp_path / "v")
+        assert db._access.shared.names is not None
+        mem = ConstraintCheckedRetriever(index)
+        for q in demo_questions():
+            for plan in (q["plan"], None):
+                assert_same(mem.retrieve(q["query"], plan=plan),
+                            db.retrieve(q["query"], plan=plan))
+    finally:
+        drv.close()
+
+
 def test_name_token_index_equals_brute_force(tmp_path) -> None:
     # postings == the nodes whose Tok(name) holds the token (C2RAG's tokenizer), any unicode
     import random

@@ -31,7 +31,8 @@ is not exact. The file costs ~1 s to write for 10^6 names and is read like the v
 Staleness: like the vector files, the index describes the database at write time. A reader
 checks the node count, and that every returned node still has its order and the token in
 its name (:class:`~kgpath.errors.BackendError` otherwise; rewrite with
-:func:`write_name_tokens`).
+:func:`write_name_tokens`). Not detected: a node renamed (count unchanged) to a name with a
+token the index does not list for it is not found by that token until the rewrite.
 """
 
 from __future__ import annotations
