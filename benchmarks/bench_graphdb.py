@@ -331,14 +331,17 @@ def passage_text(j: int, n: int) -> str:
 
 
 def write_scale_vectors(directory: Path, n: int, emb: Any) -> float:
-    """Node and passage vectors (``emb``, float32) into vector files; returns seconds."""
+    """Node and passage vectors (``emb``, float32) into vector files, and the node names'
+    token index (:mod:`kgpath.backends.cypher.names`); returns seconds."""
+    from kgpath.backends.cypher.names import NameTokenWriter
     from kgpath.backends.cypher.vectors import VectorFileWriter
 
     t0 = time.perf_counter()
-    with VectorFileWriter(directory, "nodes", DIM_SCALE) as w:
+    with VectorFileWriter(directory, "nodes", DIM_SCALE) as w, NameTokenWriter(directory) as nw:
         for a in range(0, n, 50_000):
             ids = [f"n{i}" for i in range(a, min(n, a + 50_000))]
             w.append(ids, emb.embed_passages(ids))
+            nw.append(ids, ids)  # node n<i> is named n<i>
     n_p = (n + 3) // 4
     with VectorFileWriter(directory, "passages", DIM_SCALE) as w:
         for a in range(0, n_p, 50_000):
@@ -363,6 +366,8 @@ def scale_questions(n: int, count: int, seed: int) -> list[tuple[str, str | None
 DB_METHODS: dict[str, Callable[[Any], Any]] = {
     "pcr": lambda b: _pcr(b),
     "augmented": lambda b: _augmented(b),
+    "c2rag": lambda b: _c2rag(b),
+    "schema": lambda b: _schema(b),
 }
 #: name -> builder(GraphIndex) of the in-memory retriever compared with ``DB_METHODS[name]``.
 MEMORY_METHODS: dict[str, Callable[[Any], Any]] = {
@@ -655,6 +660,41 @@ def main(argv: list[str] | None = None) -> int:
           "process; FalkorDB: one query per BFS level plus 2, over TCP on localhost. The "
           "databases' advantage is that the graph need not fit in this process.)")
     return 0 if all_equal else 1
+
+
+
+def _c2rag(backend: Any) -> Any:
+    """C2RAG, LLM-free (the fallback plan from the names in the question, 3.2): names
+    through the name token index beside the database, recovery from the passage file."""
+    from kgpath.methods.c2rag.cypher import CypherC2RAG
+
+    return _EvidenceHits(CypherC2RAG(backend))
+
+
+def _schema(backend: Any) -> Any:
+    """Schema-guided retrieval in boost mode over a two-type schema: the generated graph is
+    untyped (``scale_rows`` unchanged), the questions "... about topic ..." name the type
+    ``Topic`` and "question" names ``Question``, so half the sub-questions boost (typed
+    rows pushed down, none found) and all score every node from the node vector file."""
+    from kgpath.ingest.schema import Schema
+    from kgpath.methods.schema import CypherSchemaRetriever, SchemaRetrieverConfig
+
+    schema = Schema(entities=["Topic", "Question"],
+                    relations=[("Topic", r, "Topic") for r in REL])
+    return _EvidenceHits(CypherSchemaRetriever(
+        backend, schema=schema, config=SchemaRetrieverConfig(type_mode="boost")))
+
+
+class _EvidenceHits:
+    """``retrieve(q)`` whose ``hits`` are the result's evidence (for :func:`time_methods`:
+    C2RAG and schema results have no ``hits``; the evidence is what a caller reads)."""
+
+    def __init__(self, retriever: Any) -> None:
+        self.retriever = retriever
+
+    def retrieve(self, question: str) -> Any:
+        res = self.retriever.retrieve(question)
+        return argparse.Namespace(hits=res.evidence(), result=res)
 
 
 if __name__ == "__main__":

@@ -78,12 +78,33 @@ def assert_same(a: C2RAGResult, b: C2RAGResult) -> None:
         close(evidence_rows(plain, output), evidence_rows(b, output), output)
 
 
-def pair(driver: Any, g: KnowledgeGraph, **kw: Any) -> tuple[Any, Any]:
+def pair(driver: Any, g: KnowledgeGraph, vector_dir: Any = None, **kw: Any) -> tuple[Any, Any]:
+    """In-memory and database retrievers; ``vector_dir``: with vector files and name index."""
     index = GraphIndex(g, HashingEmbedder(64))
-    schema = load_graph(driver, index, replace=True)
+    schema = load_graph(driver, index, replace=True, vector_dir=vector_dir)
     mem = ConstraintCheckedRetriever(index, **kw)
-    db = CypherC2RAG(CypherBackend(driver, embedder=index.embedder, schema=schema), **kw)
+    db = CypherC2RAG(CypherBackend(driver, embedder=index.embedder, schema=schema,
+                                   vectors=vector_dir), **kw)
+    assert (db._access.shared.names is not None) == (vector_dir is not None)
     return mem, db
+
+
+class Recorder:
+    """Wraps a driver's ``run`` to keep the query texts."""
+
+    def __init__(self, driver: Any) -> None:
+        self.driver, self.queries = driver, []
+        self._run = driver.run
+
+    def __enter__(self) -> Recorder:
+        def run(query: str, params: Any = None) -> Any:
+            self.queries.append(query)
+            return self._run(query, params)
+        self.driver.run = run
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        del self.driver.run
 
 
 def test_c2rag_demo_kg_equals_in_memory(falkordb_driver):
@@ -139,13 +160,14 @@ NAMES = ["Paris", "paris", "PARIS", "Paris France", "Marie Curie", "Curie", "Cur
 RELATIONS = ["born in", "worked at", "discovered", "married", "located in", "near", ""]
 
 
-def random_graph(seed: int) -> KnowledgeGraph:
+def random_graph(seed: int, dup: float = 0.2) -> KnowledgeGraph:
+    """``dup``: the chance that a passage repeats an earlier text (tied Eq. 11 scores)."""
     rnd = random.Random(seed)
     g = KnowledgeGraph()
     n_pass = rnd.randint(3, 25)
     texts: list[str] = []
     for i in range(n_pass):
-        if texts and rnd.random() < 0.2:
+        if texts and rnd.random() < dup:
             text = rnd.choice(texts)  # a duplicate text: tied Eq. 11 scores
         else:
             text = " ".join(rnd.sample(NAMES, 2) + rnd.sample(RELATIONS[:-1], 1)) + "."
@@ -226,3 +248,82 @@ def test_c2rag_store_refuses_what_it_cannot_push_down(falkordb_driver):
     mem, db = pair(falkordb_driver, load_demo_kg())
     with pytest.raises(ConfigError, match="recovery_scope"):
         db.retrieve("Who wrote Fahrenheit 451?", recovery_scope="anchor")
+
+
+def random_queries(rnd: random.Random, n: int = 3) -> list[tuple[str, Any, dict[str, Any]]]:
+    out = []
+    for _ in range(n):
+        words = rnd.sample(NAMES, 2) + rnd.sample(RELATIONS[:-1], 1) + ["what", "the"]
+        rnd.shuffle(words)
+        cfg = dataclasses.asdict(rnd.choice(CONFIGS))
+        out += [(" ".join(words) + "?", plan, cfg) for plan in (None, random_plan(rnd))]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_c2rag_name_index_and_vector_files_equal_in_memory(falkordb_driver, tmp_path, seed):
+    # the name token index instead of the CONTAINS scan, recovery from the passage file.
+    # Distinct passage texts: in memory a BLAS matmul may score equal vectors 1 ulp apart
+    # (kgpath.backends.cypher.vectors), so duplicate texts are compared database to
+    # database below.
+    mem, db = pair(falkordb_driver, random_graph(seed, dup=0.0), vector_dir=tmp_path / "v")
+    with Recorder(falkordb_driver) as rec:
+        for query, plan, cfg in random_queries(random.Random(2000 + seed)):
+            assert_same(mem.retrieve(query, plan=plan, **cfg),
+                        db.retrieve(query, plan=plan, **cfg))
+    assert rec.queries and not any("CONTAINS" in q for q in rec.queries)
+
+
+def strip(res: C2RAGResult) -> dict[str, Any]:
+    trace = {k: v for k, v in res.trace.items() if k not in ("backend", "seconds", "queries")}
+    return {"trace": trace, "bindings": res.bindings, "blocks": res.blocks,
+            "evidence": evidence_rows(res, "native")}
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_c2rag_name_index_equals_the_scan(falkordb_driver, tmp_path, seed):
+    # with duplicate passage texts (ties): index + vector files == scan + stored vectors
+    g = random_graph(seed)
+    index = GraphIndex(g, HashingEmbedder(64))
+    schema = load_graph(falkordb_driver, index, replace=True, vector_dir=tmp_path / "v")
+    scan = CypherC2RAG(CypherBackend(falkordb_driver, embedder=index.embedder, schema=schema))
+    fast = CypherC2RAG(falkordb_driver, embedder=index.embedder, schema=schema,
+                       vectors=tmp_path / "v")
+    for query, plan, cfg in random_queries(random.Random(3000 + seed)):
+        a, b = scan.retrieve(query, plan=plan, **cfg), fast.retrieve(query, plan=plan, **cfg)
+        assert b.plan == a.plan
+        close(strip(a), strip(b))
+
+
+def test_c2rag_name_index_demo_and_sigma_names(falkordb_driver, tmp_path):
+    mem, db = pair(falkordb_driver, load_demo_kg(), vector_dir=tmp_path / "demo")
+    for q in demo_questions():
+        for plan in (q["plan"], None):
+            assert_same(mem.retrieve(q["query"], plan=plan), db.retrieve(q["query"], plan=plan))
+    g = KnowledgeGraph.from_triples([("ΟΔΟΣ'Α", "located in", "Lyon"), ("Lyon", "near", "ΑΣ")],
+                                    passages={"p": "ΟΔΟΣ'Α is in Lyon."},
+                                    provenance=[["p"], ["p"]])
+    mem, db = pair(falkordb_driver, g, vector_dir=tmp_path / "sigma")
+    plan = {"constraints": [{"head": "ΟΔΟΣ", "relation": "located in", "tail": "?c"}]}
+    anchored = 0
+    for q, p in [("Where is ΟΔΟΣ'Α located?", None), ("What is near ΑΣ?", None),
+                 ("Where is it located?", plan)]:
+        a = mem.retrieve(q, plan=p)
+        assert_same(a, db.retrieve(q, plan=p))
+        anchored += bool(a.hops[0].anchors)
+    assert anchored == 3
+
+
+def test_c2rag_stale_name_index_raises(falkordb_driver, tmp_path):
+    from kgpath.errors import BackendError
+
+    _, db = pair(falkordb_driver, load_demo_kg(), vector_dir=tmp_path / "v")
+    q = demo_questions()[0]["query"]
+    db.retrieve(q)
+    falkordb_driver.run("MATCH (n:KgNode) WHERE n.idx = 0 SET n.name = 'zzz renamed'", {})
+    first = load_demo_kg().node_at(0).name
+    with pytest.raises(BackendError, match="stale"):
+        db.retrieve(f"Who is {first}?")
+    falkordb_driver.run("CREATE (:KgNode {id: 'new', name: 'new', idx: 999})", {})
+    with pytest.raises(BackendError, match="rewrite it"):
+        db.retrieve("Who is new?")

@@ -301,3 +301,94 @@ def test_ties_across_pages_go_to_node_order(falkordb_driver):
         got = db.retrieve("same?", plan=plan, k=6, **ov)
         assert got.ids == want
         assert_same(mem.retrieve("same?", plan=plan, k=6, **ov), got)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_typed_graphs_with_vector_files_equal_in_memory(falkordb_driver, tmp_path, seed):
+    # candidates scored from the node vector file; boost / off / fallback scans read the
+    # file's top k + |C+| instead of paging every node
+    g = random_graph(seed)
+    index = GraphIndex(g, HashingEmbedder(dim=16))
+    load_graph(falkordb_driver, index, vector_dir=tmp_path, embeddings=False)
+    mem = SchemaGuidedRetriever(index, schema=SCHEMA)
+    db = CypherSchemaRetriever(falkordb_driver, schema=SCHEMA, embedder=index.embedder,
+                               vectors=tmp_path)
+    assert db.backend.vectors is not None
+    rnd = random.Random(seed)  # the plans of the test above (stored vectors)
+    for _ in range(20):
+        q = rnd.choice(["alpha born", "person made river", "gamma place", "delta"])
+        plan, ov = random_plan(rnd, q), random_config(rnd)
+        assert_same(mem.retrieve(q, plan=plan, **ov), db.retrieve(q, plan=plan, **ov))
+    q = "Who was born in a place and what did a person make?"
+    assert_same(mem.retrieve(q), db.retrieve(q))
+
+
+def test_vector_file_scan_reads_only_the_top(falkordb_driver, tmp_path):
+    g = KnowledgeGraph()
+    for i in range(300):
+        g.add_node(f"t{i:03d}", name=f"thing {i}", text=f"a thing number {i % 7}",
+                   type=["Thing Type", None][i % 2])
+    g.add_node("ann", name="Ann", text="a person", type="Person")
+    g.add_node("bob", name="Bob", text="a thing number 3", type="Thing Type",
+               metadata={"schema_type": "human"})
+    for j in range(8):  # layer nodes naming the question: the file's top rows
+        g.add_node(f"kw{j}", name="thing 3", text="thing 3", metadata={"layer": "keyword"})
+    g.add_edge("ann", "t001", relation="made")
+    index = GraphIndex(g, HashingEmbedder(dim=16))
+    load_graph(falkordb_driver, index, vector_dir=tmp_path)
+    mem = SchemaGuidedRetriever(index, schema=SCHEMA)
+    db = CypherSchemaRetriever(CypherBackend(falkordb_driver, embedder=index.embedder,
+                                             vectors=tmp_path), schema=SCHEMA)
+    plans = [DecompositionPlan.from_questions("thing 3?", ["thing 3?"], t, schema=SCHEMA)
+             for t in ({"nodes": ["Person"]}, {"relations": ["made"]}, {}, {"nodes": ["Place"]})]
+    for plan in plans:
+        for ov in ({"type_mode": "boost", "boost": 0.5}, {"type_mode": "off"}, {},
+                   {"include_layer_nodes": True, "k": 3}):
+            cfg = db._config(ov)
+            access = db._access(cfg)
+            sq = plan.sub_questions[0]
+            retrieve_typed(access, 0, sq, db.backend.embed_query(sq.text), cfg)
+            assert len(access.rows) < 40  # not the 310 nodes
+            assert_same(mem.retrieve("thing 3?", plan=plan, **ov),
+                        db.retrieve("thing 3?", plan=plan, **ov))
+
+
+def test_ties_in_the_vector_file_go_to_node_order(falkordb_driver, tmp_path):
+    g = KnowledgeGraph()
+    for i in range(30):
+        g.add_node(f"x{29 - i:02d}", name="same", text="same text",
+                   type=["Person", "Place"][i % 2])
+    index = GraphIndex(g, HashingEmbedder(dim=16))
+    load_graph(falkordb_driver, index, vector_dir=tmp_path, embeddings=False)
+    db = CypherSchemaRetriever(falkordb_driver, schema=SCHEMA, embedder=index.embedder,
+                               vectors=tmp_path)
+    plan = DecompositionPlan.from_questions("same?", ["same?"], {"nodes": ["Place"]})
+    first = [f"x{29 - i:02d}" for i in range(30)]
+    for ov, want in (({"type_mode": "off"}, first[:6]),
+                     ({"type_mode": "boost", "boost": 0.0}, first[:6]),
+                     ({"type_mode": "boost"}, first[1::2][:6])):
+        assert db.retrieve("same?", plan=plan, k=6, **ov).ids == want
+
+
+def test_graph_wide_facts_are_kept_until_refresh(falkordb_driver):
+    # type spellings, base count and metadata overrides: read once, read again by refresh()
+    g1, g2 = random_graph(1), random_graph(2)
+    i1, i2 = (GraphIndex(g, HashingEmbedder(dim=16)) for g in (g1, g2))
+    load_graph(falkordb_driver, i1)
+    db = CypherSchemaRetriever(falkordb_driver, schema=SCHEMA, embedder=i1.embedder)
+    plan = DecompositionPlan.from_questions("who?", ["who?"], {"nodes": ["Person", "Place"]},
+                                            schema=SCHEMA)
+    assert_same(SchemaGuidedRetriever(i1, schema=SCHEMA).retrieve("who?", plan=plan),
+                db.retrieve("who?", plan=plan))
+    queries = []
+    run = falkordb_driver.run
+    falkordb_driver.run = lambda q, p=None: queries.append(q) or run(q, p)
+    try:
+        db.retrieve("who?", plan=plan)
+    finally:
+        del falkordb_driver.run
+    assert queries and not any("DISTINCT" in q or "CONTAINS $layer" in q for q in queries)
+    load_graph(falkordb_driver, i2, replace=True)
+    db.refresh()
+    assert_same(SchemaGuidedRetriever(i2, schema=SCHEMA).retrieve("who?", plan=plan),
+                db.retrieve("who?", plan=plan))

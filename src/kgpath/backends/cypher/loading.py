@@ -76,7 +76,8 @@ def load_graph(
     vector_dir
         Also write the node and passage vectors there
         (:func:`~kgpath.backends.cypher.vectors.write_vector_files`, rows in node / passage
-        order) for ``CypherBackend(..., vectors=vector_dir)``; independent of
+        order) for ``CypherBackend(..., vectors=vector_dir)``, and the node names' token
+        index (:func:`~kgpath.backends.cypher.names.write_name_tokens`); independent of
         ``embeddings`` (pass ``embeddings=False`` to keep them out of the database).
     """
     drv = as_cypher_driver(driver)
@@ -238,9 +239,11 @@ def passage_matrix(graph: KnowledgeGraph | GraphIndex) -> dict[str, np.ndarray] 
 
 def _write_vectors(directory: str | os.PathLike[str], graph: KnowledgeGraph | GraphIndex,
                    g: KnowledgeGraph) -> None:
-    """Node vectors in node order and passage vectors in passage order, beside the database."""
+    """Node vectors in node order, passage vectors in passage order, the name token index."""
+    from kgpath.backends.cypher.names import write_name_tokens
     from kgpath.backends.cypher.vectors import write_vector_files
 
+    write_name_tokens(directory, [n.id for n in g.nodes], [n.name for n in g.nodes])
     pv = passage_matrix(graph)
     pids = [p for p in g.passages if pv is not None and p in pv]
     write_vector_files(

