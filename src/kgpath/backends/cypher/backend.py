@@ -67,6 +67,7 @@ from kgpath.backends.cypher.queries import (
     node_page,
     node_row,
     order_and_degree,
+    parent_edges,
     passage_orders,
     passage_page,
     reachable_hops,
@@ -269,7 +270,7 @@ class CypherBackend(
         """Eq. (1) pushed down, then the in-memory BFS tree rebuilt from the region's edges."""
         drv, s, aid = self._run, self.schema, anchor.id
         hops = reachable_hops(drv, s, aid, max_depth=max_depth, direction=direction)
-        steps = _parent_edges(drv, s, hops, direction)
+        steps = parent_edges(drv, s, hops, direction)
         order, parent = bfs_order(aid, hops, steps, direction=direction)
         rows = fetch_nodes(drv, s, order[1:])
         rows[aid] = dict(anchor.row)
@@ -549,28 +550,6 @@ class CypherBackend(
         """Every node whose entity key is one of ``keys`` (one query per 10^4 keys)."""
         return {r["id"]: EntityRecord(node_from_row(r), self._order_key(r))
                 for r in rows_by_entity_key(self._run, self.schema, list(keys))}
-
-
-def _parent_edges(drv: Any, s: CypherSchema, hops: Mapping[str, int],
-                  direction: Direction) -> list[Step]:
-    """The region's edges that can be BFS parent edges, as forward :class:`Step` objects.
-
-    A parent edge joins levels ``h`` and ``h + 1``, so the deepest level ``D`` never needs
-    its own edges expanded (a hub there would send all of them): the out-edges of the
-    levels below ``D`` inside the region, and for ``"in"``/``"both"`` the edges from level
-    ``D`` into them (their in-edges from level-``D`` nodes). Same edges as expanding the whole
-    region and filtering (:func:`~kgpath.backends.cypher.queries.bfs_order` ignores the rest).
-    """
-    if len(hops) < 2:
-        return []
-    deepest = max(hops.values())
-    inner = [i for i, h in hops.items() if h < deepest]
-    steps = expand_one_hop(drv, s, inner, direction="out", within=hops)
-    if direction in ("in", "both"):
-        deep = [i for i, h in hops.items() if h == deepest]
-        steps += [Step(st.neighbour, st.node, None, True, st.edge_order, st.row)
-                  for st in expand_one_hop(drv, s, inner, direction="in", within=deep)]
-    return steps
 
 
 def _check_rows(vf: VectorFile, pos: np.ndarray, ids: Sequence[str],

@@ -59,8 +59,7 @@ def load_graph(
 
     Node ``idx`` and edge ``rank`` properties record the graph's node and edge indices so
     that a query over :class:`~kgpath.backends.cypher.CypherBackend` breaks ties exactly as
-    over the in-memory graph;
-    the graph's passages go to ``schema.passage_label`` nodes (when it is set).
+    in memory; passages go to ``schema.passage_label`` nodes (when it is set).
 
     Parameters
     ----------
@@ -71,22 +70,17 @@ def load_graph(
     embeddings
         Store node embeddings (when the graph has them for every node).
     replace
-        Delete existing nodes of ``schema.node_label`` (and passages) first; otherwise a
-        non-empty target raises :class:`ConfigError`.
+        Delete existing nodes of ``schema.node_label`` (and passages) first; else a
+        non-empty target is a :class:`ConfigError`.
     vector_dir
-        Also write the node and passage vectors there
-        (:func:`~kgpath.backends.cypher.vectors.write_vector_files`, rows in node / passage
-        order) for ``CypherBackend(..., vectors=vector_dir)``, and the node names' token
-        index (:func:`~kgpath.backends.cypher.names.write_name_tokens`); independent of
-        ``embeddings`` (pass ``embeddings=False`` to keep them out of the database).
+        Also write the node and passage vectors there (rows in node / passage order;
+        :mod:`~kgpath.backends.cypher.vectors`) for ``CypherBackend(..., vectors=)``, and
+        the names' token index (:mod:`~kgpath.backends.cypher.names`); independent of
+        ``embeddings`` (``embeddings=False`` keeps vectors out of the database).
     """
     drv = as_cypher_driver(driver)
     s = schema or CypherSchema()
-    if isinstance(graph, GraphIndex):
-        graph.build()
-        g = graph.graph
-    else:
-        g = graph
+    g = graph.build().graph if isinstance(graph, GraphIndex) else graph
     if len(g) == 0:
         raise EmptyGraphError("cannot load an empty graph into the database")
     pvec = passage_matrix(graph) if embeddings and s.passage_embedding_property else None
@@ -103,16 +97,13 @@ def load_graph(
     drv.dialect.check_ids(s, (r["id"] for r in nodes), "node")  # before anything is written
     if s.passage_label is not None:
         drv.dialect.check_ids(s, (r["id"] for r in passages), "passage")
-    drv.dialect.bulk_load(
-        drv, s, nodes, edges, batch_size=batch_size, show_progress=show_progress
-    )
+    drv.dialect.bulk_load(drv, s, nodes, edges, batch_size=batch_size,
+                          show_progress=show_progress)
     n_passages = _load_passages(drv, s, passages, batch_size, show_progress)
     if vector_dir is not None:
         _write_vectors(vector_dir, graph, g)
-    logger.info(
-        "loaded %d nodes, %d edges and %d passages into %s in %.2f s",
-        len(nodes), len(edges), n_passages, drv.dialect.name, time.perf_counter() - t0,
-    )
+    logger.info("loaded %d nodes, %d edges and %d passages into %s in %.2f s", len(nodes),
+                len(edges), n_passages, drv.dialect.name, time.perf_counter() - t0)
     return s
 
 

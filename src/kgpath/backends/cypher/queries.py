@@ -47,6 +47,7 @@ __all__ = [
     "fetch_passages",
     "passage_orders",
     "passage_page",
+    "parent_edges",
     "rows_by_entity_key",
     "node_row",
     "rows_by_name",
@@ -462,3 +463,25 @@ def passage_orders(
          f"RETURN {s.prop('p', s.passage_id_property)} AS id, "
          f"{s.prop('p', s.passage_order_property)} AS ord")
     return {str(r["id"]): r["ord"] for r in _batched(driver, q, list(dict.fromkeys(ids)), 10_000)}
+
+
+def parent_edges(drv: Any, s: CypherSchema, hops: Mapping[str, int],
+                  direction: Direction) -> list[Step]:
+    """The region's edges that can be BFS parent edges, as forward :class:`Step` objects.
+
+    A parent edge joins levels ``h`` and ``h + 1``, so the deepest level ``D`` never needs
+    its own edges expanded (a hub there would send all of them): the out-edges of the
+    levels below ``D`` inside the region, and for ``"in"``/``"both"`` the edges from level
+    ``D`` into them (their in-edges from level-``D`` nodes). Same edges as expanding the whole
+    region and filtering (:func:`bfs_order` ignores the rest).
+    """
+    if len(hops) < 2:
+        return []
+    deepest = max(hops.values())
+    inner = [i for i, h in hops.items() if h < deepest]
+    steps = expand_one_hop(drv, s, inner, direction="out", within=hops)
+    if direction in ("in", "both"):
+        deep = [i for i, h in hops.items() if h == deepest]
+        steps += [Step(st.neighbour, st.node, None, True, st.edge_order, st.row)
+                  for st in expand_one_hop(drv, s, inner, direction="in", within=deep)]
+    return steps

@@ -15,14 +15,22 @@ speculatively (``with_recovery``), costing two short texts per constraint that r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Generator, Sequence
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from kgpath.errors import BackendError
 from kgpath.graph import KnowledgeGraph
 from kgpath.methods.c2rag.alignment import Anchor, Candidate, candidate_pool
 from kgpath.methods.c2rag.config import C2RAGConfig
+from kgpath.methods.c2rag.drive import Req
 from kgpath.methods.c2rag.plan import Plan
 
-__all__ = ["plan_texts"]
+if TYPE_CHECKING:
+    from kgpath.methods.c2rag.access import GraphAccess
+
+__all__ = ["plan_texts", "prefetch_texts"]
 
 
 def plan_texts(
@@ -66,3 +74,30 @@ def plan_texts(
             texts += [lin, cfg.rerank_query(query, lin)]
     rels = [r for r in dict.fromkeys(rels) if r not in known]
     return list(dict.fromkeys([*rels, *texts])), rels
+
+
+def prefetch_texts(
+    memo: Any, texts: Sequence[str], rels: Sequence[str], acc: GraphAccess
+) -> Generator[Req, Any, None]:
+    """Embed (``embed_queries``) the texts ``memo`` does not remember yet, in one request.
+
+    Those in ``rels`` also go to the access's relation cache (Eq. 5). ``memo``: the
+    retriever's remembered vectors (:class:`~kgpath.methods.c2rag.scoring.MemoScorer`), or
+    ``None`` (nothing to batch).
+    """
+    if memo is None:
+        return
+    rel_set = set(rels)
+    missing = list(dict.fromkeys(
+        t for t in texts if memo.query_vector(t) is None or
+        (t in rel_set and t not in acc.rel_cache)
+    ))
+    if len(missing) < 2:
+        return  # nothing to batch: the usual requests follow
+    vecs = np.asarray((yield Req("embed_queries", (missing,))), dtype=np.float32)
+    if vecs.shape[0] != len(missing):
+        raise BackendError(f"embedder returned {vecs.shape[0]} vectors for {len(missing)} texts")
+    memo.remember_queries(missing, vecs)
+    for t, v in zip(missing, vecs, strict=True):
+        if t in rel_set:
+            acc.rel_cache[t] = v

@@ -39,7 +39,7 @@ from kgpath.methods.c2rag.config import C2RAGConfig
 from kgpath.methods.c2rag.drive import COLD_OPS, Req, adrive, aserve_cold, drive, serve_cold
 from kgpath.methods.c2rag.hops import HopTrace, merge_branches, rank_candidates, sufficiency_step
 from kgpath.methods.c2rag.plan import PLAN_SCHEMA, Constraint, Plan, parse_plan
-from kgpath.methods.c2rag.prefetch import plan_texts
+from kgpath.methods.c2rag.prefetch import plan_texts, prefetch_texts
 from kgpath.methods.c2rag.recovery import TextualRecovery
 from kgpath.methods.c2rag.result import C2RAGResult
 from kgpath.methods.c2rag.scoring import MemoScorer
@@ -553,7 +553,7 @@ class ConstraintCheckedRetriever:
             lambda ids: pools[tuple(ids)], plan, query, cfg, anchors.__getitem__,
             known=acc.rel_cache, with_recovery=with_recovery,
         )
-        yield from self._prefetch_texts(texts, rels, acc)
+        yield from prefetch_texts(self._memo(), texts, rels, acc)
 
     def _prefetch(
         self, pool: Sequence[Any], spec: _HopSpec, query: str, cfg: C2RAGConfig,
@@ -567,35 +567,8 @@ class ConstraintCheckedRetriever:
             return
         rels = [x.relation for x in pool] + list(spec.constraint.relation_set(cfg.m))
         missing = [t for t in rels if t not in acc.rel_cache]
-        yield from self._prefetch_texts([*missing, cfg.rerank_query(query, spec.lin)], rels,
-                                        acc)
-
-    def _prefetch_texts(
-        self, texts: Sequence[str], rels: Sequence[str], acc: GraphAccess
-    ) -> Generator[Req, Any, None]:
-        """Embed (``embed_queries``) the texts not remembered yet, in one request.
-
-        Those in ``rels`` also go to the relation cache (Eq. 5).
-        """
-        memo = self._memo()
-        if memo is None:
-            return
-        rel_set = set(rels)
-        missing = list(dict.fromkeys(
-            t for t in texts if memo.query_vector(t) is None or
-            (t in rel_set and t not in acc.rel_cache)
-        ))
-        if len(missing) < 2:
-            return  # nothing to batch: the usual requests follow
-        vecs = np.asarray((yield Req("embed_queries", (missing,))), dtype=np.float32)
-        if vecs.shape[0] != len(missing):
-            raise BackendError(
-                f"embedder returned {vecs.shape[0]} vectors for {len(missing)} texts"
-            )
-        memo.remember_queries(missing, vecs)
-        for t, v in zip(missing, vecs, strict=True):
-            if t in rel_set:
-                acc.rel_cache[t] = v
+        yield from prefetch_texts(self._memo(), [*missing, cfg.rerank_query(query, spec.lin)],
+                                  rels, acc)
 
     # ------------------------------------------------------------------ recovery
     def _recover(
@@ -604,5 +577,5 @@ class ConstraintCheckedRetriever:
     ) -> Generator[Req, Any, TextualRecovery]:
         """Eq. 11-12 (:func:`~kgpath.methods.c2rag.recovery.textual_recovery`)."""
         if (yield from acc.has_passages()):  # Eq. 11 embeds Lin(τ), Eq. 12 the rerank query
-            yield from self._prefetch_texts([lin, cfg.rerank_query(query, lin)], (), acc)
+            yield from prefetch_texts(self._memo(), [lin, cfg.rerank_query(query, lin)], (), acc)
         return (yield from acc.recover(query, lin, anchors, cfg))
