@@ -87,16 +87,14 @@ def load_graph(
     if vector_dir is not None and g.vectors.missing():
         raise ConfigError("vector_dir needs a vector for every node: load from a GraphIndex")
     t0 = time.perf_counter()
-    drv.dialect.create_schema(drv, s)
-    _make_room(drv, s, replace)
     use_emb = embeddings and s.embedding_property is not None and not g.vectors.missing()
     nodes = node_rows(g, embeddings=g.vectors.matrix if use_emb else None,
                       show_progress=show_progress)
     edges = edge_rows(g)
     passages = passage_rows(g, vectors=pvec)
-    drv.dialect.check_ids(s, (r["id"] for r in nodes), "node")  # before anything is written
-    if s.passage_label is not None:
-        drv.dialect.check_ids(s, (r["id"] for r in passages), "passage")
+    _check_ids(drv, s, nodes, passages)  # before anything is written or replaced
+    drv.dialect.create_schema(drv, s)
+    _make_room(drv, s, replace)
     drv.dialect.bulk_load(drv, s, nodes, edges, batch_size=batch_size,
                           show_progress=show_progress)
     n_passages = _load_passages(drv, s, passages, batch_size, show_progress)
@@ -105,6 +103,14 @@ def load_graph(
     logger.info("loaded %d nodes, %d edges and %d passages into %s in %.2f s", len(nodes),
                 len(edges), n_passages, drv.dialect.name, time.perf_counter() - t0)
     return s
+
+
+def _check_ids(drv: CypherDriver, s: CypherSchema, nodes: list[dict[str, Any]],
+               passages: list[dict[str, Any]]) -> None:
+    """Ids the store's lookup key cannot hold are a :class:`ConfigError` (naming the id)."""
+    drv.dialect.check_ids(s, (r["id"] for r in nodes), "node")
+    if s.passage_label is not None:
+        drv.dialect.check_ids(s, (r["id"] for r in passages), "passage")
 
 
 def _make_room(drv: CypherDriver, s: CypherSchema, replace: bool) -> None:
