@@ -363,10 +363,12 @@ def scale_questions(n: int, count: int, seed: int) -> list[tuple[str, str | None
 DB_METHODS: dict[str, Callable[[Any], Any]] = {
     "pcr": lambda b: _pcr(b),
     "augmented": lambda b: _augmented(b),
+    "pathrag": lambda b: _pathrag(b),
 }
 #: name -> builder(GraphIndex) of the in-memory retriever compared with ``DB_METHODS[name]``.
 MEMORY_METHODS: dict[str, Callable[[Any], Any]] = {
     "pcr": lambda index: _pcr(index),
+    "pathrag": lambda index: _pathrag(index),
 }
 
 
@@ -609,6 +611,29 @@ def run_vectors(args: argparse.Namespace) -> int:
           f"HNSW M={args.hnsw_m}, efConstruction=200, efRuntime={args.ef_runtime}; "
           "'exact q' = queries whose re-scored top-10 equals the exact one.")
     return 0
+
+
+# ----------------------------------------------------------------------------- pathrag
+class _PathHits:
+    """``retrieve(q).hits``: PathRAG's native evidence (its paths, most reliable first)."""
+
+    def __init__(self, retriever: Any) -> None:
+        self.retriever = retriever
+
+    def retrieve(self, question: str) -> Any:
+        from types import SimpleNamespace
+
+        return SimpleNamespace(hits=self.retriever.retrieve(question).evidence("native"))
+
+
+def _pathrag(store: Any) -> Any:
+    """PathRAG's defaults (offline keywords): CypherPathRAG over a backend with a vector file
+    (section 4.1 and the passage cosines streamed from it), or in memory over a GraphIndex."""
+    from kgpath.methods.pathrag import CypherPathRAG, PathRAGRetriever
+
+    if hasattr(store, "driver"):
+        return _PathHits(CypherPathRAG(store, batch_size=5000))
+    return _PathHits(PathRAGRetriever(store))
 
 
 

@@ -8,17 +8,25 @@ index. It is the in-memory retriever with its data access replaced (a subclass):
 ranking step is the in-memory function, run on what the store returns.
 
 **Section 4.1, node retrieval** scores every node (the ``min_similarity_z`` floor needs the
-mean and spread of a keyword's cosines to *all* nodes): the stored vectors are read page by
-page in node order (``node_match="text"``: ``schema.embedding_property``, the index's node
-vectors; ``"name"``: :data:`NAME_VECTOR_PROPERTY`, written by
-:func:`store_pathrag_vectors`) and stacked, and
-:func:`~kgpath.methods.pathrag.retriever.node_hits` ranks them. The matrix is the one the
-in-memory index holds, so the float32 cosines are bit-equal (a page-wise product is not:
-BLAS sums a row differently depending on the rows beside it). Only the records of the
-retrieved nodes are fetched. **High-level keywords**: the same over the edges' stored
+mean and spread of a keyword's cosines to *all* nodes). With a vector file
+(``vectors=``, :mod:`~kgpath.backends.cypher.vectors`) and ``node_match="text"``, the
+file's rows are streamed chunk by chunk (:func:`~kgpath.methods.pathrag.dbstore.file_similarities`,
+one pass for all keyword rows) and only the ``|K_q| x |V|`` float32 similarities are held
+(4 MB per keyword at 10^6 nodes); otherwise the stored vectors are read page by page in node
+order (``node_match="text"``: ``schema.embedding_property``, the index's node vectors;
+``"name"``: :data:`NAME_VECTOR_PROPERTY`, written by :func:`store_pathrag_vectors`; there is
+no name file) and stacked. Either way
+:func:`~kgpath.methods.pathrag.retriever.node_hits_from` ranks the similarities, as in
+memory; every cosine is summed row by row (``np.einsum``, on both sides,
+:func:`~kgpath.methods.pathrag.nodes.node_similarities`), so it is bit-equal wherever the row
+sits (a BLAS product is not: it sums a row differently depending on the rows beside it).
+Only the records of the retrieved nodes are fetched (their file rows checked against the
+store's order: a stale file is a :class:`~kgpath.errors.BackendError`). **High-level keywords**: the same over the edges' stored
 :func:`~kgpath.methods.pathrag.prompt.relation_text` vectors (:data:`EDGE_VECTOR_PROPERTY`,
 in edge order); the endpoint degrees that order the kept relations are a pushed-down count
-for those edges only. Rows without a stored vector are embedded from their text (cached by
+for those edges only (there is no edge vector file: with LLM keywords every question scans
+``|E|`` stored vectors, out of reach at 10^7 edges; the offline keywords have no high-level
+ones and read none). Rows without a stored vector are embedded from their text (cached by
 text, bounded), which equals the stored vector for a deterministic embedder.
 
 **Section 4.2** is :func:`~kgpath.methods.pathrag.cypher.pathrag_pool` (the neighbourhood
@@ -29,8 +37,11 @@ every tie breaks as in memory): the retrieved nodes, the nodes of every candidat
 every edge between consecutive ones (Eq. 5 text), the relations' edges and ends, and the
 passages they cite; the retrieved nodes' other neighbours enter with id, order and
 provenance only, joined by one plain edge each (all the authors' relation counts read).
-``unit_order`` cosines are a paged scan of the stored passage vectors, the whole matrix
-times the question as in memory.
+``unit_order`` cosines: with a passage file, the question against every row streamed (the
+seed rule's ``seed_passages`` best rows, ties by passage order, join the part; the finish
+then reads the cosines of the part's passages only, which ranks as the whole map does);
+otherwise a paged scan of the stored passage vectors, the whole matrix times the question
+as in memory. The seed rule's node vectors are the part's rows of the node file.
 
 **Not exact, or not pushed down**: the trace adds ``backend``, ``fetched_part_nodes``,
 ``pool_queries`` and ``pool_fetched_nodes`` (the scans' round trips are not counted);
@@ -39,9 +50,10 @@ times the question as in memory.
 without a stored one equal the in-memory ones only for an embedder whose vectors do not
 depend on the batch.
 
-What stays in process per question: the keyword vectors, one ``|V| x d`` (and, with
+What stays in process per question: the keyword vectors; with the files, ``|K_q| x |V|``
+and ``|P|`` float32 similarities and one 8 MB chunk; without, one ``|V| x d`` (and, with
 high-level keywords, ``|E| x d``, and for ``unit_order`` ``|P| x d``) float32 matrix while
-it is ranked (``cache_vectors=True`` keeps them between questions), and the fetched part.
+it is ranked (``cache_vectors=True`` keeps them between questions); and the fetched part.
 The result's ``graph`` is that part (neighbour-only nodes bare, see above);
 its ``nodes`` carry the store's node order (the in-memory node index) while ``pool`` (like
 ``result.graph``) uses the part's indices, so ``result.candidates()`` works.
