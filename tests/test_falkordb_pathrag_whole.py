@@ -324,3 +324,24 @@ def test_vector_file_of_another_graph_is_refused(falkordb_driver, tmp_path):
                        vectors=tmp_path / "old", config=PathRAGConfig(num_nodes=6))
     with pytest.raises(BackendError, match="vector file"):
         db.retrieve("Curie prize?")
+
+
+@falkordb
+@pytest.mark.parametrize("preset", ["default", "literal_eq4"])
+def test_heavy_nodes_looked_up_by_pair(falkordb_driver, tmp_path, preset, monkeypatch):
+    """heavy_degree=1: most ball nodes are heavy; their edges come from pair lookups."""
+    import kgpath.methods.pathrag.cypher as cy
+
+    calls = []
+    real = cy.edges_among
+    monkeypatch.setattr(cy, "edges_among", lambda *a: calls.append(a[1]) or real(*a))
+    for seed in range(4):
+        index = random_index(seed)
+        schema = load_graph(falkordb_driver, index, replace=True)
+        cfg = PRESETS[preset]
+        mem = PathRAGRetriever(index, config=cfg, llm=ScriptedLLM(keyword_llm))
+        db = CypherPathRAG(falkordb_driver, embedder=index.embedder, schema=schema,
+                           config=cfg, llm=ScriptedLLM(keyword_llm), heavy_degree=1)
+        for q in ("Curie prize?", "Paris atom lab Warsaw?", "who linked Bohr ore?"):
+            assert_same(*both(mem, db, q))
+    assert calls or preset == "literal_eq4"  # edge flow used the pair lookups

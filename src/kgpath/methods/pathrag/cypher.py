@@ -40,7 +40,12 @@ from kgpath.methods.pathrag.flow import FlowAdjacency
 from kgpath.methods.pathrag.paths import CandidatePool, PathCandidate
 from kgpath.methods.pathrag.reliability import reliability_strategy
 
-__all__ = ["DatabasePathPool", "LocalGraph", "TypedPushDown", "pathrag_pool"]
+__all__ = ["DatabasePathPool", "LocalGraph", "TypedPushDown", "edges_among", "pathrag_pool"]
+
+HEAVY_DEGREE = 64
+"""Nodes of the edge-flow ball with more distinct neighbours are not expanded (cost only)."""
+MAX_HEAVY = 200
+"""At most this many heavy nodes (their ordered pairs are looked up one by one)."""
 
 
 @dataclass(frozen=True)
@@ -68,8 +73,10 @@ class LocalGraph:
     capability, ``batch_size`` ids per round trip.
     """
 
-    def __init__(self, store: NeighbourhoodPushDown, batch_size: int) -> None:
+    def __init__(self, store: NeighbourhoodPushDown, batch_size: int,
+                 heavy_degree: int = HEAVY_DEGREE, max_heavy: int = MAX_HEAVY) -> None:
         self.store, self.batch = store, batch_size
+        self.heavy_degree, self.max_heavy = heavy_degree, max_heavy
         self.order: dict[str, Any] = {}  # node order values (int after load_graph) or ids
         self.degree: dict[str, int] = {}
         self.edges: set[tuple[str, str]] = set()
@@ -99,6 +106,32 @@ class LocalGraph:
             nbrs.add(b)
         self.expanded.update(todo)
         return nbrs
+
+    def expand_within(self, ids: Sequence[str], direction: str) -> None:
+        """Every edge between two of ``ids`` (and their orders), without walking hubs twice.
+
+        The edge-flow ball's inner edges. Exact: an edge with a light end (at most
+        ``heavy_degree`` distinct neighbours, or past the ``max_heavy`` largest) is found by
+        expanding that end; an edge between two heavy ends by one pushed-down lookup per
+        ordered pair of heavy nodes (both ends bound by id, then the edge between them), so
+        a hub's thousands of other edges never leave the store. A store without that
+        lookup (:func:`edges_among`) expands every node.
+        """
+        self.learn(ids, direction)
+        todo = [i for i in dict.fromkeys(ids) if i not in self.expanded]
+        big = sorted((i for i in todo if self.degree.get(i, 0) > self.heavy_degree),
+                     key=lambda i: (-self.degree[i], i))[:self.max_heavy]
+        if len(big) < 2:
+            self.expand(todo)
+            return
+        heavy = set(big)
+        self.expand([i for i in todo if i not in heavy])
+        found = edges_among(self.store, big, self.batch)
+        if found is None:
+            self.expand(big)
+            return
+        self.edges.update(found)
+        self.expanded.update(big)
 
     def restrict(self, keep: Iterable[str]) -> None:
         """Forget the nodes (and their edges) outside ``keep``."""
@@ -144,6 +177,7 @@ def pathrag_pool(
     *,
     batch_size: int = 5000,
     max_rounds: int = 1000,
+    heavy_degree: int = HEAVY_DEGREE,
 ) -> DatabasePathPool:
     """Section 4.2 for the retrieved nodes ``node_ids`` (``V_q``, in retrieval order).
 
@@ -152,7 +186,9 @@ def pathrag_pool(
     resources and reliabilities as the in-memory pool on the same graph (module
     docstring); only the neighbourhood the paths need is fetched, in batches of
     ``batch_size`` ids. ``queries`` counts the store's round trips when it counts them
-    (:meth:`~kgpath.backends.base.GraphBackend.call_trace`).
+    (:meth:`~kgpath.backends.base.GraphBackend.call_trace`). ``heavy_degree``: ball nodes
+    with more neighbours are not expanded for the edge flow (:meth:`LocalGraph.expand_within`;
+    the same paths, less read off hubs).
 
     Raises
     ------
@@ -165,7 +201,7 @@ def pathrag_pool(
     push = bound.capability(NeighbourhoodPushDown)
     if cfg.exclude_edge_types:
         push = TypedPushDown.of(bound, cfg.exclude_edge_types)
-    loc = LocalGraph(push, batch_size)
+    loc = LocalGraph(push, batch_size, heavy_degree)
     starts = list(dict.fromkeys(node_ids))
     loc.learn(starts, cfg.direction)
     strategy = reliability_strategy(cfg.reliability)
@@ -191,6 +227,33 @@ def _globalise(
         ids=tuple(tuple(names[i] for i in c.nodes) for c in pool),
         queries=queries, fetched_nodes=len(loc.order), rounds=rounds, stats=stats,
     )
+
+
+def edges_among(store: Any, ids: Sequence[str], batch_size: int
+                ) -> set[tuple[str, str]] | None:
+    """Directed edges ``(a, b)`` with both ends in ``ids``, one lookup per ordered pair.
+
+    Over a Cypher store (a :class:`~kgpath.backends.cypher.CypherBackend` or a
+    :class:`TypedPushDown`, whose excluded types are skipped); ``None`` for any other store.
+    Both ends are bound by id before the edge is matched, so no node's other edges are read.
+    """
+    drv, s = getattr(store, "driver", None), getattr(store, "schema", None)
+    if drv is None or s is None or not hasattr(s, "rels"):
+        return None
+    keep = getattr(store, "keep", None)
+    q = (f"UNWIND $pairs AS p MATCH (a:{s.n}) WHERE {drv.dialect.id_match(s, 'a', 'p[0]')} "
+         f"MATCH (b:{s.n}) WHERE {drv.dialect.id_match(s, 'b', 'p[1]')} "
+         f"MATCH (a)-[r:{s.rels}]->(b) {'WHERE ' + keep + ' ' if keep else ''}"
+         f"RETURN DISTINCT {s.prop('a', s.id_property)} AS a, {s.prop('b', s.id_property)} AS b")
+    pairs = [[a, b] for a in ids for b in ids if a != b]
+    out: set[tuple[str, str]] = set()
+    for start in range(0, len(pairs), batch_size):
+        params: dict[str, Any] = {"pairs": pairs[start:start + batch_size]}
+        if keep:
+            params["ex"] = store.exclude
+            store.queries += 1
+        out.update((r["a"], r["b"]) for r in drv.run(q, params))
+    return out
 
 
 class TypedPushDown(NeighbourhoodPushDown):

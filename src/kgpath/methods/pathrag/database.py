@@ -21,7 +21,8 @@ memory; every cosine is summed row by row (``np.einsum``, on both sides,
 :func:`~kgpath.methods.pathrag.nodes.node_similarities`), so it is bit-equal wherever the row
 sits (a BLAS product is not: it sums a row differently depending on the rows beside it).
 Only the records of the retrieved nodes are fetched (their file rows checked against the
-store's order: a stale file is a :class:`~kgpath.errors.BackendError`). **High-level keywords**: the same over the edges' stored
+store's order: a stale file is a :class:`~kgpath.errors.BackendError`).
+**High-level keywords**: the same over the edges' stored
 :func:`~kgpath.methods.pathrag.prompt.relation_text` vectors (:data:`EDGE_VECTOR_PROPERTY`,
 in edge order); the endpoint degrees that order the kept relations are a pushed-down count
 for those edges only (there is no edge vector file: with LLM keywords every question scans
@@ -82,7 +83,7 @@ from kgpath.graph import Edge, KnowledgeGraph
 from kgpath.index.graph_index import check_query
 from kgpath.llm import LLM
 from kgpath.methods.pathrag.config import PathRAGConfig
-from kgpath.methods.pathrag.cypher import DatabasePathPool, pathrag_pool
+from kgpath.methods.pathrag.cypher import HEAVY_DEGREE, DatabasePathPool, pathrag_pool
 from kgpath.methods.pathrag.dbstore import (
     EDGE_VECTOR_PROPERTY,
     NAME_VECTOR_PROPERTY,
@@ -148,6 +149,11 @@ class CypherPathRAG(PathRAGRetriever):
         database; default: the backend's ``vectors`` (``CypherBackend(vectors=...)``). With
         it, section 4.1 (``node_match="text"``), the seed rule and ``unit_order`` read the
         node and passage vectors from the file (module docstring) instead of the store.
+    heavy_degree
+        Nodes of the edge-flow ball with more neighbours are not expanded; the edges
+        between two of them are looked up pair by pair
+        (:meth:`~kgpath.methods.pathrag.cypher.LocalGraph.expand_within`). Cost only: the
+        paths are the same for every value.
 
     Raises
     ------
@@ -185,6 +191,7 @@ class CypherPathRAG(PathRAGRetriever):
         max_cached_embeddings: int = 200_000,
         cache_vectors: bool = False,
         vectors: VectorFiles | str | os.PathLike[str] | None = None,
+        heavy_degree: int = HEAVY_DEGREE,
     ) -> None:
         if vectors is not None and not isinstance(vectors, VectorFiles):
             vectors = VectorFiles(vectors)
@@ -204,6 +211,7 @@ class CypherPathRAG(PathRAGRetriever):
         self.index = None  # type: ignore[assignment]  # the graph lives in the store
         self.backend = store
         self.batch_size = batch_size
+        self.heavy_degree = heavy_degree
         self._texts = TextVectors(store.embedder, max_cached_embeddings)
         self.cache_vectors = cache_vectors
         self._snap: dict[str, Any] = {}
@@ -403,7 +411,8 @@ class CypherPathRAG(PathRAGRetriever):
         t0 = time.perf_counter()
         relations = relations or []
         db = (pathrag_pool(self.backend, [n.id for n in nodes], cfg,
-                           batch_size=self.batch_size) if len(nodes) >= 2 else None)
+                           batch_size=self.batch_size, heavy_degree=self.heavy_degree)
+              if len(nodes) >= 2 else None)
         pvf = self._passage_file() if cfg.unit_order != "relation_count" else None
         if pvf is None:
             sims = self._passage_similarity(query, cfg, query_vector)

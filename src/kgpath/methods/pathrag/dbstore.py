@@ -144,9 +144,11 @@ def edges_between(drv: Any, s: CypherSchema, pairs: Sequence[tuple[str, str]],
     """``(rank, edge)`` of every edge ``a -> b`` for the ``(a, b)`` pairs."""
     if not pairs:
         return []
-    q = (f"UNWIND $rows AS row MATCH (a:{s.n})-[r:{s.rels}]->(b:{s.n}) "
-         f"WHERE {drv.dialect.id_match(s, 'a', 'row.s')} AND "
-         f"{drv.dialect.id_match(s, 'b', 'row.t')} "
+    # both ends bound by id first, then the edge between them (an expand-into: a hub's
+    # other edges are not walked; one MATCH of the whole pattern walked them on FalkorDB)
+    q = (f"UNWIND $rows AS row MATCH (a:{s.n}) WHERE {drv.dialect.id_match(s, 'a', 'row.s')} "
+         f"MATCH (b:{s.n}) WHERE {drv.dialect.id_match(s, 'b', 'row.t')} "
+         f"MATCH (a)-[r:{s.rels}]->(b) "
          f"RETURN row.s AS source, row.t AS target, {s.edge_return('r', drv.dialect)}")
     rows = [{"s": a, "t": b} for a, b in pairs]
     out = []
