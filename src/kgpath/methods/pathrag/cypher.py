@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from kgpath.backends.base import GraphBackend, InProcessGraph, NeighbourhoodPushDown
-from kgpath.errors import CapabilityError, NodeNotFoundError
+from kgpath.errors import BackendError, CapabilityError, NodeNotFoundError
 from kgpath.graph import KnowledgeGraph
 from kgpath.methods.pathrag.config import PathRAGConfig
 from kgpath.methods.pathrag.flow import FlowAdjacency
@@ -231,29 +231,30 @@ def _globalise(
 
 def edges_among(store: Any, ids: Sequence[str], batch_size: int
                 ) -> set[tuple[str, str]] | None:
-    """Directed edges ``(a, b)`` with both ends in ``ids``, one lookup per ordered pair.
+    """Directed edges ``(a, b)`` with both ends in ``ids``, filtered in the store.
 
     Over a Cypher store (a :class:`~kgpath.backends.cypher.CypherBackend` or a
-    :class:`TypedPushDown`, whose excluded types are skipped); ``None`` for any other store.
-    Both ends are bound by id before the edge is matched, so no node's other edges are read.
+    :class:`TypedPushDown`, whose excluded types are skipped): the nodes are bound by id and
+    collected once, then each one's out-edges are kept only when they end in that list, so
+    a hub's other edges are walked in the store but never sent. ``None`` for any other
+    store, or when the engine refuses the query (the caller then expands the nodes).
     """
     drv, s = getattr(store, "driver", None), getattr(store, "schema", None)
     if drv is None or s is None or not hasattr(s, "rels"):
         return None
     keep = getattr(store, "keep", None)
-    q = (f"UNWIND $pairs AS p MATCH (a:{s.n}) WHERE {drv.dialect.id_match(s, 'a', 'p[0]')} "
-         f"MATCH (b:{s.n}) WHERE {drv.dialect.id_match(s, 'b', 'p[1]')} "
-         f"MATCH (a)-[r:{s.rels}]->(b) {'WHERE ' + keep + ' ' if keep else ''}"
+    q = (f"UNWIND $ids AS y MATCH (h:{s.n}) WHERE {drv.dialect.id_match(s, 'h', 'y')} "
+         f"WITH collect(h) AS hs UNWIND hs AS a MATCH (a)-[r:{s.rels}]->(b:{s.n}) "
+         f"WHERE b IN hs {'AND ' + keep + ' ' if keep else ''}"
          f"RETURN DISTINCT {s.prop('a', s.id_property)} AS a, {s.prop('b', s.id_property)} AS b")
-    pairs = [[a, b] for a in ids for b in ids if a != b]
-    out: set[tuple[str, str]] = set()
-    for start in range(0, len(pairs), batch_size):
-        params: dict[str, Any] = {"pairs": pairs[start:start + batch_size]}
-        if keep:
-            params["ex"] = store.exclude
-            store.queries += 1
-        out.update((r["a"], r["b"]) for r in drv.run(q, params))
-    return out
+    params: dict[str, Any] = {"ids": list(ids)}
+    if keep:
+        params["ex"] = store.exclude
+        store.queries += 1
+    try:
+        return {(r["a"], r["b"]) for r in drv.run(q, params)}
+    except BackendError:
+        return None
 
 
 class TypedPushDown(NeighbourhoodPushDown):

@@ -141,21 +141,34 @@ def pages(backend: CypherBackend, query: Callable[[bool], str], size: int, *,
 
 def edges_between(drv: Any, s: CypherSchema, pairs: Sequence[tuple[str, str]],
                    batch_size: int) -> list[tuple[int, Edge]]:
-    """``(rank, edge)`` of every edge ``a -> b`` for the ``(a, b)`` pairs."""
+    """``(rank, edge)`` of every edge ``a -> b`` for the ``(a, b)`` pairs.
+
+    The pairs' nodes are bound by id and collected once; each one's out-edges are kept in
+    the store when they end in that list (a hub's other edges are walked there, never
+    sent), and the pairs asked for are picked here. An engine refusing that query gets one
+    lookup per pair (both ends bound by id, then the edge between them).
+    """
     if not pairs:
         return []
-    # both ends bound by id first, then the edge between them (an expand-into: a hub's
-    # other edges are not walked; one MATCH of the whole pattern walked them on FalkorDB)
-    q = (f"UNWIND $rows AS row MATCH (a:{s.n}) WHERE {drv.dialect.id_match(s, 'a', 'row.s')} "
-         f"MATCH (b:{s.n}) WHERE {drv.dialect.id_match(s, 'b', 'row.t')} "
-         f"MATCH (a)-[r:{s.rels}]->(b) "
-         f"RETURN row.s AS source, row.t AS target, {s.edge_return('r', drv.dialect)}")
-    rows = [{"s": a, "t": b} for a, b in pairs]
-    out = []
-    for start in range(0, len(rows), batch_size):
-        for r in drv.run(q, {"rows": rows[start:start + batch_size]}):
-            out.append((int(r["rank"]), edge_from_row(r["source"], r["target"], r)))
-    return out
+    want = set(pairs)
+    ids = sorted({x for p in want for x in p})
+    ret = f"{s.edge_return('r', drv.dialect)}"
+    q = (f"UNWIND $ids AS y MATCH (h:{s.n}) WHERE {drv.dialect.id_match(s, 'h', 'y')} "
+         f"WITH collect(h) AS hs UNWIND hs AS a MATCH (a)-[r:{s.rels}]->(b:{s.n}) "
+         f"WHERE b IN hs RETURN {s.prop('a', s.id_property)} AS source, "
+         f"{s.prop('b', s.id_property)} AS target, {ret}")
+    try:
+        rows = drv.run(q, {"ids": ids})
+    except BackendError:
+        q = (f"UNWIND $rows AS row MATCH (a:{s.n}) WHERE "
+             f"{drv.dialect.id_match(s, 'a', 'row.s')} MATCH (b:{s.n}) WHERE "
+             f"{drv.dialect.id_match(s, 'b', 'row.t')} MATCH (a)-[r:{s.rels}]->(b) "
+             f"RETURN row.s AS source, row.t AS target, {ret}")
+        prs = [{"s": a, "t": b} for a, b in sorted(want)]
+        rows = [r for start in range(0, len(prs), batch_size)
+                for r in drv.run(q, {"rows": prs[start:start + batch_size]})]
+    return [(int(r["rank"]), edge_from_row(r["source"], r["target"], r)) for r in rows
+            if (r["source"], r["target"]) in want]
 
 
 def neighbour_pairs(drv: Any, s: CypherSchema, ids: Sequence[str],
