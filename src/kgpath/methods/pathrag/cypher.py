@@ -42,9 +42,9 @@ from kgpath.methods.pathrag.reliability import reliability_strategy
 
 __all__ = ["DatabasePathPool", "LocalGraph", "TypedPushDown", "edges_among", "pathrag_pool"]
 
-HEAVY_DEGREE = 64
+HEAVY_DEGREE = 16
 """Nodes of the edge-flow ball with more distinct neighbours are not expanded (cost only)."""
-MAX_HEAVY = 200
+MAX_HEAVY = 600
 """At most this many heavy nodes (their ordered pairs are looked up one by one)."""
 
 

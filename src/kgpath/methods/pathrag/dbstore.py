@@ -143,22 +143,25 @@ def edges_between(drv: Any, s: CypherSchema, pairs: Sequence[tuple[str, str]],
                    batch_size: int) -> list[tuple[int, Edge]]:
     """``(rank, edge)`` of every edge ``a -> b`` for the ``(a, b)`` pairs.
 
-    The pairs' nodes are bound by id and collected once; each one's out-edges are kept in
-    the store when they end in that list (a hub's other edges are walked there, never
-    sent), and the pairs asked for are picked here. An engine refusing that query gets one
-    lookup per pair (both ends bound by id, then the edge between them).
+    One row per source with the list of its targets: the source is bound by id and its
+    out-edges are kept in the store when they end in that short list (a hub's other edges
+    are walked there, never sent). An engine refusing that query gets one lookup per pair
+    (both ends bound by id, then the edge between them).
     """
     if not pairs:
         return []
     want = set(pairs)
-    ids = sorted({x for p in want for x in p})
+    ends: dict[str, list[str]] = {}
+    for a, b in sorted(want):
+        ends.setdefault(a, []).append(b)
     ret = f"{s.edge_return('r', drv.dialect)}"
-    q = (f"UNWIND $ids AS y MATCH (h:{s.n}) WHERE {drv.dialect.id_match(s, 'h', 'y')} "
-         f"WITH collect(h) AS hs UNWIND hs AS a MATCH (a)-[r:{s.rels}]->(b:{s.n}) "
-         f"WHERE b IN hs RETURN {s.prop('a', s.id_property)} AS source, "
-         f"{s.prop('b', s.id_property)} AS target, {ret}")
+    q = (f"UNWIND $rows AS row MATCH (a:{s.n}) WHERE {drv.dialect.id_match(s, 'a', 'row.s')} "
+         f"MATCH (a)-[r:{s.rels}]->(b:{s.n}) WHERE {s.prop('b', s.id_property)} IN row.ts "
+         f"RETURN row.s AS source, {s.prop('b', s.id_property)} AS target, {ret}")
     try:
-        rows = drv.run(q, {"ids": ids})
+        grouped = [{"s": a, "ts": ts} for a, ts in ends.items()]
+        rows = [r for start in range(0, len(grouped), batch_size)
+                for r in drv.run(q, {"rows": grouped[start:start + batch_size]})]
     except BackendError:
         q = (f"UNWIND $rows AS row MATCH (a:{s.n}) WHERE "
              f"{drv.dialect.id_match(s, 'a', 'row.s')} MATCH (b:{s.n}) WHERE "
