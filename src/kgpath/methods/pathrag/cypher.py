@@ -44,7 +44,8 @@ from kgpath.methods.pathrag.flow import FlowAdjacency
 from kgpath.methods.pathrag.paths import CandidatePool, PathCandidate
 from kgpath.methods.pathrag.reliability import reliability_strategy
 
-__all__ = ["DatabasePathPool", "LocalGraph", "TypedPushDown", "edges_among", "pathrag_pool"]
+__all__ = ["DatabasePathPool", "LocalGraph", "TypedPushDown", "edge_counts", "edges_among",
+           "pathrag_pool"]
 
 HEAVY_DEGREE = 16
 """Nodes of the edge-flow ball with more distinct neighbours are not expanded (cost only;
@@ -122,10 +123,17 @@ class LocalGraph:
         list), so a hub's thousands of other edges never leave the store. A store without
         that query expands every node. ``heavy_degree`` changes the cost, never the edges.
         """
-        self.learn(ids, direction)
+        size = edge_counts(self.store, [i for i in ids if i not in self.order], self.batch)
+        if size is None:
+            self.learn(ids, direction)
+            size = self.degree
+        else:
+            self.order.update({k: v[0] for k, v in size.items()})
+            self.learn(ids, direction)  # raises for an unknown id (none: the ball is fetched)
+            size = {**self.degree, **{k: v[1] for k, v in size.items()}}
         todo = [i for i in dict.fromkeys(ids) if i not in self.expanded]
-        big = sorted((i for i in todo if self.degree.get(i, 0) > self.heavy_degree),
-                     key=lambda i: (-self.degree[i], i))[:self.max_heavy]
+        big = sorted((i for i in todo if size.get(i, 0) > self.heavy_degree),
+                     key=lambda i: (-size[i], i))[:self.max_heavy]
         if len(big) < 2:
             self.expand(todo)
             return
@@ -232,6 +240,30 @@ def _globalise(
         ids=tuple(tuple(names[i] for i in c.nodes) for c in pool),
         queries=queries, fetched_nodes=len(loc.order), rounds=rounds, stats=stats,
     )
+
+
+def edge_counts(store: Any, ids: Sequence[str], batch_size: int
+                ) -> dict[str, tuple[Any, int]] | None:
+    """``{id: (node order, edges in + out)}`` from FalkorDB's ``indegree``/``outdegree``.
+
+    The size the heavy-node split of :meth:`LocalGraph.expand_within` needs (every edge
+    type, parallel edges counted: cost only), read without walking a hub's edges through
+    the query engine (``count(DISTINCT m)`` did, ~30% of a question at 10^5 nodes).
+    ``None`` on another engine (the caller learns distinct-neighbour degrees instead).
+    """
+    drv, s = getattr(store, "driver", None), getattr(store, "schema", None)
+    if drv is None or s is None or getattr(drv.dialect, "name", "") != "falkordb" \
+            or s.order_property is None:
+        return None
+    q = (f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {drv.dialect.id_match(s, 'n', 'x')} "
+         f"RETURN {s.prop('n', s.id_property)} AS id, {s.prop('n', s.order_property)} AS ord, "
+         f"outdegree(n) + indegree(n) AS d")
+    out: dict[str, tuple[Any, int]] = {}
+    ids = list(dict.fromkeys(ids))
+    for start in range(0, len(ids), batch_size):
+        for r in drv.run(q, {"ids": ids[start:start + batch_size]}):
+            out[r["id"]] = (r["id"] if r["ord"] is None else r["ord"], int(r["d"]))
+    return out
 
 
 def edges_among(store: Any, ids: Sequence[str], batch_size: int
