@@ -123,14 +123,13 @@ class LocalGraph:
         list), so a hub's thousands of other edges never leave the store. A store without
         that query expands every node. ``heavy_degree`` changes the cost, never the edges.
         """
-        size = edge_counts(self.store, [i for i in ids if i not in self.order], self.batch)
-        if size is None:
-            self.learn(ids, direction)
-            size = self.degree
-        else:
-            self.order.update({k: v[0] for k, v in size.items()})
-            self.learn(ids, direction)  # raises for an unknown id (none: the ball is fetched)
-            size = {**self.degree, **{k: v[1] for k, v in size.items()}}
+        counted = edge_counts(self.store, [i for i in ids if i not in self.order], self.batch)
+        size: dict[str, int] = {}
+        if counted is not None:
+            self.order.update({k: v[0] for k, v in counted.items()})
+            size = {k: v[1] for k, v in counted.items()}
+        self.learn(ids, direction)  # the others (an unknown id raises)
+        size = {**self.degree, **size}
         todo = [i for i in dict.fromkeys(ids) if i not in self.expanded]
         big = sorted((i for i in todo if size.get(i, 0) > self.heavy_degree),
                      key=lambda i: (-size[i], i))[:self.max_heavy]
@@ -401,7 +400,8 @@ class _MemoryTypedPushDown(NeighbourhoodPushDown):
         self, ids: Sequence[str], *, directed: bool, batch_size: int
     ) -> dict[str, tuple[Hashable, int]]:
         """``{id: (node index, distinct neighbours over the kept edges)}``."""
-        g, out = self.graph, {}
+        g = self.graph
+        out: dict[str, tuple[Hashable, int]] = {}
         for nid in ids:
             if nid in g:
                 nb = set(self.out.get(nid, ()))
