@@ -631,11 +631,18 @@ def _pathrag(store: Any) -> Any:
     (section 4.1 and the passage cosines streamed from it), or in memory over a GraphIndex.
 
     "same top-10" compares the native evidence (path ids, most reliable first). Measured
-    (issue 22, machine shared with other jobs) ``--scale --nodes 100000 --edges 1000000
-    --queries 100 --methods pathrag --memory-vectors float32``: FalkorDB + vector file p50
-    436 / p95 670 / max 1710 ms, peak RSS 85 MB; memory float32 p50 221 / p95 323 ms, RSS
-    346 MB; 100/100 identical path lists. The tail is the edge-flow ball around a retrieved
-    hub (a ball of ~2,600 nodes: ~40k edge rows sent for its light nodes).
+    (issue 22, machine shared with other jobs; question embedding included, RSS = VmHWM):
+
+        --nodes 100000 --edges 1000000 --queries 100 --memory-vectors float32
+        FalkorDB + vector file   p50 343 / p95 526 / max 1419 ms, RSS 85 MB
+        memory float32           p50 219 / p95 322 / max  486 ms, RSS 346 MB, 100/100 same
+        --nodes 1000000 --edges 10000000 --queries 60 --no-memory
+        FalkorDB + vector file   p50 430 / p95 717 / max 1212 ms, RSS 90 MB
+        memory float32 (6 questions, run alone): p50 1558 / p95 2090 ms, RSS 2,771 MB,
+        setup 58 s
+
+    Not yet the issue's p95 <= 500 ms: the tail is the edge-flow ball around a retrieved
+    hub (at 10^5 a ball of ~2,600 nodes sends ~40k edge rows for its light nodes).
     """
     from kgpath.methods.pathrag import CypherPathRAG, PathRAGRetriever
 
