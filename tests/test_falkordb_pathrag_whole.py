@@ -16,6 +16,7 @@ tables have a fixed schema, so the name and relation-text vectors are not stored
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib.util
 import json
 import math
@@ -27,7 +28,7 @@ import pytest
 from kgpath import GraphIndex, HashingEmbedder, KnowledgeGraph
 from kgpath.backends.cypher import EmbeddedCypherDriver, load_graph
 from kgpath.data import demo_corpus, load_demo_graph
-from kgpath.errors import CapabilityError, NodeNotFoundError
+from kgpath.errors import BackendError, CapabilityError, NodeNotFoundError
 from kgpath.llm import ScriptedLLM
 from kgpath.methods.pathrag import (
     CypherPathRAG,
@@ -246,3 +247,101 @@ def test_embedded_equals_in_memory(tmp_path, preset):
             assert_same(*both(mem, db, DEMO_QUERIES[0], sync=False))
         finally:
             drv.close()
+
+
+# ----------------------------------------------------------------------------- vector file
+def file_pair(index, drv, schema, cfg, vdir, llm=True):
+    """In-memory vs CypherPathRAG reading node and passage vectors from ``vdir`` only."""
+    mem, db = pair(index, drv, schema, cfg, llm)
+    db = CypherPathRAG(drv, embedder=index.embedder, schema=schema, config=cfg,
+                       vectors=vdir, **({"llm": ScriptedLLM(keyword_llm)} if llm else {}))
+
+    def no_scan(*_a, **_k):
+        raise AssertionError("the store's vectors were scanned despite the vector file")
+    db._node_matrix_db = no_scan  # node_match="text" and unit_order read the file only
+    db._scan_passages = no_scan
+    return mem, db
+
+
+FILE_PRESETS = {  # node_match="text": the vectors the file holds (names have no file)
+    "default": PRESETS["default"],
+    "paper_text": PathRAGConfig.paper(num_nodes=12, node_match="text"),
+    "literal_eq4_text": PathRAGConfig.literal_eq4(num_nodes=8, max_hops=4, node_match="text"),
+    "similarity_per_keyword": PathRAGConfig(num_nodes=12, unit_order="similarity",
+                                            node_query="per_keyword"),
+}
+
+
+@falkordb
+@pytest.mark.parametrize("preset", sorted(FILE_PRESETS))
+def test_vector_file_equals_in_memory_demo(falkordb_driver, tmp_path, preset):
+    index = GraphIndex(load_demo_graph(), HashingEmbedder(64))
+    schema = load_graph(falkordb_driver, index, vector_dir=tmp_path / "v")
+    store_pathrag_vectors(falkordb_driver, index, schema=schema)
+    mem, db = file_pair(index, falkordb_driver, schema, FILE_PRESETS[preset], tmp_path / "v")
+    seeded = 0
+    for q in DEMO_QUERIES:
+        a, b = both(mem, db, q)
+        assert_same(a, b)
+        seeded += any(u.seeded for u in a.text_units)
+    cfg = FILE_PRESETS[preset]
+    assert (seeded > 0) == (cfg.seed_passages > 0 and cfg.unit_order == "question")
+    assert_same(*both(mem, db, DEMO_QUERIES[0], sync=False))
+    mem, db = file_pair(index, falkordb_driver, schema, FILE_PRESETS[preset], tmp_path / "v",
+                        llm=False)
+    for q in DEMO_QUERIES[:4]:
+        assert_same(*both(mem, db, q))
+
+
+@falkordb
+@pytest.mark.parametrize("preset", sorted(FILE_PRESETS))
+def test_vector_file_equals_in_memory_random(falkordb_driver, tmp_path, preset):
+    found = 0
+    for seed in range(6):
+        index = random_index(seed)
+        vdir = tmp_path / f"v{seed}"
+        schema = load_graph(falkordb_driver, index, replace=True, vector_dir=vdir,
+                            embeddings=seed % 2 == 0)  # odd seeds: the database holds none
+        cfg = dataclasses.replace(FILE_PRESETS[preset], node_query="per_keyword") \
+            if seed % 3 == 0 else FILE_PRESETS[preset]  # several keyword rows, one file pass
+        mem, db = file_pair(index, falkordb_driver, schema, cfg, vdir)
+        rnd = random.Random(seed)
+        for _ in range(4):
+            q = " ".join(rnd.choices(["radium", "Paris", "prize", "Curie", "Bohr", "atom",
+                                      "Warsaw", "lab", "ore", "who", "linked"], k=4)) + "?"
+            a, b = both(mem, db, q)
+            assert_same(a, b)
+            found += len(a.paths)
+    assert found
+
+
+@falkordb
+def test_vector_file_of_another_graph_is_refused(falkordb_driver, tmp_path):
+    index = random_index(1)
+    load_graph(falkordb_driver, random_index(4), vector_dir=tmp_path / "old")
+    schema = load_graph(falkordb_driver, index, replace=True)
+    db = CypherPathRAG(falkordb_driver, embedder=index.embedder, schema=schema,
+                       vectors=tmp_path / "old", config=PathRAGConfig(num_nodes=6))
+    with pytest.raises(BackendError, match="vector file"):
+        db.retrieve("Curie prize?")
+
+
+@falkordb
+@pytest.mark.parametrize("preset", ["default", "literal_eq4"])
+def test_heavy_nodes_looked_up_by_pair(falkordb_driver, tmp_path, preset, monkeypatch):
+    """heavy_degree=1: most ball nodes are heavy; their edges come from pair lookups."""
+    import kgpath.methods.pathrag.cypher as cy
+
+    calls = []
+    real = cy.edges_among
+    monkeypatch.setattr(cy, "edges_among", lambda *a: calls.append(a[1]) or real(*a))
+    for seed in range(4):
+        index = random_index(seed)
+        schema = load_graph(falkordb_driver, index, replace=True)
+        cfg = PRESETS[preset]
+        mem = PathRAGRetriever(index, config=cfg, llm=ScriptedLLM(keyword_llm))
+        db = CypherPathRAG(falkordb_driver, embedder=index.embedder, schema=schema,
+                           config=cfg, llm=ScriptedLLM(keyword_llm), heavy_degree=1)
+        for q in ("Curie prize?", "Paris atom lab Warsaw?", "who linked Bohr ore?"):
+            assert_same(*both(mem, db, q))
+    assert calls or preset == "literal_eq4"  # edge flow used the pair lookups

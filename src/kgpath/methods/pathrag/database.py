@@ -8,17 +8,26 @@ index. It is the in-memory retriever with its data access replaced (a subclass):
 ranking step is the in-memory function, run on what the store returns.
 
 **Section 4.1, node retrieval** scores every node (the ``min_similarity_z`` floor needs the
-mean and spread of a keyword's cosines to *all* nodes): the stored vectors are read page by
-page in node order (``node_match="text"``: ``schema.embedding_property``, the index's node
-vectors; ``"name"``: :data:`NAME_VECTOR_PROPERTY`, written by
-:func:`store_pathrag_vectors`) and stacked, and
-:func:`~kgpath.methods.pathrag.retriever.node_hits` ranks them. The matrix is the one the
-in-memory index holds, so the float32 cosines are bit-equal (a page-wise product is not:
-BLAS sums a row differently depending on the rows beside it). Only the records of the
-retrieved nodes are fetched. **High-level keywords**: the same over the edges' stored
+mean and spread of a keyword's cosines to *all* nodes). With a vector file
+(``vectors=``, :mod:`~kgpath.backends.cypher.vectors`) and ``node_match="text"``, the
+file's rows are streamed chunk by chunk (:func:`~kgpath.methods.pathrag.dbstore.file_similarities`,
+one pass for all keyword rows) and only the ``|K_q| x |V|`` float32 similarities are held
+(4 MB per keyword at 10^6 nodes); otherwise the stored vectors are read page by page in node
+order (``node_match="text"``: ``schema.embedding_property``, the index's node vectors;
+``"name"``: :data:`NAME_VECTOR_PROPERTY`, written by :func:`store_pathrag_vectors`; there is
+no name file) and stacked. Either way
+:func:`~kgpath.methods.pathrag.retriever.node_hits_from` ranks the similarities, as in
+memory; every cosine is summed row by row (``np.einsum``, on both sides,
+:func:`~kgpath.methods.pathrag.nodes.node_similarities`), so it is bit-equal wherever the row
+sits (a BLAS product is not: it sums a row differently depending on the rows beside it).
+Only the records of the retrieved nodes are fetched (their file rows checked against the
+store's order: a stale file is a :class:`~kgpath.errors.BackendError`).
+**High-level keywords**: the same over the edges' stored
 :func:`~kgpath.methods.pathrag.prompt.relation_text` vectors (:data:`EDGE_VECTOR_PROPERTY`,
 in edge order); the endpoint degrees that order the kept relations are a pushed-down count
-for those edges only. Rows without a stored vector are embedded from their text (cached by
+for those edges only (there is no edge vector file: with LLM keywords every question scans
+``|E|`` stored vectors, out of reach at 10^7 edges; the offline keywords have no high-level
+ones and read none). Rows without a stored vector are embedded from their text (cached by
 text, bounded), which equals the stored vector for a deterministic embedder.
 
 **Section 4.2** is :func:`~kgpath.methods.pathrag.cypher.pathrag_pool` (the neighbourhood
@@ -29,8 +38,11 @@ every tie breaks as in memory): the retrieved nodes, the nodes of every candidat
 every edge between consecutive ones (Eq. 5 text), the relations' edges and ends, and the
 passages they cite; the retrieved nodes' other neighbours enter with id, order and
 provenance only, joined by one plain edge each (all the authors' relation counts read).
-``unit_order`` cosines are a paged scan of the stored passage vectors, the whole matrix
-times the question as in memory.
+``unit_order`` cosines: with a passage file, the question against every row streamed (the
+seed rule's ``seed_passages`` best rows, ties by passage order, join the part; the finish
+then reads the cosines of the part's passages only, which ranks as the whole map does);
+otherwise a paged scan of the stored passage vectors, the whole matrix times the question
+as in memory. The seed rule's node vectors are the part's rows of the node file.
 
 **Not exact, or not pushed down**: the trace adds ``backend``, ``fetched_part_nodes``,
 ``pool_queries`` and ``pool_fetched_nodes`` (the scans' round trips are not counted);
@@ -39,9 +51,10 @@ times the question as in memory.
 without a stored one equal the in-memory ones only for an embedder whose vectors do not
 depend on the batch.
 
-What stays in process per question: the keyword vectors, one ``|V| x d`` (and, with
+What stays in process per question: the keyword vectors; with the files, ``|K_q| x |V|``
+and ``|P|`` float32 similarities and one 8 MB chunk; without, one ``|V| x d`` (and, with
 high-level keywords, ``|E| x d``, and for ``unit_order`` ``|P| x d``) float32 matrix while
-it is ranked (``cache_vectors=True`` keeps them between questions), and the fetched part.
+it is ranked (``cache_vectors=True`` keeps them between questions); and the fetched part.
 The result's ``graph`` is that part (neighbour-only nodes bare, see above);
 its ``nodes`` carry the store's node order (the in-memory node index) while ``pool`` (like
 ``result.graph``) uses the part's indices, so ``result.candidates()`` works.
@@ -51,6 +64,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -59,22 +73,26 @@ import numpy as np
 
 from kgpath.backends.base import GraphBackend
 from kgpath.backends.cypher import CypherBackend, CypherSchema
+from kgpath.backends.cypher.identifiers import quote_identifier
 from kgpath.backends.cypher.loading import decode_vector
 from kgpath.backends.cypher.queries import fetch_nodes, fetch_passages
 from kgpath.backends.cypher.schema import edge_from_row, node_from_row, passage_from_row
+from kgpath.backends.cypher.vectors import VectorFile, VectorFiles
 from kgpath.errors import BackendError, CapabilityError, ConfigError, NodeNotFoundError
 from kgpath.graph import Edge, KnowledgeGraph
 from kgpath.index.graph_index import check_query
 from kgpath.llm import LLM
 from kgpath.methods.pathrag.config import PathRAGConfig
-from kgpath.methods.pathrag.cypher import DatabasePathPool, pathrag_pool
+from kgpath.methods.pathrag.cypher import HEAVY_DEGREE, DatabasePathPool, pathrag_pool
 from kgpath.methods.pathrag.dbstore import (
     EDGE_VECTOR_PROPERTY,
     NAME_VECTOR_PROPERTY,
     EndpointDegrees,
     TextVectors,
+    check_file_rows,
     edge_page_query,
     edges_between,
+    file_similarities,
     light_rows,
     name_of,
     neighbour_pairs,
@@ -89,9 +107,16 @@ from kgpath.methods.pathrag.nodes import RetrievedNode, RetrievedRelation
 from kgpath.methods.pathrag.paths import CandidatePool, PathCandidate
 from kgpath.methods.pathrag.prompt import QAPrompt
 from kgpath.methods.pathrag.result import PathRAGResult
+from kgpath.methods.pathrag.retriever import (
+    PathRAGRetriever,
+    node_hits,
+    node_hits_from,
+    passage_cosines,
+    relation_hits,
+)
 from kgpath.methods.pathrag.sources import passage_citations
-from kgpath.methods.pathrag.retriever import PathRAGRetriever, node_hits, relation_hits
 from kgpath.prompts.pathrag import PATHRAG_KEYWORD_PROMPT, PATHRAG_QA_PROMPT
+from kgpath.search.vector import top_k
 
 __all__ = ["EDGE_VECTOR_PROPERTY", "NAME_VECTOR_PROPERTY", "CypherPathRAG",
            "store_pathrag_vectors"]
@@ -119,6 +144,16 @@ class CypherPathRAG(PathRAGRetriever):
         Keep the node, edge and passage matrices after their first scan (no per-question
         scan; results equal the in-memory ones only while the store is unchanged: call
         :meth:`refresh` after a change). Default ``False``: every question reads the store.
+    vectors
+        A :class:`~kgpath.backends.cypher.vectors.VectorFiles` (or its directory) of this
+        database; default: the backend's ``vectors`` (``CypherBackend(vectors=...)``). With
+        it, section 4.1 (``node_match="text"``), the seed rule and ``unit_order`` read the
+        node and passage vectors from the file (module docstring) instead of the store.
+    heavy_degree
+        Nodes of the edge-flow ball with more neighbours are not expanded; the edges
+        between two of them are looked up pair by pair
+        (:meth:`~kgpath.methods.pathrag.cypher.LocalGraph.expand_within`). Cost only: the
+        paths are the same for every value.
 
     Raises
     ------
@@ -155,9 +190,13 @@ class CypherPathRAG(PathRAGRetriever):
         batch_size: int = 5000,
         max_cached_embeddings: int = 200_000,
         cache_vectors: bool = False,
+        vectors: VectorFiles | str | os.PathLike[str] | None = None,
+        heavy_degree: int = HEAVY_DEGREE,
     ) -> None:
+        if vectors is not None and not isinstance(vectors, VectorFiles):
+            vectors = VectorFiles(vectors)
         if not isinstance(store, GraphBackend):
-            store = CypherBackend(store, embedder=embedder, schema=schema)
+            store = CypherBackend(store, embedder=embedder, schema=schema, vectors=vectors)
         if not isinstance(store, CypherBackend):
             raise CapabilityError(
                 f"CypherPathRAG needs a Cypher backend, got {type(store).__name__}",
@@ -172,10 +211,17 @@ class CypherPathRAG(PathRAGRetriever):
         self.index = None  # type: ignore[assignment]  # the graph lives in the store
         self.backend = store
         self.batch_size = batch_size
+        self.heavy_degree = heavy_degree
         self._texts = TextVectors(store.embedder, max_cached_embeddings)
         self.cache_vectors = cache_vectors
         self._snap: dict[str, Any] = {}
         self._absent: set[str] = set()  # vector properties the store has no column for
+        self.files: VectorFiles | None = vectors if vectors is not None else store.vectors
+        if self.files is not None and s.passage_label is not None and \
+                self.files.passages is not None and s.passage_order_property is None:
+            raise ConfigError("vectors= needs schema.passage_order_property: it keys the "
+                              "passage file's rows")
+        self._orders: dict[int, tuple[list[int], dict[str, int]]] = {}  # part -> orders
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -202,10 +248,33 @@ class CypherPathRAG(PathRAGRetriever):
     def _num_nodes(self) -> int:
         return self.backend.node_count()
 
+    def _node_file(self, cfg: PathRAGConfig) -> VectorFile | None:
+        """The node vector file section 4.1 reads (``node_match="text"`` only), or ``None``."""
+        if self.files is None or cfg.node_match != "text":
+            return None
+        return self.files.nodes
+
+    def _passage_file(self) -> VectorFile | None:
+        if self.files is None or self.backend.schema.passage_label is None:
+            return None
+        return self.files.passages
+
     def _nodes_for(
         self, query: str, kws: KeywordExtraction, kv: np.ndarray, cfg: PathRAGConfig
     ) -> list[RetrievedNode]:
-        """Section 4.1 over every stored node vector (module docstring)."""
+        """Section 4.1 over every node vector: the file's, else the store's (module docstring)."""
+        vf = self._node_file(cfg)
+        if vf is not None:
+            sims = file_similarities(vf, kv)
+            hits = node_hits_from(query, kws, cfg, sims)
+            del sims
+            pos = [i for i, _, _ in hits]
+            ids = vf.ids(pos)
+            rows = fetch_nodes(self.backend.driver, self.backend.schema, ids, embedding=False)
+            check_file_rows(vf, pos, ids, {i: r.get("ord") for i, r in rows.items()},
+                            self.backend.node_count())
+            return [RetrievedNode(node_from_row(rows[nid]), i, word, sim)
+                    for (i, word, sim), nid in zip(hits, ids, strict=True)]
         ids, order, mat = self._node_matrix_db(cfg)
         hits = node_hits(query, kws, kv, cfg, mat)
         rows = fetch_nodes(self.backend.driver, self.backend.schema,
@@ -342,24 +411,40 @@ class CypherPathRAG(PathRAGRetriever):
         t0 = time.perf_counter()
         relations = relations or []
         db = (pathrag_pool(self.backend, [n.id for n in nodes], cfg,
-                           batch_size=self.batch_size) if len(nodes) >= 2 else None)
-        sims = self._passage_similarity(query, cfg, query_vector)
-        part = self._part(nodes, relations, db, _seed_ids(sims, cfg))
+                           batch_size=self.batch_size, heavy_degree=self.heavy_degree)
+              if len(nodes) >= 2 else None)
+        pvf = self._passage_file() if cfg.unit_order != "relation_count" else None
+        if pvf is None:
+            sims = self._passage_similarity(query, cfg, query_vector)
+            part, orders = self._part(nodes, relations, db, _seed_ids(sims, cfg))
+        else:  # the file's scores; the finish reads those of the part's passages only
+            scores = self._file_passage_scores(pvf, query, query_vector)
+            part, orders = self._part(nodes, relations, db,
+                                      _file_seed_ids(pvf, scores, cfg), pvf)
+            sims = {pid: float(scores[o]) for pid, o in orders[1].items()}
+            del scores
         local = [RetrievedNode(n.node, part.index_of(n.id), n.keyword, n.similarity)
                  for n in nodes]
         pool = None if db is None else CandidatePool(
             [PathCandidate(tuple(part.index_of(i) for i in ids), c.resources, c.reliability)
              for c, ids in zip(db.pool, db.ids, strict=True)], db.stats)
         timings["fetch_ms"] = (time.perf_counter() - t0) * 1e3
-        res = super()._finish(query, kws, local, cfg, timings, relations, covers, query_vector,
-                              node_queries, graph=part, pool=pool, passage_sims=sims)
+        self._orders[id(part)] = orders
+        try:
+            res = super()._finish(query, kws, local, cfg, timings, relations, covers,
+                                  query_vector, node_queries, graph=part, pool=pool,
+                                  passage_sims=sims)
+        finally:
+            del self._orders[id(part)]
         trace = {**res.trace, "backend": self.backend.name, "fetched_part_nodes": part.num_nodes}
         if db is not None:
             trace.update(pool_queries=db.queries, pool_fetched_nodes=db.fetched_nodes)
         return dataclasses.replace(res, nodes=tuple(nodes), trace=trace)
 
     def _part(self, nodes: Sequence[RetrievedNode], relations: Sequence[RetrievedRelation],
-              db: DatabasePathPool | None, seeds: Sequence[str] = ()) -> KnowledgeGraph:
+              db: DatabasePathPool | None, seeds: Sequence[str] = (),
+              pvf: VectorFile | None = None,
+              ) -> tuple[KnowledgeGraph, tuple[list[int], dict[str, int]]]:
         """The part of the graph the finish reads, in store order (module docstring).
 
         Full records: the retrieved nodes, every candidate path's nodes with every edge
@@ -368,6 +453,8 @@ class CypherPathRAG(PathRAGRetriever):
         one plain edge each: all the authors' relation counts read (``get_node_edges``).
         Passages: those the full records cite, and the ``seeds`` (seeded passages), whose
         citing nodes enter with id, order and provenance only (all the seed rule reads).
+        Also returns the store orders of the part's nodes (in part order) and passages (a
+        ``pvf`` passage file checks them against its rows).
         """
         drv, s, batch = self.backend.driver, self.backend.schema, self.batch_size
         vq = [n.id for n in nodes]
@@ -390,8 +477,9 @@ class CypherPathRAG(PathRAGRetriever):
                  | {x for rec in seeded.values() for x in rec.entities}) - full.keys()
         rows = [*fetch_nodes(drv, s, list(full), embedding=False, batch_size=batch).values(),
                 *light_rows(drv, s, sorted(light), batch)]
+        rows.sort(key=lambda r: int(r["ord"]))
         g = KnowledgeGraph()
-        for row in sorted(rows, key=lambda r: int(r["ord"])):
+        for row in rows:
             n = node_from_row(row)
             g.add_node(n.id, n.name, n.text, type=n.type, metadata=n.metadata,
                        provenance=n.provenance)
@@ -405,17 +493,28 @@ class CypherPathRAG(PathRAGRetriever):
         cited.update(dict.fromkeys(p for e in edges.values() for p in e.provenance))
         cited.update(dict.fromkeys(seeded))
         prows = fetch_passages(drv, s, list(cited), full=True)
-        for prow in sorted(prows, key=lambda r: (r.get("ord") is None, r.get("ord") or 0)):
+        prows.sort(key=lambda r: (r.get("ord") is None, r.get("ord") or 0))
+        for prow in prows:
             psg = passage_from_row(prow)
             g.add_passage(psg.id, psg.text, psg.metadata)
-        return g
+        porders = {str(r["id"]): int(r["ord"]) for r in prows if r.get("ord") is not None}
+        if pvf is not None:  # each passage's file row names it (and the seeds exist)
+            rows_at = [o for o in porders.values() if 0 <= o < pvf.count]
+            if len(rows_at) < len(porders) or set(seeds) - porders.keys():
+                raise BackendError(f"the vector file {str(pvf.path)!r} is stale: passages "
+                                   "are missing or past its rows; rewrite it")
+            check_file_rows(pvf, rows_at, pvf.ids(rows_at), porders)
+        return g, ([int(r["ord"]) for r in rows], porders)
 
     def _seed_sources(
         self, cfg: PathRAGConfig, graph: KnowledgeGraph, with_vectors: bool
     ) -> tuple[np.ndarray | None, dict[str, list[int]]]:
         """The seed rule's inputs over the fetched part ``graph`` (its node indices)."""
         vecs = None
-        if with_vectors:
+        vf = self._node_file(cfg)
+        if with_vectors and vf is not None:  # the part's rows of the node file
+            vecs = vf.vectors(self._orders[id(graph)][0])
+        elif with_vectors:
             ids, _, mat = self._node_matrix_db(cfg)
             place = {nid: i for i, nid in enumerate(ids)}
             vecs = mat[[place[n.id] for n in graph.nodes]]
@@ -432,7 +531,18 @@ class CypherPathRAG(PathRAGRetriever):
             return None
         if qv is None:
             qv = self.embedder.embed_queries([query])[0]
-        return dict(zip(ids, (mat @ np.asarray(qv, dtype=np.float32)).tolist(), strict=True))
+        return dict(zip(ids, passage_cosines(mat, qv).tolist(), strict=True))
+
+    def _file_passage_scores(self, vf: VectorFile, query: str,
+                             qv: np.ndarray | None) -> np.ndarray:
+        """The question's cosine to every row of the passage file (streamed, float32)."""
+        if qv is None:
+            qv = self.embedder.embed_queries([query])[0]
+        s = self.backend.schema
+        held = self.backend.driver.run(
+            f"MATCH (p:{quote_identifier(s.passage_label)}) RETURN count(p) AS c", {})
+        check_file_rows(vf, [], [], {}, int(held[0]["c"]))
+        return file_similarities(vf, np.asarray(qv, np.float32))[0]
 
     def _scan_passages(self) -> tuple[list[str], np.ndarray]:
         ids, vecs = [], []
@@ -444,6 +554,13 @@ class CypherPathRAG(PathRAGRetriever):
             raise ConfigError("unit_order needs the passage vectors in the store: load the "
                               "graph from a GraphIndex (load_graph(driver, index))")
         return ids, np.asarray(vecs, dtype=np.float32)
+
+
+def _file_seed_ids(vf: VectorFile, scores: np.ndarray, cfg: PathRAGConfig) -> list[str]:
+    """:func:`_seed_ids` from the passage file's scores (ties by row, i.e. passage order)."""
+    if cfg.unit_order != "question" or not cfg.seed_passages or not scores.size:
+        return []
+    return vf.ids(top_k(scores, min(cfg.seed_passages, scores.size)).tolist())
 
 
 def _seed_ids(sims: dict[str, float] | None, cfg: PathRAGConfig) -> list[str]:

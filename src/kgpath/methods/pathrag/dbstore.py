@@ -17,6 +17,8 @@ import numpy as np
 from kgpath.backends.cypher import CypherBackend, CypherSchema
 from kgpath.backends.cypher.loading import encode_vector
 from kgpath.backends.cypher.schema import edge_from_row
+from kgpath.backends.cypher.vectors import CHUNK_BYTES, VectorFile
+from kgpath.errors import BackendError, EmbeddingError
 from kgpath.graph import Edge, KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
 from kgpath.index.passage_vectors import text_vectors
@@ -24,7 +26,8 @@ from kgpath.methods.pathrag.prompt import relation_text
 
 __all__ = [
     "EDGE_VECTOR_PROPERTY", "NAME_VECTOR_PROPERTY", "EndpointDegrees", "TextVectors",
-    "edge_page_query", "edges_between", "light_rows", "name_of", "neighbour_pairs",
+    "check_file_rows", "edge_page_query", "edges_between", "file_similarities", "light_rows",
+    "name_of", "neighbour_pairs",
     "node_degrees", "node_page_query", "pages", "passage_page_query", "relation_text_of",
     "store_pathrag_vectors",
 ]
@@ -138,19 +141,37 @@ def pages(backend: CypherBackend, query: Callable[[bool], str], size: int, *,
 
 def edges_between(drv: Any, s: CypherSchema, pairs: Sequence[tuple[str, str]],
                    batch_size: int) -> list[tuple[int, Edge]]:
-    """``(rank, edge)`` of every edge ``a -> b`` for the ``(a, b)`` pairs."""
+    """``(rank, edge)`` of every edge ``a -> b`` for the ``(a, b)`` pairs.
+
+    One row per source with the list of its targets: the source is bound by id and its
+    out-edges are kept in the store when they end in that short list (a hub's other edges
+    are walked there, never sent). An engine refusing that query gets one lookup per pair
+    (both ends bound by id, then the edge between them).
+    """
     if not pairs:
         return []
-    q = (f"UNWIND $rows AS row MATCH (a:{s.n})-[r:{s.rels}]->(b:{s.n}) "
-         f"WHERE {drv.dialect.id_match(s, 'a', 'row.s')} AND "
-         f"{drv.dialect.id_match(s, 'b', 'row.t')} "
-         f"RETURN row.s AS source, row.t AS target, {s.edge_return('r', drv.dialect)}")
-    rows = [{"s": a, "t": b} for a, b in pairs]
-    out = []
-    for start in range(0, len(rows), batch_size):
-        for r in drv.run(q, {"rows": rows[start:start + batch_size]}):
-            out.append((int(r["rank"]), edge_from_row(r["source"], r["target"], r)))
-    return out
+    want = set(pairs)
+    ends: dict[str, list[str]] = {}
+    for a, b in sorted(want):
+        ends.setdefault(a, []).append(b)
+    ret = f"{s.edge_return('r', drv.dialect)}"
+    q = (f"UNWIND $rows AS row MATCH (a:{s.n}) WHERE {drv.dialect.id_match(s, 'a', 'row.s')} "
+         f"MATCH (a)-[r:{s.rels}]->(b:{s.n}) WHERE {s.prop('b', s.id_property)} IN row.ts "
+         f"RETURN row.s AS source, {s.prop('b', s.id_property)} AS target, {ret}")
+    try:
+        grouped = [{"s": a, "ts": ts} for a, ts in ends.items()]
+        rows = [r for start in range(0, len(grouped), batch_size)
+                for r in drv.run(q, {"rows": grouped[start:start + batch_size]})]
+    except BackendError:
+        q = (f"UNWIND $rows AS row MATCH (a:{s.n}) WHERE "
+             f"{drv.dialect.id_match(s, 'a', 'row.s')} MATCH (b:{s.n}) WHERE "
+             f"{drv.dialect.id_match(s, 'b', 'row.t')} MATCH (a)-[r:{s.rels}]->(b) "
+             f"RETURN row.s AS source, row.t AS target, {ret}")
+        prs = [{"s": a, "t": b} for a, b in sorted(want)]
+        rows = [r for start in range(0, len(prs), batch_size)
+                for r in drv.run(q, {"rows": prs[start:start + batch_size]})]
+    return [(int(r["rank"]), edge_from_row(r["source"], r["target"], r)) for r in rows
+            if (r["source"], r["target"]) in want]
 
 
 def neighbour_pairs(drv: Any, s: CypherSchema, ids: Sequence[str],
@@ -247,3 +268,60 @@ def relation_text_of(edge: Edge, names: tuple[str, str]) -> str:
     if edge.target != edge.source:
         g.add_node(edge.target, names[1])
     return relation_text(g, edge)
+
+
+def file_similarities(vf: VectorFile, queries: np.ndarray) -> np.ndarray:
+    """``(|Q|, count)`` float32: each query row's dot product with every row of ``vf``.
+
+    Streamed: ``CHUNK_BYTES`` of rows at a time, every query scored on a chunk before the
+    next is read (one pass over the file for all keywords), each row summed on its own
+    (``np.einsum``, as :meth:`VectorFile.scores` and
+    :func:`~kgpath.methods.pathrag.nodes.node_similarities`, so the values are the ones the
+    in-memory retriever computes on the same float32 rows). Held: the result and one chunk.
+
+    Raises
+    ------
+    EmbeddingError
+        When the queries' dimension is not the file's.
+    """
+    q = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+    if q.shape[1] != vf.dim:
+        raise EmbeddingError(f"query embedding has dimension {q.shape[1]}, the vectors in "
+                             f"{str(vf.path)!r} have {vf.dim}")
+    if q.shape[0] == 1:
+        return vf.scores(q[0])[None, :]
+    out = np.empty((q.shape[0], vf.count), dtype=np.float32)
+    step = max(1, CHUNK_BYTES // (4 * vf.dim))
+    rows = [np.ascontiguousarray(r) for r in q]
+    with open(vf.path, "rb") as fh:
+        for a in range(0, vf.count, step):
+            m = min(step, vf.count - a)
+            chunk = np.fromfile(fh, dtype="<f4", count=m * vf.dim).reshape(m, vf.dim)
+            if chunk.shape[0] != m:
+                raise BackendError(f"{str(vf.path)!r} ended early at row {a + chunk.shape[0]}")
+            for k, r in enumerate(rows):
+                np.einsum("ij,j->i", chunk, r, out=out[k, a:a + m])
+    return out
+
+
+def check_file_rows(vf: VectorFile, rows: Sequence[int], ids: Sequence[str],
+                    orders: dict[str, Any], held: int | None = None) -> None:
+    """The file still describes the store: ``held`` rows, each row's id at that order.
+
+    Raises
+    ------
+    BackendError
+        When the store holds another number of rows, or a row's id is not in the store
+        with that row as its order (rewrite the files with
+        :func:`~kgpath.backends.cypher.vectors.write_vector_files` after a change).
+    """
+    if held is not None and held != vf.count:
+        raise BackendError(f"the vector file {str(vf.path)!r} has {vf.count} rows but the "
+                           f"database holds {held}: rewrite it (write_vector_files) after "
+                           "changing the graph")
+    bad = [(i, int(r)) for r, i in zip(rows, ids, strict=True)
+           if orders.get(i) is None or int(orders[i]) != int(r)]
+    if bad:
+        raise BackendError(f"the vector file {str(vf.path)!r} is stale: (id, row) {bad[:5]!r} "
+                           "not in the database with that order; rewrite it "
+                           "(write_vector_files) after changing the graph")

@@ -13,7 +13,8 @@ import numpy as np
 
 from kgpath.graph import Edge, Node
 
-__all__ = ["RetrievedNode", "RetrievedRelation", "retrieve_nodes", "retrieve_relations"]
+__all__ = ["RetrievedNode", "RetrievedRelation", "node_similarities", "rank_nodes",
+           "retrieve_nodes", "retrieve_relations"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,26 @@ class RetrievedRelation:
     text: str
 
 
+def node_similarities(keyword_vectors: np.ndarray, node_vectors: np.ndarray) -> np.ndarray:
+    """``(|K_q|, |V|)`` float32 cosines of section 4.1 (rows are unit vectors).
+
+    Summed row by row (``np.einsum``), not by a BLAS product: BLAS sums a row in an order
+    that depends on the rows beside it, so equal node vectors could score 1 ulp apart and a
+    tie go to the later node. Row by row, a node's cosine is the same whether the matrix is
+    held whole, read in pages or streamed from a vector file
+    (:meth:`~kgpath.backends.cypher.vectors.VectorFile.scores` sums the same way), which is
+    what makes :class:`~kgpath.methods.pathrag.database.CypherPathRAG` equal to memory.
+    """
+    kv = np.atleast_2d(np.asarray(keyword_vectors, dtype=np.float32))
+    nv = np.asarray(node_vectors, dtype=np.float32)
+    out = np.empty((kv.shape[0], nv.shape[0]), dtype=np.float32)
+    if nv.shape[0] == 0:
+        return out
+    for k in range(kv.shape[0]):
+        np.einsum("ij,j->i", nv, np.ascontiguousarray(kv[k]), out=out[k])
+    return out
+
+
 def retrieve_nodes(
     keyword_vectors: np.ndarray,
     node_vectors: np.ndarray,
@@ -50,7 +71,22 @@ def retrieve_nodes(
 ) -> list[tuple[int, int, float]]:
     """Section 4.1: iterate over the keywords, collecting similar nodes until ``n`` are found.
 
-    Each keyword ranks all nodes by cosine similarity (rows are unit vectors). Keywords
+    :func:`rank_nodes` over :func:`node_similarities` (every keyword against every node).
+    Returns ``(node index, keyword position, similarity)`` in collection order.
+    """
+    return rank_nodes(node_similarities(keyword_vectors, node_vectors), n, min_similarity,
+                      min_z)
+
+
+def rank_nodes(
+    sims: np.ndarray,
+    n: int,
+    min_similarity: float | None = None,
+    min_z: float | None = None,
+) -> list[tuple[int, int, float]]:
+    """Section 4.1's selection over the similarities ``sims`` (``|K_q| x |V|``, node order).
+
+    Each keyword ranks all nodes by cosine similarity. Keywords
     take turns, each contributing its best node not yet collected, until ``n`` distinct
     nodes (or all nodes) are collected. A match below ``min_similarity`` ends that
     keyword's turns (the authors' vector store keeps only matches above its
@@ -63,15 +99,14 @@ def retrieve_nodes(
     query vector), the single best match is kept, so a question never loses every node to
     a floor meant to drop the weak ones. Returns
     ``(node index, keyword position, similarity)`` in collection order. Ties rank the lower
-    node index first.
+    node index first. The similarities may come from a matrix held in memory or streamed
+    from a file (the floor needs all of them, not the matrix).
     """
-    kv = np.atleast_2d(np.asarray(keyword_vectors, dtype=np.float32))
-    nv = np.asarray(node_vectors, dtype=np.float32)
-    total = nv.shape[0]
-    if kv.shape[0] == 0 or total == 0:
+    sims = np.atleast_2d(np.asarray(sims, dtype=np.float32))
+    total = sims.shape[1]
+    if sims.shape[0] == 0 or total == 0:
         return []
     n = min(int(n), total)
-    sims = kv @ nv.T  # (|K_q|, |V|)
     depth = min(n, total)
     if depth < total:
         part = np.argpartition(-sims, depth - 1, axis=1)[:, :depth]
@@ -81,11 +116,11 @@ def retrieve_nodes(
     ranked = np.take_along_axis(part, np.lexsort((part, -psims), axis=-1), axis=1)
     seen: set[int] = set()
     out: list[tuple[int, int, float]] = []
-    floor = np.full(kv.shape[0], -np.inf if min_similarity is None else float(min_similarity))
+    floor = np.full(sims.shape[0], -np.inf if min_similarity is None else float(min_similarity))
     if min_z is not None:
         floor = np.maximum(floor, sims.mean(axis=1) + float(min_z) * sims.std(axis=1))
     for r in range(depth):
-        for k in range(kv.shape[0]):
+        for k in range(sims.shape[0]):
             node = int(ranked[k, r])
             if sims[k, node] < floor[k]:
                 continue  # this keyword has no match above the floor left

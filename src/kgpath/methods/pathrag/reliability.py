@@ -106,8 +106,7 @@ class EdgeFlow(ReliabilityStrategy):
         for _ in range(radius):
             frontier = sorted(local.expand(frontier) - ball)
             ball.update(frontier)
-        local.expand(sorted(ball))  # edges between boundary nodes too
-        local.learn(sorted(ball), cfg.direction)
+        local.expand_within(sorted(ball), cfg.direction)  # edges between boundary nodes too
         local.restrict(ball)
         adj, names = local.adjacency(cfg.direction, true_degrees=False)
         return adj, names, radius + 1

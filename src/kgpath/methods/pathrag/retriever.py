@@ -27,7 +27,8 @@ from kgpath.methods.pathrag.keywords import (
 from kgpath.methods.pathrag.nodes import (
     RetrievedNode,
     RetrievedRelation,
-    retrieve_nodes,
+    node_similarities,
+    rank_nodes,
     retrieve_relations,
 )
 from kgpath.methods.pathrag.paths import CandidatePool
@@ -54,7 +55,7 @@ from kgpath.prompts.pathrag import (
     PATHRAG_RELATION_BLOCK,
 )
 
-__all__ = ["PathRAGRetriever", "node_hits", "relation_hits"]
+__all__ = ["PathRAGRetriever", "node_hits", "node_hits_from", "passage_cosines", "relation_hits"]
 
 
 class PathRAGRetriever:
@@ -383,8 +384,7 @@ class PathRAGRetriever:
             return None
         if qv is None:
             qv = self.index.embedder.embed_queries([query])[0]
-        qv = np.asarray(qv, dtype=np.float32)
-        return dict(zip(pv.ids, (pv.matrix @ qv).tolist(), strict=True))
+        return dict(zip(pv.ids, passage_cosines(pv.matrix, qv).tolist(), strict=True))
 
     def _paths(
         self, nodes: list[RetrievedNode], cfg: PathRAGConfig, trace: dict[str, Any],
@@ -503,12 +503,36 @@ def node_hits(
     """Section 4.1 over a node matrix: ``(row, keyword, cosine)`` in retrieval order.
 
     ``matrix`` holds every node's vector in node order (what ``node_match`` selects);
-    :func:`~kgpath.methods.pathrag.nodes.retrieve_nodes` ranks them. Shared by the
-    in-memory and database retrievers, so both retrieve the same ``V_q``.
+    :func:`node_hits_from` ranks its :func:`~kgpath.methods.pathrag.nodes.node_similarities`.
     """
-    hits = retrieve_nodes(kv, matrix, cfg.num_nodes, cfg.min_similarity, cfg.min_similarity_z)
+    return node_hits_from(query, kws, cfg, node_similarities(kv, matrix))
+
+
+def node_hits_from(
+    query: str, kws: KeywordExtraction, cfg: PathRAGConfig, sims: np.ndarray
+) -> list[tuple[int, str, float]]:
+    """Section 4.1 from the similarities: ``(row, keyword, cosine)`` in retrieval order.
+
+    ``sims`` (``|K_q| x |V|``, node order) may come from a matrix in memory
+    (:func:`node_hits`) or from a vector file streamed chunk by chunk (the database
+    retriever): :func:`~kgpath.methods.pathrag.nodes.rank_nodes` ranks them, so every
+    retriever retrieves the same ``V_q`` from the same cosines.
+    """
+    hits = rank_nodes(sims, cfg.num_nodes, cfg.min_similarity, cfg.min_similarity_z)
     words = _node_keywords(query, kws, cfg)
     return [(i, words[k], s) for i, k, s in hits]
+
+
+def passage_cosines(matrix: np.ndarray, qv: np.ndarray) -> np.ndarray:
+    """The question's float32 cosine to each passage row, summed row by row.
+
+    ``np.einsum`` as :func:`~kgpath.methods.pathrag.nodes.node_similarities` (not BLAS): the
+    same value whether the rows are held whole, paged or read from a vector file.
+    """
+    mat = np.asarray(matrix, dtype=np.float32)
+    if mat.shape[0] == 0:
+        return np.zeros(0, np.float32)
+    return np.einsum("ij,j->i", mat, np.ascontiguousarray(np.asarray(qv, np.float32).reshape(-1)))
 
 
 def relation_hits(
