@@ -492,19 +492,29 @@ class CypherPathRAG(PathRAGRetriever):
         cited = dict.fromkeys(p for i in full for p in g.node(i).provenance)
         cited.update(dict.fromkeys(p for e in edges.values() for p in e.provenance))
         cited.update(dict.fromkeys(seeded))
-        prows = fetch_passages(drv, s, list(cited), full=True)
+        porders = self._part_passages(g, list(cited), seeds, pvf)
+        return g, ([int(r["ord"]) for r in rows], porders)
+
+    def _part_passages(self, g: KnowledgeGraph, cited: list[str], seeds: Sequence[str],
+                       pvf: VectorFile | None) -> dict[str, int]:
+        """Add the ``cited`` passages to the part in store order; their store orders.
+
+        With a passage file ``pvf``, each passage's file row must name it (and the seeds
+        exist), else :class:`BackendError` (a stale file).
+        """
+        prows = fetch_passages(self.backend.driver, self.backend.schema, cited, full=True)
         prows.sort(key=lambda r: (r.get("ord") is None, r.get("ord") or 0))
         for prow in prows:
             psg = passage_from_row(prow)
             g.add_passage(psg.id, psg.text, psg.metadata)
         porders = {str(r["id"]): int(r["ord"]) for r in prows if r.get("ord") is not None}
-        if pvf is not None:  # each passage's file row names it (and the seeds exist)
+        if pvf is not None:
             rows_at = [o for o in porders.values() if 0 <= o < pvf.count]
             if len(rows_at) < len(porders) or set(seeds) - porders.keys():
                 raise BackendError(f"the vector file {str(pvf.path)!r} is stale: passages "
                                    "are missing or past its rows; rewrite it")
             check_file_rows(pvf, rows_at, pvf.ids(rows_at), porders)
-        return g, ([int(r["ord"]) for r in rows], porders)
+        return porders
 
     def _seed_sources(
         self, cfg: PathRAGConfig, graph: KnowledgeGraph, with_vectors: bool

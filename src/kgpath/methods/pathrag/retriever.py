@@ -45,6 +45,7 @@ from kgpath.methods.pathrag.reliability import reliability_strategy
 from kgpath.methods.pathrag.result import PathRAGResult
 from kgpath.methods.pathrag.sources import (
     QUESTION_WEIGHT,
+    TextUnit,
     passage_citations,
     prompt_text_units,
     seed_text_units,
@@ -302,18 +303,15 @@ class PathRAGRetriever:
     ) -> PathRAGResult:
         """Sections 4.2-4.3 from the retrieved nodes: paths, ordering, prompt, result.
 
-        ``graph`` is the graph read for paths, text units and the result (default: the
-        whole graph; a database retriever passes the part it fetched, whose node indices
-        ``nodes`` then use). ``pool``: the section 4.2 candidate pool over ``graph``'s
-        indices when it was computed elsewhere (else computed here). ``passage_sims``: the
-        question's cosine to every passage when the caller computed it (else computed here).
+        ``graph``: the graph read (default the whole graph; a database twin passes the part
+        it fetched, indexed as ``nodes``). ``pool`` (section 4.2, over ``graph``) and
+        ``passage_sims`` (the question's passage cosines): computed here when not given.
         """
         g = self.graph if graph is None else graph
         ordering = get_ordering(cfg.ordering)
         relations = relations or []
         trace = _base_trace(query, kws, nodes, cfg, ordering)
-        trace["num_nodes_covers_graph"] = covers
-        trace["relation_ids"] = [r.index for r in relations]
+        trace.update(num_nodes_covers_graph=covers, relation_ids=[r.index for r in relations])
         t0 = time.perf_counter()
         pool, top, empty = self._paths(nodes, cfg, trace, g, pool)
         timings["paths_ms"] = (time.perf_counter() - t0) * 1e3
@@ -321,24 +319,15 @@ class PathRAGRetriever:
         trace["k_shortfall"] = max(0, cfg.top_k - len(top))
         rng = random.Random(cfg.seed)
         arranged = self._arrange(pool, top, ordering, rng, cfg, g)
-        head = [
-            PATHRAG_RELATION_BLOCK.format(number=i, text=r.text)
-            for i, r in enumerate(relations, 1)
-        ]
-        prompt_paths, context, prompt, budget = self._fit(
-            query, arranged, ordering, rng, cfg, head
-        )
+        head = [PATHRAG_RELATION_BLOCK.format(number=i, text=r.text)
+                for i, r in enumerate(relations, 1)]
+        prompt_paths, context, prompt, budget = self._fit(query, arranged, ordering, rng, cfg,
+                                                          head)
         trace["budget"] = budget
         trace["timings_ms"] = timings
         sims = (self._passage_similarity(query, cfg, query_vector)
                 if passage_sims is None else passage_sims)
-        units = prompt_text_units(
-            g, flow_adjacency(g, "undirected"), nodes, relations, sims,
-            QUESTION_WEIGHT if cfg.unit_order == "question" else None)
-        if sims is not None and cfg.unit_order == "question" and cfg.seed_passages:
-            vecs, cited = self._seed_sources(cfg, g, node_queries is not None)
-            units = seed_text_units(  # a kgpath extension (sources.seed_text_units)
-                g, units, sims, cfg.seed_passages, QUESTION_WEIGHT, vecs, node_queries, cited)
+        units = self._text_units(g, nodes, relations, sims, cfg, node_queries)
         return PathRAGResult(
             query=query,
             keywords=kws.keywords,
@@ -356,6 +345,20 @@ class PathRAGRetriever:
             relations=tuple(relations),
             text_units=tuple(units),
         )
+
+    def _text_units(
+        self, g: KnowledgeGraph, nodes: list[RetrievedNode], relations: list[RetrievedRelation],
+        sims: dict[str, float] | None, cfg: PathRAGConfig, node_queries: np.ndarray | None,
+    ) -> list[TextUnit]:
+        """The prompt's Sources (:mod:`~kgpath.methods.pathrag.sources`), seeds included."""
+        units = prompt_text_units(
+            g, flow_adjacency(g, "undirected"), nodes, relations, sims,
+            QUESTION_WEIGHT if cfg.unit_order == "question" else None)
+        if sims is not None and cfg.unit_order == "question" and cfg.seed_passages:
+            vecs, cited = self._seed_sources(cfg, g, node_queries is not None)
+            units = seed_text_units(  # a kgpath extension (sources.seed_text_units)
+                g, units, sims, cfg.seed_passages, QUESTION_WEIGHT, vecs, node_queries, cited)
+        return units
 
     def _seed_sources(
         self, cfg: PathRAGConfig, graph: KnowledgeGraph, with_vectors: bool
