@@ -63,26 +63,6 @@ def build(docs: list[tuple[str, str]], emb: Any) -> GraphIndex:
                                      chunking=CHUNKING)
 
 
-@pytest.fixture
-def graphs(falkordb_server):
-    """A factory of drivers on fresh graphs of the session server (deleted afterwards)."""
-    made = []
-
-    def make() -> FalkorDBDriver:
-        drv = FalkorDBDriver.connect(falkordb_server.host, falkordb_server.port,
-                                     f"kgpath_delete_{next(_names)}", timeout=60)
-        made.append(drv)
-        return drv
-
-    yield make
-    for drv in made:
-        try:
-            drv.graph.delete()
-        except Exception:  # noqa: BLE001 - a graph never written does not exist
-            pass
-        drv.close()
-
-
 def contents(drv: FalkorDBDriver, schema: CypherSchema) -> dict[str, Any]:
     """Every node, edge and passage with every property, embeddings rounded (float32 sums)."""
     def clean(props: dict[str, Any]) -> str:
@@ -143,14 +123,14 @@ def apply(model: list[tuple[str, str]], db: DatabaseIndex, op: tuple[Any, ...]) 
         model.append((doc_id, text))
 
 
-def test_delete_hand_traced_provenance_counting(graphs):
+def test_delete_hand_traced_provenance_counting(falkordb_graphs):
     """Docs a: "Bohr met Einstein." / b: "Einstein visited Warsaw and Paris."
 
     Deleting a removes Bohr and the edge Bohr->Einstein; Einstein stays, citing only b's
     passage; Warsaw, Paris and their edges are untouched except for their order.
     """
     emb = HashingEmbedder(32)
-    drv, scratch = graphs(), graphs()
+    drv, scratch = falkordb_graphs(), falkordb_graphs()
     db = DatabaseIndex(build([("a", "Bohr met Einstein."),
                               ("b", "Einstein visited Warsaw and Paris.")], emb), drv)
     before = {r["id"]: json.loads(r["prov"]) for r in drv.run(
@@ -176,10 +156,10 @@ def test_delete_hand_traced_provenance_counting(graphs):
     assert_same_database(db, [("c", "Niels Bohr lived in Copenhagen.")], scratch, emb)
 
 
-def test_delete_push_is_idempotent_and_survives_a_retry(graphs):
+def test_delete_push_is_idempotent_and_survives_a_retry(falkordb_graphs):
     """A push whose statements already ran (a retry after a lost answer) changes nothing."""
     emb = HashingEmbedder(32)
-    drv, scratch = graphs(), graphs()
+    drv, scratch = falkordb_graphs(), falkordb_graphs()
     index = build([("a", SENTENCES[0]), ("b", SENTENCES[3])], emb)
     db = DatabaseIndex(index, drv)
     stale = db.sync._written
@@ -189,11 +169,11 @@ def test_delete_push_is_idempotent_and_survives_a_retry(graphs):
     assert_same_database(db, [("b", SENTENCES[3])], scratch, emb)
 
 
-def test_delete_sync_refuses_what_it_cannot_identify(graphs):
+def test_delete_sync_refuses_what_it_cannot_identify(falkordb_graphs):
     with pytest.raises(ConfigError, match="edge_order_property"):
-        CypherSync(graphs(), schema=CypherSchema(edge_order_property=None))
+        CypherSync(falkordb_graphs(), schema=CypherSchema(edge_order_property=None))
     with pytest.raises(ConfigError, match="before load"):
-        CypherSync(graphs()).push(build([("a", SENTENCES[0])], HashingEmbedder(8)))
+        CypherSync(falkordb_graphs()).push(build([("a", SENTENCES[0])], HashingEmbedder(8)))
 
 
 TEXTS = st.lists(st.sampled_from(SENTENCES), min_size=1, max_size=3).map(" ".join)
@@ -209,9 +189,9 @@ OPS = st.one_of(
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(start=st.lists(st.tuples(IDS, TEXTS), min_size=1, max_size=3, unique_by=lambda d: d[0]),
        ops=st.lists(OPS, min_size=1, max_size=5))
-def test_delete_any_sequence_of_updates_equals_a_loaded_rebuild(graphs, start, ops):
+def test_delete_any_sequence_of_updates_equals_a_loaded_rebuild(falkordb_graphs, start, ops):
     emb = HashingEmbedder(16)
-    drv, scratch = graphs(), graphs()
+    drv, scratch = falkordb_graphs(), falkordb_graphs()
     db = DatabaseIndex(build(start, emb), drv)
     model = list(start)
     for op in ops:
@@ -245,9 +225,9 @@ def test_delete_through_a_server_restart_then_push_again(tmp_path):
         scratch.close()
 
 
-async def test_delete_async_updates_equal_sync_ones(graphs):
+async def test_delete_async_updates_equal_sync_ones(falkordb_graphs):
     emb = HashingEmbedder(16)
-    drv, scratch = graphs(), graphs()
+    drv, scratch = falkordb_graphs(), falkordb_graphs()
     db = DatabaseIndex(build([("a", SENTENCES[0]), ("b", SENTENCES[3])], emb), drv)
     await db.aupsert_documents([("a", SENTENCES[1])])
     await db.aadd_documents([("c", SENTENCES[6])])

@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import os
 import random
-import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -37,10 +36,10 @@ from kgpath.backends.cypher.vectors import (
 )
 from kgpath.errors import PersistenceError
 from kgpath.ingest import ChunkingConfig
-from kgpath.ingest.extraction import ExtractedEntity, ExtractedRelation, Extraction, OpenExtractor
 from kgpath.methods.augmented import GraphAugmentedRetriever
 from kgpath.methods.augmented.cypher import CypherAugmented
 from kgpath.methods.pcr import CypherPCR
+from tests.test_falkordb_replica import Capitalised
 
 _names = itertools.count()
 SENTENCES = [
@@ -55,19 +54,6 @@ SENTENCES = [
 QUERIES = ["Who met Einstein?", "Curie in Warsaw", "Copenhagen"]
 
 
-class Capitalised(OpenExtractor):
-    """Runs of capitalised words are entities; consecutive ones are related ("then")."""
-
-    name = "capitalised"
-
-    def extract_passage(self, passage_id: str, text: str) -> Extraction:
-        ents, rels = [], []
-        for sentence in re.split(r"(?<=\.) ", text):
-            names = re.findall(r"[A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*)*", sentence)
-            ents += [ExtractedEntity(n, "Thing", sentence) for n in names]
-            rels += [ExtractedRelation(a, "then", b, "svo", sentence)
-                     for a, b in zip(names, names[1:])]
-        return Extraction(passage_id, tuple(ents), tuple(rels))
 
 
 def build(docs: list[tuple[str, str]], emb: Any) -> GraphIndex:
@@ -172,23 +158,6 @@ def test_concurrent_readers_never_see_a_torn_generation(tmp_path):
 
 
 # -- the files through document updates (FalkorDB) ----------------------------------------
-@pytest.fixture
-def graphs(falkordb_server):
-    made = []
-
-    def make() -> FalkorDBDriver:
-        drv = FalkorDBDriver.connect(falkordb_server.host, falkordb_server.port,
-                                     f"kgpath_vsync_{next(_names)}", timeout=60)
-        made.append(drv)
-        return drv
-
-    yield make
-    for drv in made:
-        try:
-            drv.graph.delete()
-        except Exception:  # noqa: BLE001 - a graph never written does not exist
-            pass
-        drv.close()
 
 
 def assert_files_follow(db: DatabaseIndex, docs: list[tuple[str, str]], reader: CypherBackend,
@@ -252,11 +221,11 @@ def apply(model: list[tuple[str, str]], db: DatabaseIndex, rnd: random.Random) -
 @pytest.mark.falkordb
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 @pytest.mark.parametrize("embeddings", [True, False])
-def test_vector_sync_random_updates_equal_a_fresh_load(graphs, tmp_path, seed, embeddings):
+def test_vector_sync_random_updates_equal_a_fresh_load(falkordb_graphs, tmp_path, seed, embeddings):
     emb = HashingEmbedder(16)
     rnd = random.Random(seed)
     model = [(f"s{i}", " ".join(rnd.sample(SENTENCES, 2))) for i in range(3)]
-    drv, scratch = graphs(), graphs()
+    drv, scratch = falkordb_graphs(), falkordb_graphs()
     db = DatabaseIndex(build(model, emb), drv, vector_dir=tmp_path / "v",
                        embeddings=embeddings)
     reader = CypherBackend(drv, embedder=emb, schema=db.schema, vectors=tmp_path / "v")
@@ -273,10 +242,10 @@ def test_vector_sync_random_updates_equal_a_fresh_load(graphs, tmp_path, seed, e
 
 
 @pytest.mark.falkordb
-def test_vector_sync_a_failed_push_keeps_the_old_files(graphs, tmp_path, monkeypatch):
+def test_vector_sync_a_failed_push_keeps_the_old_files(falkordb_graphs, tmp_path, monkeypatch):
     emb = HashingEmbedder(16)
     docs = [("a", SENTENCES[0]), ("b", SENTENCES[3]), ("c", SENTENCES[5])]
-    drv, scratch = graphs(), graphs()
+    drv, scratch = falkordb_graphs(), falkordb_graphs()
     vdir = tmp_path / "v"
     db = DatabaseIndex(build(docs, emb), drv, vector_dir=vdir)
     reader = CypherBackend(drv, embedder=emb, schema=db.schema, vectors=vdir)
@@ -317,11 +286,11 @@ def test_vector_sync_a_failed_push_keeps_the_old_files(graphs, tmp_path, monkeyp
 
 
 @pytest.mark.falkordb
-def test_vector_sync_pushes_without_moves_keep_the_files(graphs, tmp_path):
+def test_vector_sync_pushes_without_moves_keep_the_files(falkordb_graphs, tmp_path):
     """An upsert that changes no node, position or vector writes no new generation."""
     emb = HashingEmbedder(16)
     docs = [("a", SENTENCES[0]), ("b", SENTENCES[4])]
-    db = DatabaseIndex(build(docs, emb), graphs(), vector_dir=tmp_path)
+    db = DatabaseIndex(build(docs, emb), falkordb_graphs(), vector_dir=tmp_path)
     gen = {n: read_header(tmp_path, n)["generation"] for n in ("nodes", "passages")}
     assert db.push().changed is False
     assert {n: read_header(tmp_path, n)["generation"] for n in gen} == gen
@@ -333,13 +302,13 @@ def test_vector_sync_pushes_without_moves_keep_the_files(graphs, tmp_path):
 
 
 @pytest.mark.falkordb
-def test_vector_sync_cypher_methods_take_vectors(graphs, tmp_path):
+def test_vector_sync_cypher_methods_take_vectors(falkordb_graphs, tmp_path):
     """``CypherPCR(vectors=)`` / ``CypherAugmented(vectors=)`` read the files (the database
     holds no vectors here: without the files the scan has nothing to score)."""
     emb = HashingEmbedder(16)
     docs = [("a", SENTENCES[0]), ("b", SENTENCES[3]), ("c", SENTENCES[6])]
     index = build(docs, emb)
-    drv = graphs()
+    drv = falkordb_graphs()
     schema = load_graph(drv, index, vector_dir=tmp_path, embeddings=False)
     pcr = CypherPCR(drv, embedder=emb, schema=schema, vectors=tmp_path)
     aug = CypherAugmented(drv, embedder=emb, schema=schema, vectors=str(tmp_path))
@@ -357,14 +326,14 @@ def test_vector_sync_cypher_methods_take_vectors(graphs, tmp_path):
 
 
 @pytest.mark.falkordb
-def test_vector_sync_rows_read_by_order_are_checked(graphs, tmp_path):
+def test_vector_sync_rows_read_by_order_are_checked(falkordb_graphs, tmp_path):
     """Vectors only in the files: a reached node (passage) read by its order must be that row
     of the file; an order that names another row (a database updated while the files are
     not yet, counts equal) is refused, never scored with another node's vector."""
     emb = HashingEmbedder(16)
     docs = [("a", SENTENCES[0]), ("b", SENTENCES[3]), ("c", SENTENCES[6])]
     index = build(docs, emb)
-    drv = graphs()
+    drv = falkordb_graphs()
     schema = load_graph(drv, index, vector_dir=tmp_path, embeddings=False)
     file = CypherBackend(drv, embedder=emb, schema=schema, vectors=tmp_path)
     qv = file.embed_query("Bohr")

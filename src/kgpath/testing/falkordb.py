@@ -18,7 +18,7 @@ import pytest
 from kgpath.backends.cypher.falkordb import FalkorDBDriver
 from kgpath.backends.cypher.falkordb_server import FalkorDBServer
 
-__all__ = ["falkordb_driver", "falkordb_server", "pytest_configure"]
+__all__ = ["falkordb_driver", "falkordb_graphs", "falkordb_server", "pytest_configure"]
 
 _names = itertools.count()
 
@@ -41,9 +41,31 @@ def falkordb_server(tmp_path_factory: Any) -> Iterator[Any]:
 @pytest.fixture
 def falkordb_driver(falkordb_server: Any) -> Iterator[Any]:
     """A pooled driver on a graph of its own (deleted afterwards)."""
-    drv = FalkorDBDriver.connect(falkordb_server.host, falkordb_server.port,
-                                 f"kgpath_test_{next(_names)}", timeout=60)
+    drv = _connect(falkordb_server)
     yield drv
+    _drop(drv)
+
+
+@pytest.fixture
+def falkordb_graphs(falkordb_server: Any) -> Iterator[Any]:
+    """A factory of drivers, each on a fresh graph of the session server (all deleted after)."""
+    made: list[FalkorDBDriver] = []
+
+    def make() -> FalkorDBDriver:
+        made.append(_connect(falkordb_server))
+        return made[-1]
+
+    yield make
+    for drv in made:
+        _drop(drv)
+
+
+def _connect(server: Any) -> FalkorDBDriver:
+    return FalkorDBDriver.connect(server.host, server.port, f"kgpath_test_{next(_names)}",
+                                  timeout=60)
+
+
+def _drop(drv: FalkorDBDriver) -> None:
     try:
         drv.graph.delete()
     except Exception:  # noqa: BLE001 - a graph never written does not exist
