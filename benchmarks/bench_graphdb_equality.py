@@ -36,24 +36,28 @@ entry.
 
 Usage: ``python benchmarks/bench_graphdb_equality.py [--n 20] [--data DIR] [--cache-dir DIR]``
 
-Run of 2026-11-27 (2 shared cores, other jobs running; 9,557 nodes, 32,544 edges, 1,047
-passages; ``load_graph`` 1.5 s, name vectors written in 1.4 s; ``--n 20``)::
+Runs of 2026-11-27, issue 22 (2 shared cores; 9,557 nodes, 32,544 edges, 1,047 passages;
+``load_graph`` 1.4 s; the database side pages through stored vectors: no vector file).
+``--n 100 --methods pcr,pcr-defaults,c2rag,schema,augmented`` and ``--n 20`` for PathRAG::
 
     method          questions eq native eq passages  max|dscore|  p50 ms mem  p50 ms db
-    pcr                    20        18           0          inf        13.8     5760.6
-    augmented              20        20          20     5.96e-08         1.3       72.1
-    pathrag                20        20          20     0.00e+00        19.7      638.4
-    pathrag-paper          20        20          20     0.00e+00        38.1      632.1
-    pathrag-eq4            20        20          20     0.00e+00        12.9      475.0
-    pathrag-cached         20        20          20     0.00e+00        20.3      253.2
+    pcr                   100       100         100     0.00e+00         6.7     5992.5
+    pcr-defaults          100       100         100     0.00e+00         1.2       57.6
+    c2rag                 100       100         100     0.00e+00         4.0      243.9
+    schema                100       100         100     0.00e+00         2.4     1209.5
+    augmented             100       100         100     1.79e-07         1.3       68.8
+    pathrag                20        20          20     0.00e+00         9.0      810.0
+    pathrag-paper          20        20          20     0.00e+00        20.5      413.7
+    pathrag-eq4            20        20          20     0.00e+00         9.1      381.1
+    pathrag-cached         20        20          20     0.00e+00         9.8      189.8
 
-PathRAG over FalkorDB equals the in-memory run on every question and preset, scores to the
-bit. Its time per question is the scan of the stored node vectors (and passage vectors for
-``unit_order``; ``cache_vectors`` removes both) plus the part fetch (~100-270 ms: the
-retrieved nodes' neighbours for the relation counts, the pool's neighbourhood). PCR with
-``PCRConfig.paper()`` (unbounded depth: the whole reachable region, ~5,700 nodes here) gives
-the same hits on 18 of 20 questions and different passage evidence on all 20 (a finding
-for ``CypherPCR``'s evidence graph, not studied here).
+Every method equals the in-memory run on every question. Before this run the same bench
+found PCR equal on 18 of 20 hit lists and 0 of 20 passage lists: a store fell back to hit
+order for passages, and linked question names by lower-cased name instead of entity key
+(both fixed: ``kgpath.methods.pcr.passages.stored_passage_vectors``,
+``kgpath.backends.base.BackendNames``). PCR ``paper()`` is slow here (unbounded depth walks
+~5,700 reachable nodes level by level); ``--scale`` in ``bench_graphdb.py`` measures the
+database path with vector files.
 """
 
 from __future__ import annotations
