@@ -10,7 +10,6 @@ paths.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +24,14 @@ from kgpath.index.passage_vectors import (
     passage_vectors,
     text_vectors,
 )
-from kgpath.testing.concurrency import CountingEmbedder, in_tasks, in_threads, mixed
+from kgpath.testing.concurrency import (
+    CountingEmbedder,
+    FailsOnce,
+    assert_same_work,
+    in_tasks,
+    in_threads,
+    mixed,
+)
 
 METHODS = ("pcr", "pathrag", "c2rag", "augmented")
 QUESTIONS = [q["query"] for q in demo_questions()]
@@ -41,12 +47,6 @@ def _ids(found: list[Any]) -> list[str]:
     return [e.id for e in found]
 
 
-def _same_work(conc: CountingEmbedder, seq: CountingEmbedder) -> None:
-    assert conc.counter("passage") == seq.counter("passage")  # each cold text once
-    extra = sum((conc.counter() - seq.counter()).values())
-    assert extra <= 0.05 * seq.count(), (extra, seq.count())
-
-
 def _sequential(method: str, questions: list[str]) -> tuple[CountingEmbedder, list[list[str]]]:
     emb, r = _fresh(method)
     return emb, [_ids(r.retrieve(q)) for q in questions]
@@ -59,7 +59,7 @@ def test_fifty_threads_embed_the_cold_texts_once(method: str) -> None:
     emb, r = _fresh(method)
     got = in_threads([lambda q=q: _ids(r.retrieve(q)) for q in qs])
     assert got == want
-    _same_work(emb, seq)
+    assert_same_work(emb, seq)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -73,7 +73,7 @@ def test_hundred_tasks_embed_the_cold_texts_once(method: str) -> None:
             return _ids(await r.aretrieve(q))
         return run
     assert in_tasks([call(q) for q in qs]) == want
-    _same_work(emb, seq)
+    assert_same_work(emb, seq)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -88,7 +88,7 @@ def test_sync_and_async_calls_mixed_embed_the_cold_texts_once(method: str) -> No
         return run
     got = mixed([lambda q=q: _ids(r.retrieve(q)) for q in qs[:20]], [call(q) for q in qs[20:]])
     assert got == want
-    _same_work(emb, seq)
+    assert_same_work(emb, seq)
 
 
 def test_index_build_passages_and_text_sets_once_for_threads_and_tasks() -> None:
@@ -111,28 +111,9 @@ def test_index_build_passages_and_text_sets_once_for_threads_and_tasks() -> None
     assert sorted(emb.counter("passage").elements()) == sorted(want)
 
 
-class _FailOnce(HashingEmbedder):
-    """Fails its first passage call (a network error) once ``expect`` callers came."""
-
-    def __init__(self, expect: int) -> None:
-        super().__init__()
-        self.calls = 0
-        self.expect = expect
-        self.came = threading.Semaphore(0)
-
-    def embed_passages(self, texts):  # type: ignore[no-untyped-def]
-        self.calls += 1
-        if self.calls == 1:
-            for _ in range(self.expect):  # no caller comes after the failure
-                assert self.came.acquire(timeout=10)
-            threading.Event().wait(0.05)
-            raise ConnectionError("model offline")
-        return super().embed_passages(texts)
-
-
 def test_a_failed_cold_build_reaches_every_caller_and_the_next_call_builds() -> None:
     g = load_demo_kg()
-    inner = _FailOnce(expect=20)
+    inner = FailsOnce(expect=20)
     index = GraphIndex(g, inner)
 
     def build() -> str:

@@ -18,7 +18,7 @@ from kgpath import HashingEmbedder, KnowledgeGraph
 from kgpath.embed_cache import CachedEmbedder, SharedEmbedder
 from kgpath.errors import ConfigError, EmbeddingError, PersistenceError
 from kgpath.index import linking
-from kgpath.testing.concurrency import CountingEmbedder, in_tasks, in_threads, mixed
+from kgpath.testing.concurrency import CountingEmbedder, FailsOnce, in_tasks, in_threads, mixed
 
 TEXTS = [f"cold text {i}" for i in range(100)]
 
@@ -72,27 +72,8 @@ def test_overlapping_requests_embed_each_text_once(tmp_path):
     assert inner.counter("passage") == {t: 1 for t in TEXTS}
 
 
-class _Flaky(HashingEmbedder):
-    """Fails its first call once ``expect`` callers have come, then works."""
-
-    def __init__(self, expect: int) -> None:
-        super().__init__()
-        self.calls = 0
-        self.expect = expect
-        self.came = threading.Semaphore(0)
-
-    def embed_passages(self, texts):  # type: ignore[no-untyped-def]
-        self.calls += 1
-        if self.calls == 1:
-            for _ in range(self.expect):
-                assert self.came.acquire(timeout=10)
-            threading.Event().wait(0.05)
-            raise ConnectionError("model offline")
-        return super().embed_passages(texts)
-
-
 def test_a_failure_reaches_every_waiter_and_the_next_call_embeds(tmp_path):
-    inner = _Flaky(expect=10)
+    inner = FailsOnce(expect=10)
     c = CachedEmbedder(inner, tmp_path)
 
     def call() -> str:

@@ -18,7 +18,7 @@ from langchain_kgpath import (
 
 from kgpath import HashingEmbedder
 from kgpath.demo.c2rag import demo_questions, load_demo_kg
-from kgpath.testing.concurrency import CountingEmbedder, in_tasks, in_threads
+from kgpath.testing.concurrency import CountingEmbedder, assert_same_work, in_tasks, in_threads
 
 CLASSES = (PathConstrainedRetriever, PathRAGRetriever, C2RAGRetriever, GraphAugmentedRetriever)
 QUESTIONS = [q["query"] for q in demo_questions()]
@@ -33,11 +33,6 @@ def _ids(docs):
     return [d.metadata["kgpath_id"] for d in docs]
 
 
-def _same_work(conc, seq):
-    assert conc.counter("passage") == seq.counter("passage")
-    assert sum((conc.counter() - seq.counter()).values()) <= 0.05 * seq.count()
-
-
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
 def test_threads_and_tasks_embed_the_cold_texts_once(cls):
     qs = (QUESTIONS * 100)[:100]
@@ -45,7 +40,7 @@ def test_threads_and_tasks_embed_the_cold_texts_once(cls):
     want = [_ids(r.invoke(q)) for q in qs]
     emb, r = _fresh(cls)
     assert in_threads([lambda q=q: _ids(r.invoke(q)) for q in qs[:50]]) == want[:50]
-    _same_work(emb, _seq_of(cls, qs[:50]))
+    assert_same_work(emb, _seq_of(cls, qs[:50]))
     emb, r = _fresh(cls)
 
     def call(q):
@@ -53,7 +48,7 @@ def test_threads_and_tasks_embed_the_cold_texts_once(cls):
             return _ids(await r.ainvoke(q))
         return run
     assert in_tasks([call(q) for q in qs]) == want
-    _same_work(emb, seq)
+    assert_same_work(emb, seq)
 
 
 def _seq_of(cls, qs):

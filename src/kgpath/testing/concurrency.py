@@ -30,7 +30,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CountingEmbedder", "in_tasks", "in_threads", "mixed"]
+from kgpath.embeddings import HashingEmbedder
+
+__all__ = ["CountingEmbedder", "FailsOnce", "assert_same_work", "in_tasks", "in_threads",
+           "mixed"]
 
 
 class CountingEmbedder:
@@ -101,6 +104,42 @@ class CountingEmbedder:
         if self.delay:
             await asyncio.sleep(self.delay)
         return np.asarray(await self.inner.aembed_passages(texts))
+
+
+def assert_same_work(concurrent: CountingEmbedder, sequential: CountingEmbedder, *,
+                     extra: float = 0.05) -> None:
+    """Concurrent calls embedded what the same calls did one after another.
+
+    Every passage text exactly as often (each cold text once), and at most ``extra`` times
+    the sequential count of texts more in all (a query text two callers meet at once).
+    """
+    assert concurrent.counter("passage") == sequential.counter("passage")
+    more = sum((concurrent.counter() - sequential.counter()).values())
+    assert more <= extra * sequential.count(), (more, sequential.count())
+
+
+class FailsOnce(HashingEmbedder):
+    """Fails its first passage call (``ConnectionError``) once ``expect`` callers came.
+
+    A caller signals it came with ``came.release()``; later calls embed (``calls`` counts
+    them). Set ``expect = 0`` before a call that must not wait.
+    """
+
+    def __init__(self, expect: int) -> None:
+        super().__init__()
+        self.calls = 0
+        self.expect = expect
+        self.came = threading.Semaphore(0)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Fail the first call (after ``expect`` callers came), then embed."""
+        self.calls += 1
+        if self.calls == 1:
+            for _ in range(self.expect):  # no caller comes after the failure
+                assert self.came.acquire(timeout=10)
+            threading.Event().wait(0.05)
+            raise ConnectionError("model offline")
+        return super().embed_passages(texts)
 
 
 def in_threads(fns: Sequence[Callable[[], Any]]) -> list[Any]:
