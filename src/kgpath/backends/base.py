@@ -55,7 +55,7 @@ from typing import (
 
 import numpy as np
 
-from kgpath.errors import CapabilityError, ConfigError, NodeNotFoundError
+from kgpath.errors import CapabilityError, NodeNotFoundError
 from kgpath.graph import Direction, Edge, KnowledgeGraph, Node, Passage
 from kgpath.index.linking import NameLookup
 from kgpath.ingest.extraction import entity_key
@@ -324,32 +324,20 @@ class GraphBackend(ABC, Generic[K, T]):
 
 
 class BackendNames:
-    """:class:`NameLookup` through the store: by entity key when it keeps one, else by name.
+    """:class:`NameLookup` through :meth:`GraphBackend.nodes_by_name`.
 
-    A store with the :class:`PassageEntityStore` capability and an entity-key column
-    (``load_graph`` writes :func:`~kgpath.ingest.extraction.entity_key` of every name) is
-    asked for the nodes whose key is the span's, in node order: the in-memory
-    :class:`~kgpath.index.linking.GraphNames` lookup, so "Grace Krilanovich's" or "the
-    Exies" link as in memory. Otherwise one name query per span (lower case, single
-    spaces), kept only when the node's ``entity_key`` equals the span's: possessives,
-    articles, accents and punctuation that the key drops then do not link.
+    One name query per candidate span; the store's normalisation (lower case, single
+    spaces) is kept only when the node's ``entity_key`` equals the span's, so possessives,
+    articles, accents and punctuation the key drops do not link. A backend that stores the
+    key looks it up instead (``CypherBackend.names``).
     """
 
     def __init__(self, b: GraphBackend[Any, Any]) -> None:
         self.b = b
-        self._by_key = b.has(PassageEntityStore)
 
     def candidates(self, key: str, span: str) -> list[Any]:
-        """The nodes whose name's entity key is ``key``, in node order."""
+        """The nodes named ``span`` (lower case, single spaces) whose key is ``key``."""
         b = self.b
-        if self._by_key:
-            try:
-                recs = b.capability(PassageEntityStore).entities_by_key([key])
-            except ConfigError:  # the store keeps no entity key: look names up
-                self._by_key = False
-            else:
-                ids = [r.node.id for r in sorted(recs.values(), key=lambda r: cast(Any, r.order))]
-                return [k for k in map(b.node_by_id, ids) if k is not None]
         return [k for k in b.nodes_by_name(span) if entity_key(b.node(k).name or "") == key]
 
     def node(self, k: Any) -> Node:

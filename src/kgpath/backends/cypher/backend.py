@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from kgpath.backends.base import (
+    BackendNames,
     EntityRecord,
     GraphBackend,
     Keys,
@@ -75,11 +76,12 @@ from kgpath.backends.cypher.queries import (
     rows_by_name,
 )
 from kgpath.backends.cypher.schema import CypherSchema, node_from_row, passage_from_row
-from kgpath.backends.cypher.vectors import VectorFile, VectorFiles
+from kgpath.backends.cypher.vectors import VectorFile, VectorFiles, check_file_rows
 from kgpath.embeddings import Embedder, default_embedder
 from kgpath.errors import BackendError, ConfigError, EmbeddingError, EmptyGraphError
 from kgpath.graph import Direction, Edge, Node, Passage
 from kgpath.index.graph_index import check_query
+from kgpath.index.linking import NameLookup
 from kgpath.search.vector import top_k
 
 __all__ = ["CypherBackend", "CypherTree", "NodeRow"]
@@ -250,6 +252,14 @@ class CypherBackend(
         row = node_row(self._run, self.schema, node_id)
         return None if row is None else NodeRow(row)
 
+    def names(self) -> NameLookup:
+        """Anchor names by the stored entity key (``load_graph`` writes it), as in memory.
+
+        One query per span; "Grace Krilanovich's" or "the Exies" link as with the in-memory
+        key index. Without ``schema.entity_key_property``: :class:`BackendNames`.
+        """
+        return BackendNames(self) if self.schema.entity_key_property is None else _KeyNames(self)
+
     def nodes_by_name(self, name: str) -> list[NodeRow]:
         """Nodes with this normalised name, in node order (then id)."""
         rows = rows_by_name(self._run, self.schema, name)
@@ -382,7 +392,7 @@ class CypherBackend(
             ords = [int(rows[i]["ord"]) for i in at]
             got = dict(zip(at, nodes.vectors(ords)))
             # the file rows are those nodes (not a generation from before an update)
-            _check_rows(nodes, np.asarray(ords), nodes.ids(ords),
+            check_file_rows(nodes, np.asarray(ords), nodes.ids(ords),
                         {str(rows[i]["id"]): o for i, o in zip(at, ords)})
         for i, r in enumerate(rows):
             v = decode_vector(r.get("embedding"))
@@ -462,7 +472,7 @@ class CypherBackend(
         pos, sc = vf.top(query_vec, k, exclude=skip)
         ids = vf.ids(pos)
         rows = fetch_nodes(self._run, self.schema, ids)
-        _check_rows(vf, pos, ids, {i: r.get("ord") for i, r in rows.items()})
+        check_file_rows(vf, pos, ids, {i: r.get("ord") for i, r in rows.items()})
         return ([NodeRow(rows[i]) for i in ids], sc.astype(np.float32),
                 vf.count - (skip is not None and 0 <= skip < vf.count))
 
@@ -489,7 +499,7 @@ class CypherBackend(
             self._check_count(vf, int(held), "passage")
             pos, sc = vf.top(qv, n)
             ids = vf.ids(pos)
-            _check_rows(vf, pos, ids, passage_orders(self._run, self.schema, ids))
+            check_file_rows(vf, pos, ids, passage_orders(self._run, self.schema, ids))
             return [(pid, float(x)) for pid, x in zip(ids, sc)]
         best: list[tuple[float, int, str]] = []
         after: Any = None
@@ -526,7 +536,7 @@ class CypherBackend(
                 emb)
         if vf is not None and from_file:  # those file rows are these passages
             pos = list(from_file.values())
-            _check_rows(vf, np.asarray(pos), vf.ids(pos), from_file)
+            check_file_rows(vf, np.asarray(pos), vf.ids(pos), from_file)
         return out
 
     def passages_held(self, ids: Sequence[str]) -> set[str]:
@@ -552,15 +562,19 @@ class CypherBackend(
                 for r in rows_by_entity_key(self._run, self.schema, list(keys))}
 
 
-def _check_rows(vf: VectorFile, pos: np.ndarray, ids: Sequence[str],
-                orders: Mapping[str, Any]) -> None:
-    """Every file row's id is in the database with that row as its order, or BackendError."""
-    bad = [(i, int(p)) for p, i in zip(pos, ids)
-           if i not in orders or orders[i] is None or int(orders[i]) != int(p)]
-    if bad:
-        raise BackendError(
-            f"the vector file {str(vf.path)!r} is stale: (id, row) {bad[:5]!r} not in the "
-            "database with that order; rewrite it (write_vector_files) after changing the graph")
+class _KeyNames:
+    """:class:`NameLookup` over the store's entity-key column (``CypherBackend.names``)."""
+
+    def __init__(self, b: CypherBackend) -> None:
+        self.b = b
+
+    def candidates(self, key: str, span: str) -> list[NodeRow]:
+        """The nodes whose entity key is ``key``, in node order (then id)."""
+        rows = rows_by_entity_key(self.b._run, self.b.schema, [key], embedding=True)
+        return [NodeRow(r) for r in sorted(rows, key=self.b._order_key)]
+
+    def node(self, k: NodeRow) -> Node:
+        return k.node  # the record carried by the key
 
 
 def _json_list(value: Any) -> list[str]:

@@ -379,16 +379,17 @@ def passage_page(
 
 
 def rows_by_entity_key(
-    driver: CypherDriver, schema: CypherSchema, keys: Sequence[str]
+    driver: CypherDriver, schema: CypherSchema, keys: Sequence[str], *,
+    embedding: bool = False,
 ) -> list[dict[str, Any]]:
-    """Node rows (no embedding) whose ``entity_key_property`` is one of ``keys``."""
+    """Node rows (with the embedding only if asked) whose ``entity_key_property`` is in ``keys``."""
     s = schema
     if s.entity_key_property is None:
         raise ConfigError("looking nodes up by entity key needs schema.entity_key_property")
     if not keys:
         return []
     q = (f"UNWIND $ids AS x MATCH (n:{s.n}) WHERE {s.prop('n', s.entity_key_property)} = x "
-         f"RETURN {s.node_return('n', embedding=False)}")
+         f"RETURN {s.node_return('n', embedding=embedding)}")
     return _batched(driver, q, list(dict.fromkeys(keys)), 10_000)
 
 

@@ -61,18 +61,18 @@ import os
 import re
 import secrets
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kgpath._files import atomic_write, check_directory, user_path, write_chunked
-from kgpath.errors import ConfigError, PersistenceError
+from kgpath.errors import BackendError, ConfigError, PersistenceError
 from kgpath.search.vector import top_k
 
-__all__ = ["VectorFile", "VectorFileWriter", "VectorFiles", "read_header", "remove_vector_file",
-           "stage_vector_file", "write_vector_files"]
+__all__ = ["VectorFile", "VectorFileWriter", "VectorFiles", "check_file_rows", "read_header",
+           "remove_vector_file", "stage_vector_file", "write_vector_files"]
 
 FORMAT = "kgpath-vectors"
 VERSION = 1
@@ -328,6 +328,29 @@ class VectorFileWriter:
             self.close()
         else:
             self.discard()
+
+
+def check_file_rows(vf: VectorFile, rows: Sequence[int] | np.ndarray, ids: Sequence[str],
+                    orders: Mapping[str, Any], held: int | None = None) -> None:
+    """The file still describes the store: ``held`` rows, each row's id at that order.
+
+    Raises
+    ------
+    BackendError
+        When the store holds another number of rows, or a row's id is not in the store
+        with that row as its order (rewrite the files with
+        :func:`~kgpath.backends.cypher.vectors.write_vector_files` after a change).
+    """
+    if held is not None and held != vf.count:
+        raise BackendError(f"the vector file {str(vf.path)!r} has {vf.count} rows but the "
+                           f"database holds {held}: rewrite it (write_vector_files) after "
+                           "changing the graph")
+    bad = [(i, int(r)) for r, i in zip(rows, ids, strict=True)
+           if orders.get(i) is None or int(orders[i]) != int(r)]
+    if bad:
+        raise BackendError(f"the vector file {str(vf.path)!r} is stale: (id, row) {bad[:5]!r} "
+                           "not in the database with that order; rewrite it "
+                           "(write_vector_files) after changing the graph")
 
 
 def read_header(directory: Path, name: str) -> dict[str, Any]:

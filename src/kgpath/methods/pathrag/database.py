@@ -77,7 +77,7 @@ from kgpath.backends.cypher.identifiers import quote_identifier
 from kgpath.backends.cypher.loading import decode_vector
 from kgpath.backends.cypher.queries import fetch_nodes, fetch_passages
 from kgpath.backends.cypher.schema import edge_from_row, node_from_row, passage_from_row
-from kgpath.backends.cypher.vectors import VectorFile, VectorFiles
+from kgpath.backends.cypher.vectors import VectorFile, VectorFiles, check_file_rows
 from kgpath.errors import BackendError, CapabilityError, ConfigError, NodeNotFoundError
 from kgpath.graph import Edge, KnowledgeGraph
 from kgpath.index.graph_index import check_query
@@ -89,7 +89,6 @@ from kgpath.methods.pathrag.dbstore import (
     NAME_VECTOR_PROPERTY,
     EndpointDegrees,
     TextVectors,
-    check_file_rows,
     edge_page_query,
     edges_between,
     file_similarities,

@@ -26,7 +26,7 @@ from kgpath.methods.pathrag.prompt import relation_text
 
 __all__ = [
     "EDGE_VECTOR_PROPERTY", "NAME_VECTOR_PROPERTY", "EndpointDegrees", "TextVectors",
-    "check_file_rows", "edge_page_query", "edges_between", "file_similarities", "light_rows",
+    "edge_page_query", "edges_between", "file_similarities", "light_rows",
     "name_of", "neighbour_pairs",
     "node_degrees", "node_page_query", "pages", "passage_page_query", "relation_text_of",
     "store_pathrag_vectors",
@@ -302,26 +302,3 @@ def file_similarities(vf: VectorFile, queries: np.ndarray) -> np.ndarray:
             for k, r in enumerate(rows):
                 np.einsum("ij,j->i", chunk, r, out=out[k, a:a + m])
     return out
-
-
-def check_file_rows(vf: VectorFile, rows: Sequence[int], ids: Sequence[str],
-                    orders: dict[str, Any], held: int | None = None) -> None:
-    """The file still describes the store: ``held`` rows, each row's id at that order.
-
-    Raises
-    ------
-    BackendError
-        When the store holds another number of rows, or a row's id is not in the store
-        with that row as its order (rewrite the files with
-        :func:`~kgpath.backends.cypher.vectors.write_vector_files` after a change).
-    """
-    if held is not None and held != vf.count:
-        raise BackendError(f"the vector file {str(vf.path)!r} has {vf.count} rows but the "
-                           f"database holds {held}: rewrite it (write_vector_files) after "
-                           "changing the graph")
-    bad = [(i, int(r)) for r, i in zip(rows, ids, strict=True)
-           if orders.get(i) is None or int(orders[i]) != int(r)]
-    if bad:
-        raise BackendError(f"the vector file {str(vf.path)!r} is stale: (id, row) {bad[:5]!r} "
-                           "not in the database with that order; rewrite it "
-                           "(write_vector_files) after changing the graph")
