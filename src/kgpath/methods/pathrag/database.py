@@ -113,7 +113,7 @@ from kgpath.methods.pathrag.retriever import (
     passage_cosines,
     relation_hits,
 )
-from kgpath.methods.pathrag.sources import passage_citations
+from kgpath.methods.pathrag.sources import passage_citations, seed_candidates
 from kgpath.prompts.pathrag import PATHRAG_KEYWORD_PROMPT, PATHRAG_QA_PROMPT
 from kgpath.search.vector import top_k
 
@@ -579,6 +579,4 @@ def _seed_ids(sims: dict[str, float] | None, cfg: PathRAGConfig) -> list[str]:
     """
     if sims is None or cfg.unit_order != "question" or not cfg.seed_passages:
         return []
-    ids = list(sims)
-    vals = np.fromiter(sims.values(), dtype=np.float64, count=len(ids))
-    return [ids[i] for i in np.lexsort((np.arange(len(ids)), -vals))[:cfg.seed_passages]]
+    return seed_candidates(sims, cfg.seed_passages)

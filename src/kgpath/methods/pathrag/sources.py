@@ -41,10 +41,11 @@ import numpy as np
 from kgpath.graph import Edge, KnowledgeGraph
 from kgpath.methods.pathrag.flow import FlowAdjacency
 from kgpath.methods.pathrag.nodes import RetrievedNode, RetrievedRelation
+from kgpath.search.vector import top_k
 
 __all__ = [
     "QUESTION_WEIGHT", "TextUnit", "entity_text_units", "passage_citations",
-    "prompt_text_units", "relation_text_units", "seed_text_units",
+    "prompt_text_units", "relation_text_units", "seed_candidates", "seed_text_units",
 ]
 
 QUESTION_WEIGHT = 0.7
@@ -199,14 +200,10 @@ def seed_text_units(
     if count <= 0 or not passage_similarity:
         return list(units)
     have = {u.passage_id for u in units}
-    ids = list(passage_similarity)
-    sims = np.fromiter(passage_similarity.values(), dtype=np.float64, count=len(ids))
-    top = np.lexsort((np.arange(len(ids)), -sims))[:count]
     local = [u for u in units if u.edge is None]
     after = 1 + max((u.order for u in local), default=-1)
     cited = passage_citations(graph) if cited_by is None else cited_by
-    for i in top.tolist():
-        pid = ids[i]
+    for pid in seed_candidates(passage_similarity, count):
         if pid in have or pid not in graph.passages:
             continue
         node, s = _best_citing(cited.get(pid, ()), node_vectors, node_queries)
@@ -216,6 +213,17 @@ def seed_text_units(
     local.sort(key=lambda u: (
         -(w * passage_similarity.get(u.passage_id, 0.0) + (1.0 - w) * u.similarity), u.order))
     return [*(u for u in units if u.edge is not None), *local]
+
+
+def seed_candidates(passage_similarity: Mapping[str, float], count: int) -> list[str]:
+    """The ``count`` passages :func:`seed_text_units` may seed: highest cosine, ties in order.
+
+    >>> seed_candidates({"p": 0.2, "s": 0.6, "t": 0.6}, 2)
+    ['s', 't']
+    """
+    ids = list(passage_similarity)
+    sims = np.fromiter(passage_similarity.values(), dtype=np.float64, count=len(ids))
+    return [ids[i] for i in top_k(sims, count).tolist()]
 
 
 def passage_citations(
