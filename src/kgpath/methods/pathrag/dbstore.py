@@ -143,10 +143,11 @@ def edges_between(drv: Any, s: CypherSchema, pairs: Sequence[tuple[str, str]],
                    batch_size: int) -> list[tuple[int, Edge]]:
     """``(rank, edge)`` of every edge ``a -> b`` for the ``(a, b)`` pairs.
 
-    One row per source with the list of its targets: the source is bound by id and its
-    out-edges are kept in the store when they end in that short list (a hub's other edges
-    are walked there, never sent). An engine refusing that query gets one lookup per pair
-    (both ends bound by id, then the edge between them).
+    One row per source with the list of its targets; both ends are bound by id, then the
+    edge between them is matched (an expand-into: a hub's other edges are never walked).
+    Measured on the 10^7-edge graph (``bench_graphdb.py --scale``), 2,210 pairs of one
+    question: 24 ms, against 148 ms when the source's out-edges were filtered by a target
+    list. An engine refusing that query gets one lookup per pair.
     """
     if not pairs:
         return []
@@ -154,18 +155,18 @@ def edges_between(drv: Any, s: CypherSchema, pairs: Sequence[tuple[str, str]],
     ends: dict[str, list[str]] = {}
     for a, b in sorted(want):
         ends.setdefault(a, []).append(b)
-    ret = f"{s.edge_return('r', drv.dialect)}"
-    q = (f"UNWIND $rows AS row MATCH (a:{s.n}) WHERE {drv.dialect.id_match(s, 'a', 'row.s')} "
-         f"MATCH (a)-[r:{s.rels}]->(b:{s.n}) WHERE {s.prop('b', s.id_property)} IN row.ts "
-         f"RETURN row.s AS source, {s.prop('b', s.id_property)} AS target, {ret}")
+    ret, d = f"{s.edge_return('r', drv.dialect)}", drv.dialect
+    q = (f"UNWIND $rows AS row MATCH (a:{s.n}) WHERE {d.id_match(s, 'a', 'row.s')} "
+         f"UNWIND row.ts AS t MATCH (b:{s.n}) WHERE {d.id_match(s, 'b', 't')} "
+         f"WITH row, t, a, b MATCH (a)-[r:{s.rels}]->(b) "
+         f"RETURN row.s AS source, t AS target, {ret}")
     try:
         grouped = [{"s": a, "ts": ts} for a, ts in ends.items()]
         rows = [r for start in range(0, len(grouped), batch_size)
                 for r in drv.run(q, {"rows": grouped[start:start + batch_size]})]
     except BackendError:
-        q = (f"UNWIND $rows AS row MATCH (a:{s.n}) WHERE "
-             f"{drv.dialect.id_match(s, 'a', 'row.s')} MATCH (b:{s.n}) WHERE "
-             f"{drv.dialect.id_match(s, 'b', 'row.t')} MATCH (a)-[r:{s.rels}]->(b) "
+        q = (f"UNWIND $rows AS row MATCH (a:{s.n}) WHERE {d.id_match(s, 'a', 'row.s')} "
+             f"MATCH (b:{s.n}) WHERE {d.id_match(s, 'b', 'row.t')} MATCH (a)-[r:{s.rels}]->(b) "
              f"RETURN row.s AS source, row.t AS target, {ret}")
         prs = [{"s": a, "t": b} for a, b in sorted(want)]
         rows = [r for start in range(0, len(prs), batch_size)
