@@ -79,7 +79,7 @@ import numpy as np
 
 from kgpath.backends.cypher import CypherBackend, CypherSchema, KuzuDialect
 from kgpath.backends.cypher.identifiers import quote_identifier
-from kgpath.backends.cypher.names import NameTokens, name_tokens
+from kgpath.backends.cypher.names import NameTokenFiles, NameTokens, name_tokens
 from kgpath.backends.cypher.schema import edge_from_row
 from kgpath.backends.cypher.vectors import VectorFiles
 from kgpath.embeddings import Embedder
@@ -132,8 +132,9 @@ class _Shared:
     rel_cache: dict[str, np.ndarray] = field(default_factory=dict)
     relations_read: bool = False
     has_label: dict[str, bool] = field(default_factory=dict)
-    names: NameTokens | None = None
-    """The name token index beside the database, if any (else the ``CONTAINS`` scan)."""
+    names: NameTokenFiles | None = None
+    """The name token index beside the database, if any (else the ``CONTAINS`` scan); its
+    current generation is read per lookup, so pushes (``CypherSync``) are followed."""
 
 
 class StoreAccess(GraphAccess):
@@ -192,7 +193,7 @@ class StoreAccess(GraphAccess):
         needles = {self._key(t) for t in toks}
         todo = sorted(n for n in needles if n not in self._by_needle)
         if todo and self.shared.names is not None:
-            self._indexed(self.shared.names, todo)
+            self._indexed(self.shared.names.current(), todo)
         elif todo:
             s = self.schema
             key = s.prop("n", s.name_key_property)
@@ -507,7 +508,7 @@ class CypherC2RAG(ConstraintCheckedRetriever):
         self._check_scope(self.config)
         names = None
         if backend.vectors is not None and NameTokens.exists(backend.vectors.directory):
-            names = NameTokens(backend.vectors.directory)
+            names = NameTokenFiles(backend.vectors.directory)
         self._access = StoreAccess(backend, self._memo, _Shared(names=names))
 
     @staticmethod
