@@ -20,12 +20,13 @@ Pushed down (one round trip each, per question; cached for the question)
       (:func:`~kgpath.methods.c2rag.fallback.mention_spans`, first node per token key by
       ``idx``) are exact. A token found in many names (``"a"``) fetches many rows.
       **With a name token index** beside the database (``load_graph(..., vector_dir=)``
-      writes one, :mod:`kgpath.backends.cypher.names`; used when the backend has
-      ``vectors=`` that directory) there is no scan: each token's postings are exactly the
-      nodes whose ``Tok(name)`` holds it, read by id in one query (plus a node-count
-      check). That is the subset of the scan's rows Eq. 3 and the fallback can use (a row
-      sharing no token has coverage 0, and no name key made of question tokens), so
-      anchors and fallback plans are the same.
+      writes one, ``DatabaseIndex(vector_dir=)`` keeps it true through updates,
+      :mod:`kgpath.backends.cypher.names`; used when the backend has ``vectors=`` that
+      directory, its current generation per question) there is no scan: each token's
+      postings are exactly the nodes whose ``Tok(name)`` holds it, read by id in one query
+      (plus a node-count check). That is the subset of the scan's rows Eq. 3 and the
+      fallback can use (a row sharing no token has coverage 0, and no name key made of
+      question tokens), so anchors and fallback plans are the same.
     * **Pools** (Eq. 4): every edge at the anchors, both directions, with the end names;
       sorted by edge ``rank`` they give :func:`candidate_pool`'s order and edge indices.
     * **Recovery** (Eq. 11): :meth:`CypherBackend.passage_top` (exact top ``K'_t`` of the
