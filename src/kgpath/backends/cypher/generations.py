@@ -52,6 +52,20 @@ class FileGeneration:
     ------
     PersistenceError
         If the directory or a file cannot be created.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> gen = FileGeneration(d, "words", ("txt",), what="word list")
+    >>> gen.write("txt", b"hello")
+    >>> gen.publish({"count": 1})
+    >>> head, fds = open_generation(d, "words", ("txt",),
+    ...                             lambda b, n: json.loads((b / f"{n}.json").read_text()),
+    ...                             what="word list")
+    >>> head["generation"], os.pread(fds["txt"], 5, 0)
+    (1, b'hello')
+    >>> os.close(fds["txt"])
     """
 
     def __init__(self, base: Path, name: str, exts: Sequence[str], *, what: str,
