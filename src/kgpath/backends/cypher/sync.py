@@ -56,7 +56,9 @@ statements and its publication is refused with a ``BackendError`` when the datab
 the index it holds disagree on a node it returns (count, order, name), and may miss a node
 renamed in that window. Cost: the whole index is written again
 (as the vector files are): measured 0.2 s for 10^5 and 2.2 s for 10^6 one-token names,
-4.9 s for 10^6 three-token names (2 busy cores; the same as ``write_name_tokens``).
+4.9 s for 10^6 three-token names (2 busy cores; the same as ``write_name_tokens``); in
+``bench_graphdb_updates.py`` (400 nodes, 2,000 documents) the files of a push took
+0.006-0.010 s with the index, 0.006-0.007 s without.
 """
 
 from __future__ import annotations
