@@ -54,9 +54,9 @@ A ``NameTokens`` opened earlier keeps reading its generation whole; ``CypherC2RA
 the current one per question (``NameTokenFiles``), and a question between a push's
 statements and its publication is refused with a ``BackendError`` when the database and
 the index it holds disagree on a node it returns (count, order, name), and may miss a node
-renamed in that window. Cost: the whole index is written again
-(as the vector files are): measured 0.2 s for 10^5 and 2.2 s for 10^6 one-token names,
-4.9 s for 10^6 three-token names (2 busy cores; the same as ``write_name_tokens``); in
+renamed in that window. Cost: the whole index is written again (as the vector files are):
+measured 0.2 s for 10^5 and 2.2 s for 10^6 one-token names, 4.9 s for 10^6 three-token
+names (2 busy cores; the same as ``write_name_tokens``); in
 ``bench_graphdb_updates.py`` (400 nodes, 2,000 documents) the files of a push took
 0.006-0.010 s with the index, 0.006-0.007 s without.
 """
@@ -450,7 +450,11 @@ class CypherSync:
 
 def _file_changed(old: dict[str, Any], now: dict[str, tuple[dict[str, Any], Any]],
                   parts: tuple[int, int]) -> bool:
-    """Whether the file rows (id, position, vector: digest ``parts``) of ``now`` differ."""
+    """Whether the file rows of ``now`` differ: ids, or digest ``parts`` of a row.
+
+    ``(1, 2)``: position and vector (a vector file); ``(1, 3)``: position and name (the
+    name token index).
+    """
     if len(old) != len(now):
         return True
     a, b = parts
