@@ -238,7 +238,7 @@ def test_vector_sync_random_updates_equal_a_fresh_load(falkordb_graphs, tmp_path
         assert held.ids(range(held.count)) == ids  # a reader keeps its generation whole
         assert np.array_equal(held.vectors(np.arange(held.count)), mat)
         assert_files_follow(db, model, reader, scratch, tmp_path / "ref", emb)
-        assert len(data_files(tmp_path / "v")) == 6  # one generation of each file
+        assert len(data_files(tmp_path / "v")) == 12  # one generation of each (and of names)
 
 
 @pytest.mark.falkordb

@@ -8,12 +8,21 @@ at 2·10^4 nodes, seconds at 10^6). :func:`write_name_tokens` (called by
 :func:`~kgpath.backends.cypher.load_graph` with ``vector_dir=``) writes, next to the
 vector files (:mod:`~kgpath.backends.cypher.vectors`):
 
-* ``names.tok`` / ``names.toff``: the distinct tokens, UTF-8, sorted by their bytes, and
+* ``<stem>.tok`` / ``<stem>.toff``: the distinct tokens, UTF-8, sorted by their bytes, and
   ``T + 1`` int64 offsets;
-* ``names.post`` / ``names.poff``: per token, the ascending node orders (int64) of the
+* ``<stem>.post`` / ``<stem>.poff``: per token, the ascending node orders (int64) of the
   nodes whose name holds it, and ``T + 1`` int64 offsets (in postings);
-* ``names.ids`` / ``names.ioff``: the node ids in node order and ``count + 1`` offsets;
-* ``names.json``: ``{"format", "version", "tokenizer", "count", "tokens", "postings"}``.
+* ``<stem>.ids`` / ``<stem>.ioff``: the node ids in node order and ``count + 1`` offsets;
+* ``names.json``: ``{"format", "version", "tokenizer", "count", "tokens", "postings",
+  "generation", "stem"}``, the one file a rewrite replaces.
+
+The six data files switch together as one generation (stem
+``names-<generation>-<random>``, :mod:`~kgpath.backends.cypher.generations`, as the vector
+files): written and fsynced under new names, published by an atomic rename of the header,
+the previous generation then unlinked. A reader never sees a torn index: a
+:class:`NameTokens` keeps reading the generation it opened (its descriptors keep the files
+alive), :class:`NameTokenFiles` opens the newest when the header changed. A header without
+``stem`` (written before generations) names ``names.<ext>`` and is still read.
 
 :class:`NameTokens` answers a token with a binary search over the sorted tokens (about
 ``2·log2 T`` small ``pread`` calls; nothing is held in memory) and returns its postings:
@@ -26,13 +35,24 @@ the generated 10^6-node graph: edges load at ~4·10^4/s, +25 s and server memory
 every engine would need the same schema; a list property with an index is not available on
 every engine (Kùzu/Ladybug) and would change the node rows other code writes. A full-text
 index (RediSearch) tokenizes, stems and drops stop words differently from ``Tok``, so it
-is not exact. The file costs ~1 s to write for 10^6 names and is read like the vector file.
+is not exact. The file costs 1-2 s to write for 10^6 one-token names (2.2 s on 2 busy
+cores) and is read like the vector file.
 
-Staleness: like the vector files, the index describes the database at write time. A reader
-checks the node count, and that every returned node still has its order and the token in
-its name (:class:`~kgpath.errors.BackendError` otherwise; rewrite with
-:func:`write_name_tokens`). Not detected: a node renamed (count unchanged) to a name with a
-token the index does not list for it is not found by that token until the rewrite.
+Staleness: like the vector files, the index describes the database when it was written:
+by ``load_graph(..., vector_dir=)``, and by every
+:meth:`~kgpath.backends.cypher.CypherSync.push` given ``vector_dir`` that adds, removes,
+moves or renames a node (a new generation written before its Cypher statements, published
+after they all succeeded, discarded when one fails: the previous index stays valid, the
+retried push writes the new one). A reader checks the node count, and that every returned
+node still has its order and the token in its name (:class:`~kgpath.errors.BackendError`
+otherwise; rewrite with :func:`write_name_tokens` after changing the graph by other
+means). :class:`~kgpath.methods.c2rag.cypher.CypherC2RAG` takes the current generation
+per question (:class:`NameTokenFiles`), so it follows pushes; a question that runs while a
+push is between its statements and its header reads the new database with the old index,
+and is refused (``BackendError``) when a count, order or name disagrees. Not detected: a
+node renamed by other means than ``CypherSync`` (count unchanged) to a name with a token
+the index does not list for it is not found by that token until the rewrite; within a
+push, only during that window.
 """
 
 from __future__ import annotations
@@ -41,20 +61,24 @@ import json
 import os
 import re
 from collections.abc import Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kgpath._files import atomic_write, check_directory, user_path, write_chunked
-from kgpath.errors import ConfigError, PersistenceError
+from kgpath._files import user_path
+from kgpath.backends.cypher.generations import FileGeneration, Published, open_generation
+from kgpath.errors import BackendError, ConfigError, PersistenceError
 
-__all__ = ["NameTokenWriter", "NameTokens", "name_tokens", "write_name_tokens"]
+__all__ = ["NameTokenFiles", "NameTokenWriter", "NameTokens", "name_tokens",
+           "stage_name_tokens", "write_name_tokens"]
 
 FORMAT = "kgpath-name-tokens"
 VERSION = 1
 TOKENIZER = r"re:\w+ (unicode), str.lower per token"
 _WORD = re.compile(r"\w+", re.UNICODE)
+NAME = "names"  # the header names.json, the data files names-<generation>-<random>.<ext>
 _EXT = ("tok", "toff", "post", "poff", "ids", "ioff")
 
 
@@ -73,7 +97,11 @@ class NameTokenWriter:
     """Collect ``(ids, names)`` in node order; :meth:`close` writes the index (header last).
 
     Holds the distinct tokens and one ``(token, order)`` pair per name token until
-    :meth:`close` (about 100 MB for 10^6 one-token names), never the names themselves.
+    :meth:`finish` (about 100 MB for 10^6 one-token names), never the names themselves.
+    The files are a new generation (:class:`~kgpath.backends.cypher.generations.FileGeneration`):
+    readers see the previous index whole until :meth:`publish` (or :meth:`close`, or the end
+    of a ``with`` block) replaces the header; :meth:`discard` (or an exception inside
+    ``with``) removes them and leaves the previous index.
 
     Examples
     --------
@@ -87,19 +115,14 @@ class NameTokenWriter:
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.base = user_path(directory, "name index directory")
-        check_directory(self.base, "the name index directory")
-        head = self.base / "names.json"
-        if head.exists():
-            head.unlink()  # a half-rewritten index never opens
+        self._gen = FileGeneration(self.base, NAME, _EXT, what="name index",
+                                   ids=("ioff", "ids"))
+        self.generation = self._gen.generation
         self.count = 0
         self._tid: dict[str, int] = {}
         self._tids: list[np.ndarray] = []
         self._orders: list[np.ndarray] = []
-        self._pos = 0
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-        self._ids = os.open(self.base / "names.ids", flags, 0o644)
-        self._ioff = os.open(self.base / "names.ioff", flags, 0o644)
-        write_chunked(self._ioff, np.zeros(1, "<i8").tobytes(), what="id offsets")
+        self._head: dict[str, Any] | None = None
 
     def append(self, ids: Sequence[str], names: Sequence[str | None]) -> None:
         """Append nodes (the next orders) with their names (``None``: the id names the node)."""
@@ -111,17 +134,15 @@ class NameTokenWriter:
             for t in dict.fromkeys(name_tokens(str(ids[j]) if name is None else name)):
                 tids.append(self._tid.setdefault(t, len(self._tid)))
                 orders.append(self.count + j)
+        self._gen.append_ids(ids)
         self._tids.append(np.asarray(tids, np.int64))
         self._orders.append(np.asarray(orders, np.int64))
-        blobs = [str(i).encode("utf-8") for i in ids]
-        ends = self._pos + np.cumsum([len(b) for b in blobs], dtype=np.int64)
-        write_chunked(self._ids, b"".join(blobs), what="ids")
-        write_chunked(self._ioff, ends.astype("<i8").tobytes(), what="id offsets")
-        self._pos = int(ends[-1]) if len(ends) else self._pos
         self.count += len(ids)
 
-    def close(self) -> None:
-        """Sort the tokens and postings, write them, then the header."""
+    def finish(self) -> None:
+        """Sort the tokens and postings, write and fsync every file (not yet published)."""
+        if self._head is not None:
+            return
         toks = sorted(self._tid, key=lambda t: t.encode("utf-8"))
         rank = np.empty(len(toks), np.int64)
         rank[[self._tid[t] for t in toks]] = np.arange(len(toks))
@@ -135,20 +156,25 @@ class NameTokenWriter:
         np.cumsum([len(b) for b in blobs], out=toff[1:])
         for ext, data in (("tok", b"".join(blobs)), ("toff", toff.tobytes()),
                           ("post", post.tobytes()), ("poff", poff.tobytes())):
-            fd = os.open(self.base / f"names.{ext}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
-                         0o644)
-            try:
-                write_chunked(fd, data, what=f"names.{ext}")
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        for fd in (self._ids, self._ioff):
-            os.fsync(fd)
-            os.close(fd)
+            self._gen.write(ext, data)
+        self._gen.finish()
         self._tid, self._tids, self._orders = {}, [], []
-        atomic_write(self.base / "names.json", json.dumps(
-            {"format": FORMAT, "version": VERSION, "tokenizer": TOKENIZER, "count": self.count,
-             "tokens": len(toks), "postings": int(post.size)}), what="name index header")
+        self._head = {"format": FORMAT, "version": VERSION, "tokenizer": TOKENIZER,
+                      "count": self.count, "tokens": len(toks), "postings": int(post.size)}
+
+    def publish(self) -> None:
+        """:meth:`finish`, then make this index the one readers open (older ones removed)."""
+        self.finish()
+        assert self._head is not None
+        self._gen.publish(self._head)
+
+    def close(self) -> None:
+        """:meth:`publish`."""
+        self.publish()
+
+    def discard(self) -> None:
+        """Remove this generation's files (unless published); the previous index stays."""
+        self._gen.discard()
 
     def __enter__(self) -> NameTokenWriter:
         return self
@@ -157,22 +183,54 @@ class NameTokenWriter:
         if exc_type is None:
             self.close()
         else:
-            for fd in (self._ids, self._ioff):
-                os.close(fd)
+            self.discard()
+
+
+def stage_name_tokens(directory: str | os.PathLike[str], ids: Sequence[str],
+                      names: Sequence[str | None], *, chunk: int = 65_536) -> NameTokenWriter:
+    """Write the name token index of nodes ``ids`` named ``names``, fsynced, unpublished.
+
+    :meth:`~NameTokenWriter.publish` or :meth:`~NameTokenWriter.discard` the writer
+    returned (:class:`~kgpath.backends.cypher.CypherSync` publishes it after its
+    statements succeeded).
+
+    Raises
+    ------
+    ConfigError
+        If ``ids`` and ``names`` differ in length.
+    PersistenceError
+        If a file cannot be written (nothing is published then).
+    """
+    if len(ids) != len(names):
+        raise ConfigError(f"{len(ids)} node ids but {len(names)} names")
+    w = NameTokenWriter(directory)
+    try:
+        for a in range(0, len(ids), chunk):
+            w.append(list(ids[a:a + chunk]), list(names[a:a + chunk]))
+        w.finish()
+    except BaseException:
+        w.discard()
+        raise
+    return w
 
 
 def write_name_tokens(directory: str | os.PathLike[str], ids: Sequence[str],
                       names: Sequence[str | None], *, chunk: int = 65_536) -> Path:
     """Write the name token index of nodes ``ids`` (node order) named ``names``.
 
-    Returns the directory. Called by ``load_graph(..., vector_dir=...)``; call it again
-    after changing the graph in the database.
+    Returns the directory. Called by ``load_graph(..., vector_dir=...)`` (and kept true
+    by :class:`~kgpath.backends.cypher.CypherSync` given ``vector_dir``); call it again
+    after changing the graph in the database by other means.
+
+    Raises
+    ------
+    ConfigError
+        If ``ids`` and ``names`` differ in length.
+    PersistenceError
+        If a file cannot be written (the previous index stays).
     """
-    if len(ids) != len(names):
-        raise ConfigError(f"{len(ids)} node ids but {len(names)} names")
-    with NameTokenWriter(directory) as w:
-        for a in range(0, len(ids), chunk):
-            w.append(list(ids[a:a + chunk]), list(names[a:a + chunk]))
+    w = stage_name_tokens(directory, ids, names, chunk=chunk)
+    w.publish()
     return w.base
 
 
@@ -188,18 +246,10 @@ class NameTokens:
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         base = user_path(directory, "name index directory")
-        self.path = base / "names.json"
-        try:
-            head = json.loads(self.path.read_text())
-            self._fd = {e: os.open(base / f"names.{e}", os.O_RDONLY) for e in _EXT}
-        except (OSError, ValueError) as exc:
-            raise PersistenceError(f"cannot open the name index in {str(base)!r}: {exc}"
-                                   ) from exc
-        if (head.get("format"), head.get("version"), head.get("tokenizer")) != (
-                FORMAT, VERSION, TOKENIZER):
-            self.close()
-            raise PersistenceError(f"{str(self.path)!r} is not a {FORMAT} v{VERSION} index "
-                                   f"of this tokenizer: {head}")
+        self.path = base / f"{NAME}.json"
+        self._fd: dict[str, int] = {}
+        head, self._fd = open_generation(base, NAME, _EXT, _read_header, what="name index")
+        self.generation = int(head.get("generation", 0))
         self.count, self.tokens = int(head["count"]), int(head["tokens"])
         sizes = {e: os.fstat(fd).st_size for e, fd in self._fd.items()}
         want = {"toff": 8 * (self.tokens + 1), "poff": 8 * (self.tokens + 1),
@@ -218,12 +268,19 @@ class NameTokens:
         return f"NameTokens({str(self.path.parent)!r}, count={self.count}, tokens={self.tokens})"
 
     def close(self) -> None:
-        """Close the file descriptors."""
-        for fd in getattr(self, "_fd", {}).values():
+        """Close the file descriptors (once; also when the object is collected)."""
+        fds, self._fd = getattr(self, "_fd", {}), {}
+        for fd in fds.values():
             try:
                 os.close(fd)
             except OSError:
                 pass
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to close into
+            pass
 
     def _read(self, ext: str, offset: int, size: int) -> bytes:
         buf = bytearray(size)
@@ -267,3 +324,64 @@ class NameTokens:
             a, b = self._pair("ioff", int(r))
             out.append(self._read("ids", a, b - a).decode("utf-8"))
         return out
+
+
+class NameTokenFiles:
+    """The name token index in ``directory`` as it is now: follows every published rewrite.
+
+    :meth:`current` opens the generation the header names when it changed since the last
+    call (one ``stat`` per call); a :class:`NameTokens` taken earlier keeps reading its own
+    generation whole. :class:`~kgpath.methods.c2rag.cypher.CypherC2RAG` takes one per
+    question, so it reads the index a push of
+    :class:`~kgpath.backends.cypher.CypherSync` published.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> files = NameTokenFiles(d)
+    >>> _ = write_name_tokens(d, ["a"], ["Marie Curie"])
+    >>> files.current().ids(files.current().lookup("curie"))
+    ['a']
+    >>> _ = write_name_tokens(d, ["b", "a"], ["Pierre Curie", "Marie"])
+    >>> files.current().ids(files.current().lookup("curie"))
+    ['b']
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = user_path(directory, "name index directory")
+        self._published = Published(self.directory, NAME, partial(NameTokens, self.directory))
+
+    def current(self) -> NameTokens:
+        """The index the header names now.
+
+        Raises
+        ------
+        BackendError
+            If the directory holds no name index (any more).
+        PersistenceError
+            If the index cannot be read.
+        """
+        got = self._published.current()
+        if got is None:
+            raise BackendError(f"no name index in {str(self.directory)!r} (write_name_tokens, "
+                               "or load_graph(..., vector_dir=))")
+        return got
+
+    def __repr__(self) -> str:
+        return f"NameTokenFiles({str(self.directory)!r})"
+
+
+def _read_header(directory: Path, name: str) -> dict[str, Any]:
+    """The header ``<directory>/<name>.json``, checked for format, version and tokenizer."""
+    path = directory / f"{name}.json"
+    try:
+        head = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise PersistenceError(f"cannot open the name index in {str(directory)!r}: {exc}"
+                               ) from exc
+    if not isinstance(head, dict) or (head.get("format"), head.get("version"),
+                                      head.get("tokenizer")) != (FORMAT, VERSION, TOKENIZER):
+        raise PersistenceError(f"{str(path)!r} is not a {FORMAT} v{VERSION} index "
+                               f"of this tokenizer: {head}")
+    return head

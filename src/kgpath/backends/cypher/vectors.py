@@ -23,7 +23,9 @@ a torn file); :class:`VectorFiles` re-opens when the header changed (one ``stat`
 access), so a backend follows every rewrite. A write that fails or is interrupted leaves
 the old header and files (and stray new files that the next write removes). One writer per
 directory (:class:`~kgpath.backends.cypher.CypherSync` holds a lock). Headers without
-``stem`` (the first format) name ``<name>.f32`` and are still read.
+``stem`` (the first format) name ``<name>.f32`` and are still read. The name token index
+(:mod:`~kgpath.backends.cypher.names`) is published the same way; both use
+:mod:`~kgpath.backends.cypher.generations`.
 
 A query reads the float32 file in chunks of about 8 MB (``os.preadv`` into one reused
 buffer) and scores each chunk with the float32 dot product of Eq. (2) (``sim(q, v)`` of
@@ -58,16 +60,20 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import secrets
-import threading
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kgpath._files import atomic_write, check_directory, user_path, write_chunked
+from kgpath._files import user_path
+from kgpath.backends.cypher.generations import (
+    FileGeneration,
+    Published,
+    open_generation,
+    remove_generations,
+)
 from kgpath.errors import BackendError, ConfigError, PersistenceError
 from kgpath.search.vector import top_k
 
@@ -78,7 +84,6 @@ FORMAT = "kgpath-vectors"
 VERSION = 1
 CHUNK_BYTES = 8 << 20  # bytes of float32 rows read and scored at a time
 _EXTS = ("f32", "off", "ids")
-_OPEN_ATTEMPTS = 5  # re-reads of the header when a newer generation removed the files
 
 
 class VectorFile:
@@ -98,22 +103,9 @@ class VectorFile:
     def __init__(self, directory: str | os.PathLike[str], name: str) -> None:
         base = user_path(directory, "vector directory")
         self._fds: list[int] = []
-        for attempt in range(_OPEN_ATTEMPTS):
-            head = read_header(base, name)
-            stem = str(head.get("stem", name))
-            try:
-                for ext in ("f32", "off", "ids"):
-                    self._fds.append(os.open(base / f"{stem}.{ext}", os.O_RDONLY))
-                break
-            except FileNotFoundError as exc:  # a newer generation replaced this one
-                self.close()
-                if attempt + 1 == _OPEN_ATTEMPTS or read_header(base, name) == head:
-                    raise PersistenceError(f"cannot open vector file {name!r} in "
-                                           f"{str(base)!r}: {exc}") from exc
-            except OSError as exc:
-                self.close()
-                raise PersistenceError(f"cannot open vector file {name!r} in {str(base)!r}: "
-                                       f"{exc}") from exc
+        head, fds = open_generation(base, name, _EXTS, read_header, what="vector file")
+        self._fds = [fds[ext] for ext in _EXTS]
+        stem = str(head.get("stem", name))
         self._fd, self._off, self._ids = self._fds
         self.path = base / f"{stem}.f32"
         self.generation = int(head.get("generation", 0))
@@ -245,64 +237,33 @@ class VectorFileWriter:
         if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
             raise ConfigError(f"dim must be a positive int, got {dim!r}")
         self.base = user_path(directory, "vector directory")
-        check_directory(self.base, "the vector directory")
-        self.name, self.dim, self.count, self._pos = name, dim, 0, 0
-        self._fds: list[int] = []
-        try:
-            prev = int(read_header(self.base, name).get("generation", 0))
-        except PersistenceError:  # no (readable) header: the first generation
-            prev = 0
-        self.generation = prev + 1
-        self.stem = f"{name}-{self.generation}-{secrets.token_hex(4)}"
-        self.published = False
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-        try:
-            for ext in _EXTS:
-                self._fds.append(os.open(self.base / f"{self.stem}.{ext}", flags, 0o644))
-            write_chunked(self._fds[1], np.zeros(1, "<i8").tobytes(), what="id offsets")
-        except BaseException as exc:
-            self.discard()
-            if isinstance(exc, OSError):
-                raise PersistenceError(f"cannot write vector file {name!r} in "
-                                       f"{str(self.base)!r}: {exc}") from exc
-            raise
+        self.name, self.dim, self.count = name, dim, 0
+        self._gen = FileGeneration(self.base, name, _EXTS, what="vector file",
+                                   ids=("off", "ids"))
+        self.generation, self.stem = self._gen.generation, self._gen.stem
+
+    @property
+    def published(self) -> bool:
+        """Whether :meth:`publish` made this generation the one readers open."""
+        return self._gen.published
 
     def append(self, ids: Sequence[str], rows: np.ndarray) -> None:
         """Append rows (cast to float32) and their ids."""
         mat = np.ascontiguousarray(np.asarray(rows, dtype="<f4"))
         if mat.ndim != 2 or mat.shape != (len(ids), self.dim):
             raise ConfigError(f"expected ({len(ids)}, {self.dim}) rows, got {mat.shape}")
-        if not self._fds:
-            raise ConfigError(f"the vector file writer of {self.stem!r} is finished")
-        blobs = [str(i).encode("utf-8") for i in ids]
-        ends = self._pos + np.cumsum([len(b) for b in blobs], dtype=np.int64)
-        write_chunked(self._fds[0], mat.data.cast("B"), what="vectors")
-        write_chunked(self._fds[1], ends.astype("<i8").tobytes(), what="id offsets")
-        write_chunked(self._fds[2], b"".join(blobs), what="ids")
-        self._pos = int(ends[-1]) if len(ends) else self._pos
+        self._gen.write("f32", mat.data.cast("B"))
+        self._gen.append_ids(ids)
         self.count += len(ids)
 
     def finish(self) -> None:
         """Flush and close the data files (not yet visible to readers)."""
-        fds, self._fds = self._fds, []
-        try:
-            for fd in fds:
-                os.fsync(fd)
-        except OSError as exc:
-            raise PersistenceError(f"flushing vector file {self.stem!r} failed: {exc}") from exc
-        finally:
-            for fd in fds:
-                os.close(fd)
+        self._gen.finish()
 
     def publish(self) -> None:
         """Make this generation the one readers open, then remove older ones."""
-        self.finish()
-        atomic_write(self.base / f"{self.name}.json", json.dumps(
-            {"format": FORMAT, "version": VERSION, "count": self.count, "dim": self.dim,
-             "generation": self.generation, "stem": self.stem}),
-            what="vector file header")
-        self.published = True
-        _remove_other_generations(self.base, self.name, keep=self.stem)
+        self._gen.publish({"format": FORMAT, "version": VERSION, "count": self.count,
+                           "dim": self.dim})
 
     def close(self) -> None:
         """:meth:`finish` and :meth:`publish`."""
@@ -310,15 +271,7 @@ class VectorFileWriter:
 
     def discard(self) -> None:
         """Remove this generation's data files (unless published); the old one stays."""
-        for fd in self._fds:
-            os.close(fd)
-        self._fds = []
-        if not self.published:
-            for ext in _EXTS:
-                try:
-                    os.unlink(self.base / f"{self.stem}.{ext}")
-                except OSError:
-                    pass
+        self._gen.discard()
 
     def __enter__(self) -> VectorFileWriter:
         return self
@@ -373,17 +326,6 @@ def read_header(directory: Path, name: str) -> dict[str, Any]:
     return head
 
 
-def _remove_other_generations(base: Path, name: str, *, keep: str) -> None:
-    """Unlink the data files of ``name`` other than generation ``keep`` (open ones live on)."""
-    pattern = re.compile(rf"{re.escape(name)}(-\d+-[0-9a-f]+)?\.({'|'.join(_EXTS)})")
-    for entry in os.scandir(base):
-        if pattern.fullmatch(entry.name) and not entry.name.startswith(keep + "."):
-            try:
-                os.unlink(entry.path)
-            except OSError:
-                pass
-
-
 def remove_vector_file(directory: str | os.PathLike[str], name: str) -> None:
     """Unpublish ``name`` (its header first, then its data files); readers stop using it."""
     base = user_path(directory, "vector directory")
@@ -394,7 +336,7 @@ def remove_vector_file(directory: str | os.PathLike[str], name: str) -> None:
     except OSError as exc:
         raise PersistenceError(f"cannot remove vector file {name!r} in {str(base)!r}: {exc}"
                                ) from exc
-    _remove_other_generations(base, name, keep="\0")
+    remove_generations(base, name, _EXTS, keep="\0")
 
 
 class VectorFiles:
@@ -414,8 +356,9 @@ class VectorFiles:
         self.directory = user_path(directory, "vector directory")
         if not self.directory.is_dir():
             raise PersistenceError(f"no vector directory at {str(self.directory)!r}")
-        self._lock = threading.Lock()
-        self._open: dict[str, tuple[Any, VectorFile | None]] = {}
+        self._files = {name: Published(self.directory, name,
+                                       partial(VectorFile, self.directory, name))
+                       for name in ("nodes", "passages")}
         if self.nodes is None and self.passages is None:
             raise PersistenceError(f"{str(self.directory)!r} holds no node or passage vectors")
 
@@ -430,20 +373,7 @@ class VectorFiles:
         return self._current("passages")
 
     def _current(self, name: str) -> VectorFile | None:
-        try:  # stat before opening: a swap in between only causes one more re-open
-            st = os.stat(self.directory / f"{name}.json")
-            stamp: Any = (st.st_ino, st.st_mtime_ns, st.st_size)
-        except FileNotFoundError:
-            stamp = None
-        held = self._open.get(name)
-        if held is not None and held[0] == stamp:
-            return held[1]
-        with self._lock:
-            held = self._open.get(name)
-            if held is None or held[0] != stamp:
-                held = (stamp, None if stamp is None else VectorFile(self.directory, name))
-                self._open[name] = held
-            return held[1]
+        return self._files[name].current()
 
     def __repr__(self) -> str:
         return f"VectorFiles({str(self.directory)!r})"

@@ -20,12 +20,13 @@ Pushed down (one round trip each, per question; cached for the question)
       (:func:`~kgpath.methods.c2rag.fallback.mention_spans`, first node per token key by
       ``idx``) are exact. A token found in many names (``"a"``) fetches many rows.
       **With a name token index** beside the database (``load_graph(..., vector_dir=)``
-      writes one, :mod:`kgpath.backends.cypher.names`; used when the backend has
-      ``vectors=`` that directory) there is no scan: each token's postings are exactly the
-      nodes whose ``Tok(name)`` holds it, read by id in one query (plus a node-count
-      check). That is the subset of the scan's rows Eq. 3 and the fallback can use (a row
-      sharing no token has coverage 0, and no name key made of question tokens), so
-      anchors and fallback plans are the same.
+      writes one, ``DatabaseIndex(vector_dir=)`` keeps it true through updates,
+      :mod:`kgpath.backends.cypher.names`; used when the backend has ``vectors=`` that
+      directory, its current generation per question) there is no scan: each token's
+      postings are exactly the nodes whose ``Tok(name)`` holds it, read by id in one query
+      (plus a node-count check). That is the subset of the scan's rows Eq. 3 and the
+      fallback can use (a row sharing no token has coverage 0, and no name key made of
+      question tokens), so anchors and fallback plans are the same.
     * **Pools** (Eq. 4): every edge at the anchors, both directions, with the end names;
       sorted by edge ``rank`` they give :func:`candidate_pool`'s order and edge indices.
     * **Recovery** (Eq. 11): :meth:`CypherBackend.passage_top` (exact top ``K'_t`` of the
@@ -79,7 +80,7 @@ import numpy as np
 
 from kgpath.backends.cypher import CypherBackend, CypherSchema, KuzuDialect
 from kgpath.backends.cypher.identifiers import quote_identifier
-from kgpath.backends.cypher.names import NameTokens, name_tokens
+from kgpath.backends.cypher.names import NameTokenFiles, NameTokens, name_tokens
 from kgpath.backends.cypher.schema import edge_from_row
 from kgpath.backends.cypher.vectors import VectorFiles
 from kgpath.embeddings import Embedder
@@ -132,8 +133,9 @@ class _Shared:
     rel_cache: dict[str, np.ndarray] = field(default_factory=dict)
     relations_read: bool = False
     has_label: dict[str, bool] = field(default_factory=dict)
-    names: NameTokens | None = None
-    """The name token index beside the database, if any (else the ``CONTAINS`` scan)."""
+    names: NameTokenFiles | None = None
+    """The name token index beside the database, if any (else the ``CONTAINS`` scan); its
+    current generation is read per lookup, so pushes (``CypherSync``) are followed."""
 
 
 class StoreAccess(GraphAccess):
@@ -192,7 +194,7 @@ class StoreAccess(GraphAccess):
         needles = {self._key(t) for t in toks}
         todo = sorted(n for n in needles if n not in self._by_needle)
         if todo and self.shared.names is not None:
-            self._indexed(self.shared.names, todo)
+            self._indexed(self.shared.names.current(), todo)
         elif todo:
             s = self.schema
             key = s.prop("n", s.name_key_property)
@@ -507,7 +509,7 @@ class CypherC2RAG(ConstraintCheckedRetriever):
         self._check_scope(self.config)
         names = None
         if backend.vectors is not None and NameTokens.exists(backend.vectors.directory):
-            names = NameTokens(backend.vectors.directory)
+            names = NameTokenFiles(backend.vectors.directory)
         self._access = StoreAccess(backend, self._memo, _Shared(names=names))
 
     @staticmethod
