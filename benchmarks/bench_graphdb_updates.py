@@ -152,8 +152,10 @@ def _run(server: Any, args: argparse.Namespace) -> int:
         print(f"{kind:<8} {mem:>13.3f} {push:>11.3f} {fl:>12.4f} {int(rows):>9} "
               f"{push / ref:>12.3f}")
     if vdir is not None:
-        sizes = sum(f.stat().st_size for f in vdir.iterdir())
-        print(f"vector files: {sizes / 1e6:.2f} MB per generation pair (nodes + passages)")
+        sizes = {kind: sum(f.stat().st_size for f in vdir.iterdir() if f.name.startswith(kind))
+                 for kind in ("nodes", "passages", "names")}
+        print("files beside the database (one generation each): " + ", ".join(
+            f"{kind} {mb / 1e6:.2f} MB" for kind, mb in sizes.items()))
     final = [(d, e.document.text) for d, e in index.ledger.documents.items()]
     ok = _same_as_rebuild(db, final, emb, scratch)
     if vdir is not None:
