@@ -38,7 +38,7 @@ Usage: ``python benchmarks/bench_graphdb_equality.py [--n 20] [--data DIR] [--ca
 
 Runs of 2026-11-27, issue 22 (2 shared cores; 9,557 nodes, 32,544 edges, 1,047 passages;
 ``load_graph`` 1.4 s; the database side pages through stored vectors: no vector file).
-``--n 100 --methods pcr,pcr-defaults,c2rag,schema,augmented`` and ``--n 20`` for PathRAG::
+``--n 100 --methods pcr,pcr-defaults,c2rag,schema,augmented``, then the PathRAG presets::
 
     method          questions eq native eq passages  max|dscore|  p50 ms mem  p50 ms db
     pcr                   100       100         100     0.00e+00         6.7     5992.5
@@ -46,10 +46,14 @@ Runs of 2026-11-27, issue 22 (2 shared cores; 9,557 nodes, 32,544 edges, 1,047 p
     c2rag                 100       100         100     0.00e+00         4.0      243.9
     schema                100       100         100     0.00e+00         2.4     1209.5
     augmented             100       100         100     1.79e-07         1.3       68.8
-    pathrag                20        20          20     0.00e+00         9.0      810.0
-    pathrag-paper          20        20          20     0.00e+00        20.5      413.7
-    pathrag-eq4            20        20          20     0.00e+00         9.1      381.1
-    pathrag-cached         20        20          20     0.00e+00         9.8      189.8
+    pathrag               100       100         100     0.00e+00         8.5      572.1
+    pathrag-paper         100       100         100     0.00e+00        23.9      308.7
+    pathrag-eq4           100       100         100     0.00e+00        10.0      266.5
+    pathrag-cached        100       100         100     0.00e+00         8.6      124.6
+
+(The PathRAG rows are the run after the edge-into lookups of ``edges_between`` and
+``edges_among``, ``--n 100 --methods pathrag,pathrag-paper,pathrag-eq4,pathrag-cached``;
+the first runs, 20 questions each, were equal as well.)
 
 Every method equals the in-memory run on every question. Before this run the same bench
 found PCR equal on 18 of 20 hit lists and 0 of 20 passage lists: a store fell back to hit
