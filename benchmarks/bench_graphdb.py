@@ -38,28 +38,31 @@ method is one entry in each dict.
 re-score) against the kgpath vector file (exact; read in chunks vs memory-mapped) on the
 same random unit vectors: build time, p50/p95 of a top-10, recall@10, RSS.
 
-Measured on this 2-core machine, issue 22, the final run with every database method
-(load average ~2 at the start). ``--scale --queries 100`` (10^6 nodes, 10^7 edges, 2.5·10^5
-passages): generated in 8.5 s; bulk load nodes 14 s, edges 225 s (~44k edges/s; 534 s in an
-earlier run under heavier load), passages 3.5 s; vector files 6.1 s; FalkorDB server RSS
-1,596 MB after loading, peak 1,712 MB with the queries. Per method (question embedding
+Measured on this 2-core machine, issue 22, the run after PathRAG's edge-into lookups
+(load average ~2.4 during it: a helper job shared the cores). ``--scale --queries 100``
+(10^6 nodes, 10^7 edges, 2.5·10^5 passages): generated in 8.8 s; bulk load nodes 14.7 s,
+edges 244 s (~41k edges/s), passages 3.9 s; vector files 6.3 s; FalkorDB server RSS
+1,594 MB after loading, peak 1,719 MB with the queries. Per method (question embedding
 included; RSS = the querying process's VmHWM; the two in-memory methods share one process):
 
     method     where                    p50 ms   p95 ms   max ms  peak RSS MB  same top-10
-    pcr        FalkorDB + vector file     37.7     53.7    171.0           91
-               memory int8+float16        37.7     83.0     84.8        2,637      100/100
-    augmented  FalkorDB + vector file     17.9     19.8     20.6           91
-    c2rag      FalkorDB + vector file     22.8     42.4     51.2           91
-    schema     FalkorDB + vector file     54.4     64.1  1,129.7           91
-    pathrag    FalkorDB + vector file    412.9    700.6  1,070.9           91
-               memory int8+float16     1,517.2  2,195.0  2,625.0        2,637       98/100
+    pcr        FalkorDB + vector file     33.7     58.1    153.9           91
+               memory int8+float16        31.0    528.7    537.4        2,637      100/100
+    augmented  FalkorDB + vector file     17.9     20.3     21.2           91
+    c2rag      FalkorDB + vector file     21.8     42.1     49.0           91
+    schema     FalkorDB + vector file     51.4     64.6  1,147.1           91
+    pathrag    FalkorDB + vector file    223.3    439.8    660.1           91
+               memory int8+float16     1,848.9  2,679.7  3,319.4        2,637       98/100
 
-PathRAG misses the 500 ms p95 target on the database (hub balls: see
-``kgpath.methods.pathrag.cypher``). Its 2 different top-10 lists were not investigated: the
+Every method is within p95 <= 500 ms on the database. PathRAG's tail before the edge-into
+lookups (``kgpath.methods.pathrag.cypher.edges_among``, ``dbstore.edges_between``) was
+p50 413 / p95 701 ms; the same 100 questions against one loaded server on a quiet machine
+gave p50 444 / p95 711 before, 206 / 287 after (with hiredis; 275 / 438 with redis-py's
+pure-Python reply parser). Its 2 different top-10 lists were not investigated: the
 in-memory side scores with the compact int8 + float16 store, the database with the file's
 float32 (section 4.1's floor reads every score); with float32 in memory, 10^5 nodes gave
 100/100. Schema's max is the first typed question reading the graph-wide facts once.
-(The in-memory compact process needs 25.7 s to build the graph and index; the database
+(The in-memory compact process needs 26 s to build the graph and index; the database
 process starts in 0.1 s. Augmented in memory is not run: a compact ``from_arrays`` graph has
 no passages.) ``--vectors --sizes 100000,1000000 --queries 50 --ef-runtime 200``, 64-d:
 
@@ -646,18 +649,18 @@ def _pathrag(store: Any) -> Any:
     (section 4.1 and the passage cosines streamed from it), or in memory over a GraphIndex.
 
     "same top-10" compares the native evidence (path ids, most reliable first). Measured
-    (issue 22, machine shared with other jobs; question embedding included, RSS = VmHWM):
+    (issue 22; question embedding included, RSS = VmHWM): see the module docstring for the
+    10^6-node run. At 10^5 nodes / 10^6 edges, before the edge-into lookups:
 
         --nodes 100000 --edges 1000000 --queries 100 --memory-vectors float32
         FalkorDB + vector file   p50 343 / p95 526 / max 1419 ms, RSS 85 MB
         memory float32           p50 219 / p95 322 / max  486 ms, RSS 346 MB, 100/100 same
-        --nodes 1000000 --edges 10000000 --queries 60 --no-memory
-        FalkorDB + vector file   p50 430 / p95 717 / max 1212 ms, RSS 90 MB
-        memory float32 (6 questions, run alone): p50 1558 / p95 2090 ms, RSS 2,771 MB,
-        setup 58 s
 
-    Not yet the issue's p95 <= 500 ms: the tail is the edge-flow ball around a retrieved
-    hub (at 10^5 a ball of ~2,600 nodes sends ~40k edge rows for its light nodes).
+    Where a question's time goes on the database (10^6 nodes, 40 questions, one loaded
+    server, after the edge-into lookups): the edge-flow neighbourhood ~115 ms (expansion of
+    the ball's light nodes 37, their sizes 32, edges among its heavy nodes 29), the node and
+    passage file scans 45, the path edges' records 12, the rest (fetching the part, the
+    in-memory finish) ~60.
     """
     from kgpath.methods.pathrag import CypherPathRAG, PathRAGRetriever
 
