@@ -84,10 +84,10 @@ from kgpath.index.graph_index import check_query
 from kgpath.llm import LLM
 from kgpath.methods.pathrag.config import PathRAGConfig
 from kgpath.methods.pathrag.cypher import HEAVY_DEGREE, DatabasePathPool, pathrag_pool
+from kgpath.methods.pathrag.dbfiles import file_relations, scan_relations
 from kgpath.methods.pathrag.dbstore import (
     EDGE_VECTOR_PROPERTY,
     NAME_VECTOR_PROPERTY,
-    EndpointDegrees,
     TextVectors,
     edge_page_query,
     edges_between,
@@ -111,7 +111,6 @@ from kgpath.methods.pathrag.retriever import (
     node_hits,
     node_hits_from,
     passage_cosines,
-    relation_hits,
 )
 from kgpath.methods.pathrag.sources import passage_citations, seed_candidates
 from kgpath.prompts.pathrag import PATHRAG_KEYWORD_PROMPT, PATHRAG_QA_PROMPT
@@ -337,19 +336,14 @@ class CypherPathRAG(PathRAGRetriever):
     def _relations_for(
         self, hv: np.ndarray | None, cfg: PathRAGConfig
     ) -> list[RetrievedRelation]:
-        """The high-level keywords' relations over every stored edge vector."""
+        """The high-level keywords' relations: the edge file streamed, else a paged scan."""
         if hv is None or cfg.num_relations == 0:
             return []
+        ef = self.files.edges if self.files is not None else None
+        if ef is not None:
+            return file_relations(self.backend, ef, hv, cfg, self.batch_size)
         edges, mat = self._snapshot("edges", self._edge_matrix_db)
-        if not edges:
-            return []
-        degree = EndpointDegrees(self.backend, edges, mat @ np.asarray(hv, np.float32),
-                                  cfg.num_relations)
-        out = []
-        for row, sim in relation_hits(hv, cfg, mat, degree):
-            edge, rank, names = edges[row]
-            out.append(RetrievedRelation(edge, rank, sim, relation_text_of(edge, names)))
-        return out
+        return scan_relations(self.backend, edges, mat, hv, cfg)
 
     def _edge_matrix_db(self) -> tuple[list[tuple[Edge, int, tuple[str, str]]], np.ndarray]:
         s, drv = self.backend.schema, self.backend.driver
