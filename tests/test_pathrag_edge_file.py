@@ -50,7 +50,7 @@ def test_edge_file_key_round_trips_any_id():
 
 
 def test_vector_files_third_kind_edges(tmp_path):
-    with pytest.raises(PersistenceError, match="no node, passage or edge"):
+    with pytest.raises(PersistenceError, match="no node or passage vectors .nor edge"):
         VectorFiles(tmp_path)
     stage_vector_file(tmp_path, "edges", ["k0", "k1"], np.eye(2, dtype=np.float32)).publish()
     files = VectorFiles(tmp_path)  # an edge file alone is a vector directory

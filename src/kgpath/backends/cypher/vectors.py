@@ -364,8 +364,8 @@ class VectorFiles:
                                        partial(VectorFile, self.directory, name))
                        for name in ("nodes", "passages", "edges")}
         if self.nodes is None and self.passages is None and self.edges is None:
-            raise PersistenceError(f"{str(self.directory)!r} holds no node, passage or edge "
-                                   "vectors")
+            raise PersistenceError(f"{str(self.directory)!r} holds no node or passage vectors "
+                                   "(nor edge vectors)")
 
     @property
     def nodes(self) -> VectorFile | None:
