@@ -32,7 +32,8 @@ __all__ = [
     "EDGE_VECTOR_PROPERTY", "NAME_VECTOR_PROPERTY", "EndpointDegrees", "TextVectors",
     "edge_file_key", "edge_page_query", "edges_between", "file_similarities", "light_rows",
     "name_of", "neighbour_pairs",
-    "node_degrees", "node_page_query", "pages", "passage_page_query", "relation_text_of",
+    "node_degrees", "node_page_query", "pages", "passage_page_query", "pathrag_edge_vectors",
+    "relation_text_of",
     "store_pathrag_vectors",
 ]
 
@@ -76,10 +77,8 @@ def store_pathrag_vectors(
         drv.run(q, {"rows": rows[start:start + batch_size]})
     if not g.num_edges or not relations:
         return
-    rtexts = [relation_text(g, e) for e in g.edges]
-    texts = text_vectors(g, index.embedder, "edge_texts", rtexts)
+    keys, texts = pathrag_edge_vectors(index)
     if vector_dir is not None:
-        keys = [edge_file_key(j, e.source, e.target, rtexts[j]) for j, e in enumerate(g.edges)]
         stage_vector_file(vector_dir, "edges", keys, texts).publish()
     erows = [{"s": e.source, "t": e.target, "rank": j, "v": encode_vector(texts[j])}
              for j, e in enumerate(g.edges)]
@@ -90,6 +89,23 @@ def store_pathrag_vectors(
          f"SET {s.prop('r', EDGE_VECTOR_PROPERTY)} = row.v")
     for start in range(0, len(erows), batch_size):
         drv.run(q, {"rows": erows[start:start + batch_size]})
+
+
+def pathrag_edge_vectors(index: GraphIndex) -> tuple[list[str], np.ndarray]:
+    """The edge vector file's rows of ``index``: ids (:func:`edge_file_key`) and vectors.
+
+    Every edge in edge order with the in-memory retriever's :func:`relation_text` vector
+    (shared set ``"edge_texts"``: only texts it lacks are embedded). Pass it to
+    ``DatabaseIndex(..., edge_vectors=pathrag_edge_vectors)`` (or ``CypherSync``) to keep
+    the edge file in ``vector_dir`` equal to the database through document updates.
+    """
+    g = index.graph
+    rtexts = [relation_text(g, e) for e in g.edges]
+    if not rtexts:
+        return [], np.zeros((0, 1), np.float32)
+    vecs = np.asarray(text_vectors(g, index.embedder, "edge_texts", rtexts), np.float32)
+    return [edge_file_key(j, e.source, e.target, rtexts[j])
+            for j, e in enumerate(g.edges)], vecs
 
 
 def edge_file_key(rank: int, source: str, target: str, text: str) -> str:
