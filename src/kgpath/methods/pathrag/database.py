@@ -220,6 +220,7 @@ class CypherPathRAG(PathRAGRetriever):
             raise ConfigError("vectors= needs schema.passage_order_property: it keys the "
                               "passage file's rows")
         self._orders: dict[int, tuple[list[int], dict[str, int]]] = {}  # part -> orders
+        self._counted: dict[str, int] = {}  # edge file -> verified cheap edge count
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -341,7 +342,7 @@ class CypherPathRAG(PathRAGRetriever):
             return []
         ef = self.files.edges if self.files is not None else None
         if ef is not None:
-            return file_relations(self.backend, ef, hv, cfg, self.batch_size)
+            return file_relations(self.backend, ef, hv, cfg, self.batch_size, self._counted)
         edges, mat = self._snapshot("edges", self._edge_matrix_db)
         return scan_relations(self.backend, edges, mat, hv, cfg)
 
