@@ -146,7 +146,8 @@ class CypherPathRAG(PathRAGRetriever):
         A :class:`~kgpath.backends.cypher.vectors.VectorFiles` (or its directory) of this
         database; default: the backend's ``vectors`` (``CypherBackend(vectors=...)``). With
         it, section 4.1 (``node_match="text"``), the seed rule and ``unit_order`` read the
-        node and passage vectors from the file (module docstring) instead of the store.
+        node and passage vectors from the files, and the high-level keywords the edge
+        file when it holds one (module docstring), instead of the store.
     heavy_degree
         Nodes of the edge-flow ball with more neighbours are not expanded; the edges
         between two of them are looked up pair by pair
