@@ -58,6 +58,9 @@ and that every returned row's id has that order in the database; otherwise
 :class:`~kgpath.errors.BackendError` (rewrite the files with :func:`write_vector_files` after
 changing the graph by other means). A query that runs while a push is between its
 statements and its header sees the new database with the old files, and may be refused.
+The edge file is checked the same way by its reader
+(:mod:`~kgpath.methods.pathrag.dbfiles`: edge count; each candidate row's rank, ends and
+relation-text digest) and kept by ``CypherSync(..., edge_vectors=)``.
 """
 
 from __future__ import annotations

@@ -22,13 +22,27 @@ memory; every cosine is summed row by row (``np.einsum``, on both sides,
 sits (a BLAS product is not: it sums a row differently depending on the rows beside it).
 Only the records of the retrieved nodes are fetched (their file rows checked against the
 store's order: a stale file is a :class:`~kgpath.errors.BackendError`).
-**High-level keywords**: the same over the edges' stored
-:func:`~kgpath.methods.pathrag.prompt.relation_text` vectors (:data:`EDGE_VECTOR_PROPERTY`,
-in edge order); the endpoint degrees that order the kept relations are a pushed-down count
-for those edges only (there is no edge vector file: with LLM keywords every question scans
-``|E|`` stored vectors, out of reach at 10^7 edges; the offline keywords have no high-level
-ones and read none). Rows without a stored vector are embedded from their text (cached by
-text, bounded), which equals the stored vector for a deterministic embedder.
+**High-level keywords** (an LLM's; the offline keywords have none and read no edge
+vector): with an edge vector file (``VectorFiles.edges``: every edge's
+:func:`~kgpath.methods.pathrag.prompt.relation_text` vector in edge order, written by
+``store_pathrag_vectors(..., vector_dir=)`` and kept through document updates by
+``DatabaseIndex(..., edge_vectors=pathrag_edge_vectors)``) it is streamed as the node file
+(one pass, ``|E|`` float32 similarities held) and ranked by
+:func:`~kgpath.methods.pathrag.nodes.rank_relations`, as in memory; only the
+``num_relations`` candidates are read from the store (by end ids and rank) with their
+ends' degrees, each checked against its file row (rank, ends, relation-text digest) and
+the row count against the store's edge count: a stale file is a
+:class:`~kgpath.errors.BackendError` (:mod:`~kgpath.methods.pathrag.dbfiles`). Without
+one, a paged scan of the stored vectors (:data:`EDGE_VECTOR_PROPERTY`, in edge order),
+whose keyset pages re-sort the edges each time. Measured (scratch run, own FalkorDB,
+``bench_graphdb`` scale graphs, 64-d ``ScaleEmbedder``, default config, scripted LLM
+keywords, 2 shared cores), p50/p95 of a whole question, file vs scan: 10^5 edges
+381/539 ms vs 5,737/6,275 ms (the relation step 17/19 ms with the file); 10^6 edges
+EDGE6. Either way the endpoint degrees that order the kept relations are a pushed-down
+count for the candidate edges only, and every cosine is summed row by row (as for
+nodes, so ties break by edge order wherever the row sits). Rows without a stored vector
+are embedded from their text (cached by text, bounded), which equals the stored vector
+for a deterministic embedder.
 
 **Section 4.2** is :func:`~kgpath.methods.pathrag.cypher.pathrag_pool` (the neighbourhood
 the flow reaches, edge types excluded in the store). **Section 4.3 and the text units** run
@@ -51,9 +65,9 @@ as in memory. The seed rule's node vectors are the part's rows of the node file.
 without a stored one equal the in-memory ones only for an embedder whose vectors do not
 depend on the batch.
 
-What stays in process per question: the keyword vectors; with the files, ``|K_q| x |V|``
-and ``|P|`` float32 similarities and one 8 MB chunk; without, one ``|V| x d`` (and, with
-high-level keywords, ``|E| x d``, and for ``unit_order`` ``|P| x d``) float32 matrix while
+What stays in process per question: the keyword vectors; with the files, ``|K_q| x |V|``,
+``|E|`` and ``|P|`` float32 similarities and one 8 MB chunk; without, one ``|V| x d`` (and,
+with high-level keywords, ``|E| x d``, and for ``unit_order`` ``|P| x d``) float32 matrix while
 it is ranked (``cache_vectors=True`` keeps them between questions); and the fetched part.
 The result's ``graph`` is that part (neighbour-only nodes bare, see above);
 its ``nodes`` carry the store's node order (the in-memory node index) while ``pool`` (like
