@@ -465,3 +465,28 @@ def test_stale_edge_file_is_refused(falkordb_driver, tmp_path):
         {"s": top.source, "t": top.target, "k": a.relations[0].index})
     with pytest.raises(BackendError, match=f"has {m} rows but the database holds {m - 1}"):
         db.retrieve(q)
+
+
+@pytest.mark.skipif(not (importlib.util.find_spec("ladybug") or importlib.util.find_spec("kuzu")),
+                    reason="needs ladybug or kuzu")
+def test_edge_file_embedded_equals_in_memory(tmp_path):
+    """Embedded Ladybug (fixed tables: no stored relation vectors): the edge file instead."""
+    from kgpath.backends.cypher.vectors import stage_vector_file
+    from kgpath.methods.pathrag.dbstore import pathrag_edge_vectors
+
+    for k, index in enumerate((GraphIndex(load_demo_graph(), HashingEmbedder(64)),
+                               tied_index(3))):
+        drv = EmbeddedCypherDriver.open(tmp_path / f"db{k}")
+        try:
+            vdir = tmp_path / f"v{k}"
+            schema = load_graph(drv, index, vector_dir=vdir)
+            stage_vector_file(vdir, "edges", *pathrag_edge_vectors(index)).publish()
+            mem, db = edge_file_pair(index, drv, schema, FILE_PRESETS["default"], vdir)
+            relations = 0
+            for q in DEMO_QUERIES[:6] + ["Curie prize Paris?"]:
+                a, b = both(mem, db, q)
+                assert_same(a, b)
+                relations += len(a.relations)
+            assert relations
+        finally:
+            drv.close()
