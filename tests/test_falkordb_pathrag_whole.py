@@ -349,7 +349,9 @@ def test_heavy_nodes_looked_up_by_pair(falkordb_driver, tmp_path, preset, monkey
 
 # ----------------------------------------------------------------------------- edge file
 def question_llm(prompt: str) -> str:
-    """LLM keywords from the question line: its longer words high, the offline ones low."""
+    """LLM keywords from the question's line: its longer words joined as one high-level
+    keyword (``keyword_llm`` reads a ``Query:`` line the current prompt lacks, so its high
+    keywords are ``JSON``), the offline ones low."""
     query = prompt.rsplit("Question:", 1)[-1].strip().splitlines()[0]
     words = [w.strip("?.,") for w in query.split() if len(w) > 3]
     return json.dumps({"high_level_keywords": [" and ".join(words) or "relation"],
