@@ -38,9 +38,9 @@ Measured (scratch run, own FalkorDB, ``bench_graphdb`` scale graphs with 10x the
 as nodes, 64-d ``ScaleEmbedder``, default config, scripted LLM keywords, 2 shared cores),
 p50/p95 of a whole question, file vs scan: 10^5 edges 381/539 ms vs 5.7/6.3 s (relation
 step 17/19 ms with the file); 10^6 edges 297/516 ms vs 124/129 s (2 questions; relation
-step 85/99 ms; the scan grows faster than ``|E|``). The file is read whole per question
-(``|E| x d x 4`` bytes, 2.6 GB at 10^7 x 64: about ten times the 10^6 step, not
-measured). Either way the endpoint degrees that order the kept relations are a pushed-down
+step 85/99 ms; the scan grows faster than ``|E|``); 10^7 edges, file only, 964/1,142 ms
+(relation step 731/1,098 ms: the file, 2.6 GB at 10^7 x 64, is read whole per question).
+Either way the endpoint degrees that order the kept relations are a pushed-down
 count for the candidate edges only, and every cosine is summed row by row (as for
 nodes, so ties break by edge order wherever the row sits). Rows without a stored vector
 are embedded from their text (cached by text, bounded), which equals the stored vector
