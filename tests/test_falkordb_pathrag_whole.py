@@ -345,3 +345,150 @@ def test_heavy_nodes_looked_up_by_pair(falkordb_driver, tmp_path, preset, monkey
         for q in ("Curie prize?", "Paris atom lab Warsaw?", "who linked Bohr ore?"):
             assert_same(*both(mem, db, q))
     assert calls or preset == "literal_eq4"  # edge flow used the pair lookups
+
+
+# ----------------------------------------------------------------------------- edge file
+def question_llm(prompt: str) -> str:
+    """LLM keywords from the question's line: its longer words joined as one high-level
+    keyword (``keyword_llm`` reads a ``Query:`` line the current prompt lacks, so its high
+    keywords are ``JSON``), the offline ones low."""
+    query = prompt.rsplit("Question:", 1)[-1].strip().splitlines()[0]
+    words = [w.strip("?.,") for w in query.split() if len(w) > 3]
+    return json.dumps({"high_level_keywords": [" and ".join(words) or "relation"],
+                       "low_level_keywords": offline_keywords(query)})
+
+
+def edge_file_pair(index, drv, schema, cfg, vdir, script=question_llm):
+    """In-memory vs CypherPathRAG reading every vector from the files in ``vdir`` only.
+
+    The stored node, passage and edge vectors must not be scanned (the test fails if the
+    edge file is ignored).
+    """
+    mem = PathRAGRetriever(index, config=cfg, llm=ScriptedLLM(script))
+    db = CypherPathRAG(drv, embedder=index.embedder, schema=schema, config=cfg,
+                       vectors=vdir, llm=ScriptedLLM(script))
+
+    def no_scan(*_a, **_k):
+        raise AssertionError("the store's vectors were scanned despite the vector files")
+    db._node_matrix_db = no_scan
+    db._scan_passages = no_scan
+    db._edge_matrix_db = no_scan
+    return mem, db
+
+
+@falkordb
+@pytest.mark.parametrize("preset", sorted(FILE_PRESETS))
+def test_edge_file_equals_in_memory_demo(falkordb_driver, tmp_path, preset):
+    index = GraphIndex(load_demo_graph(), HashingEmbedder(64))
+    vdir = tmp_path / "v"
+    schema = load_graph(falkordb_driver, index, vector_dir=vdir)
+    store_pathrag_vectors(falkordb_driver, index, schema=schema, vector_dir=vdir)
+    mem, db = edge_file_pair(index, falkordb_driver, schema, FILE_PRESETS[preset], vdir)
+    assert db.files.edges.count == index.graph.num_edges
+    relations = 0
+    for q in DEMO_QUERIES:
+        a, b = both(mem, db, q)
+        assert_same(a, b)
+        relations += len(a.relations)
+    assert relations or preset == "literal_eq4_text"  # (no keyword split there)
+    assert_same(*both(mem, db, DEMO_QUERIES[0], sync=False))
+    mem, db = edge_file_pair(index, falkordb_driver, schema, FILE_PRESETS[preset], vdir,
+                             script=keyword_llm)  # the other tests' LLM
+    for q in DEMO_QUERIES[:4]:
+        assert_same(*both(mem, db, q))
+
+
+def tied_index(seed: int) -> GraphIndex:
+    """Few names, two relations, no edge text: many edges share their relation text."""
+    rnd = random.Random(seed)
+    g = KnowledgeGraph()
+    g.add_passage("p0", "Curie Paris prize")
+    n = rnd.randint(10, 30)
+    for i in range(n):
+        g.add_node(f"v{i}", rnd.choice(["Curie", "Paris", "prize"]), provenance=["p0"])
+    for _ in range(n * 3):
+        g.add_edge(f"v{rnd.randrange(n)}", f"v{rnd.randrange(n)}", rnd.choice(["r", "s"]))
+    return GraphIndex(g, HashingEmbedder(16))
+
+
+@falkordb
+@pytest.mark.parametrize("preset", ["default", "paper_text"])
+def test_edge_file_equals_in_memory_random(falkordb_driver, tmp_path, preset):
+    """Random graphs, and graphs of tied relation texts: ties break by edge order."""
+    relations = ties = 0
+    for seed in range(8):
+        index = random_index(seed) if seed % 2 else tied_index(seed)
+        vdir = tmp_path / f"v{seed}"
+        schema = load_graph(falkordb_driver, index, replace=True, vector_dir=vdir)
+        store_pathrag_vectors(falkordb_driver, index, schema=schema, vector_dir=vdir)
+        cfg = dataclasses.replace(FILE_PRESETS[preset], num_relations=7)
+        if seed % 4 < 2:  # no floor: the top num_relations are kept, tied ones among them
+            cfg = dataclasses.replace(cfg, min_similarity_z=None)
+        mem, db = edge_file_pair(index, falkordb_driver, schema, cfg, vdir)
+        rnd = random.Random(seed)
+        for _ in range(4):
+            q = " ".join(rnd.choices(["radium", "Paris", "prize", "Curie", "Bohr", "atom",
+                                      "Warsaw", "lab", "ore", "who", "linked"], k=4)) + "?"
+            a, b = both(mem, db, q)
+            assert_same(a, b)
+            relations += len(a.relations)
+            texts = [r.text for r in a.relations]
+            ties += len(texts) - len(set(texts))
+    assert relations and ties  # relations were compared, some of them tied
+
+
+@falkordb
+def test_stale_edge_file_is_refused(falkordb_driver, tmp_path):
+    """Another edge count, another edge at a row's rank, a renamed end: BackendError."""
+    index = GraphIndex(load_demo_graph(), HashingEmbedder(64))
+    vdir = tmp_path / "v"
+    schema = load_graph(falkordb_driver, index, vector_dir=vdir)
+    store_pathrag_vectors(falkordb_driver, index, schema=schema, vector_dir=vdir)
+    cfg = PathRAGConfig(num_nodes=12, min_similarity_z=None)
+    q = "Where did Marie Curie and Pierre Curie work?"
+    mem, db = edge_file_pair(index, falkordb_driver, schema, cfg, vdir)
+    a, b = both(mem, db, q)
+    assert_same(a, b)
+    assert a.relations
+    m = index.graph.num_edges
+    run = falkordb_driver.run
+    run("MATCH ()-[r]->() SET r.rank = $m - 1 - r.rank", {"m": m})  # rows name other edges
+    with pytest.raises(BackendError, match="edge vector file .* is stale: its row"):
+        db.retrieve(q)
+    run("MATCH ()-[r]->() SET r.rank = $m - 1 - r.rank", {"m": m})
+    assert_same(a, db.retrieve(q))  # the store is back as the file says
+    top = a.relations[0].edge
+    run("MATCH (n {id: $id}) SET n.name = n.name + ' (renamed)'", {"id": top.source})
+    with pytest.raises(BackendError, match="relation text"):  # the row's text changed
+        db.retrieve(q)
+    run("MATCH (n {id: $id}) SET n.name = $name", {"id": top.source,
+                                                    "name": index.graph.node(top.source).name})
+    run("MATCH (a {id: $s})-[r]->(b {id: $t}) WHERE r.rank = $k DELETE r",
+        {"s": top.source, "t": top.target, "k": a.relations[0].index})
+    with pytest.raises(BackendError, match=f"has {m} rows but the database holds {m - 1}"):
+        db.retrieve(q)
+
+
+@pytest.mark.skipif(not (importlib.util.find_spec("ladybug") or importlib.util.find_spec("kuzu")),
+                    reason="needs ladybug or kuzu")
+def test_edge_file_embedded_equals_in_memory(tmp_path):
+    """Embedded Ladybug (fixed tables: no stored relation vectors): the edge file instead."""
+    from kgpath.backends.cypher.vectors import stage_vector_file
+    from kgpath.methods.pathrag.dbstore import pathrag_edge_vectors
+
+    for k, index in enumerate((GraphIndex(load_demo_graph(), HashingEmbedder(64)),
+                               tied_index(3))):
+        drv = EmbeddedCypherDriver.open(tmp_path / f"db{k}")
+        try:
+            vdir = tmp_path / f"v{k}"
+            schema = load_graph(drv, index, vector_dir=vdir)
+            stage_vector_file(vdir, "edges", *pathrag_edge_vectors(index)).publish()
+            mem, db = edge_file_pair(index, drv, schema, FILE_PRESETS["default"], vdir)
+            relations = 0
+            for q in DEMO_QUERIES[:6] + ["Curie prize Paris?"]:
+                a, b = both(mem, db, q)
+                assert_same(a, b)
+                relations += len(a.relations)
+            assert relations
+        finally:
+            drv.close()

@@ -47,18 +47,22 @@ its next access. Measured (``bench_graphdb_updates.py``, 400 nodes, 64-d): 0.03 
 The name token index (:mod:`~kgpath.backends.cypher.names`, which ``CypherC2RAG`` reads
 from the same directory) is kept the same way: a push that adds, removes, moves or renames
 a node stages a new generation of the whole index before its statements, publishes it
-together with the vector files after them and discards it when a statement fails. With
-``vector_dir`` the index is always kept: :meth:`~CypherSync.load` and
-:meth:`~CypherSync.attach` write it, and a push writes it when the directory holds none.
-A ``NameTokens`` opened earlier keeps reading its generation whole; ``CypherC2RAG`` opens
-the current one per question (``NameTokenFiles``), and a question between a push's
-statements and its publication is refused with a ``BackendError`` when the database and
-the index it holds disagree on a node it returns (count, order, name), and may miss a node
-renamed in that window. Cost: the whole index is written again (as the vector files are):
-measured 0.2 s for 10^5 and 2.2 s for 10^6 one-token names, 4.9 s for 10^6 three-token
-names (2 busy cores; the same as ``write_name_tokens``); in
-``bench_graphdb_updates.py`` (400 nodes, 2,000 documents) the files of a push took
-0.006-0.010 s with the index, 0.006-0.007 s without.
+with the vector files after them and discards it when a statement fails; :meth:`~CypherSync.load`
+and :meth:`~CypherSync.attach` write it, and a push writes it when the directory holds
+none. ``CypherC2RAG`` opens the current one per question (``NameTokenFiles``); a question
+between a push's statements and its publication is refused (``BackendError``) when the
+database and the index disagree on a node it returns, and may miss a node renamed in that
+window. Cost: the whole index is written again: 0.2 s for 10^5 and 2.2 s for 10^6
+one-token names, 4.9 s for 10^6 three-token names (2 busy cores); 0.006-0.010 s of a push
+in ``bench_graphdb_updates.py`` (400 nodes, 2,000 documents; 0.006-0.007 s without).
+
+The edge vector file (PathRAG's relation-text vectors, ``edges``; row ``i`` = the edge of
+rank ``i``) is kept the same way given ``edge_vectors=``
+(:func:`~kgpath.methods.pathrag.dbstore.pathrag_edge_vectors`): rewritten whole when an
+edge moves, changes, comes or goes or a node is renamed (ranks shift on every delete).
+Without it such a push unpublishes an edge file found in the directory, so
+``CypherPathRAG`` falls back to scanning the stored vectors rather than read a stale file
+(a file made stale by other means is refused: ``BackendError``).
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -89,6 +93,7 @@ from kgpath.backends.cypher.loading import (
 )
 from kgpath.backends.cypher.names import NameTokens, NameTokenWriter, stage_name_tokens
 from kgpath.backends.cypher.schema import CypherSchema
+from kgpath.backends.cypher.sync_diff import file_changed, moved
 from kgpath.backends.cypher.sync_writer import SyncWriter
 from kgpath.backends.cypher.vectors import (
     VectorFileWriter,
@@ -105,6 +110,8 @@ __all__ = ["CypherSync", "DatabaseIndex", "SyncReport"]
 logger = logging.getLogger(__name__)
 
 EdgeKey = tuple[str, str, str]
+EdgeVectors = Callable[[GraphIndex], tuple[Sequence[str], np.ndarray]]
+"""The edge vector file's rows of an index: ids and vectors in edge order."""
 _Staged = VectorFileWriter | NameTokenWriter | None
 """A staged generation of a vector file or of the name token index (``None``: remove)."""
 
@@ -142,6 +149,7 @@ class _Snapshot:
     cache: dict[int, tuple[Any, dict[str, Any], bytes]]
     file_vectors: Any = None  # node vectors for the vector files (also without embeddings)
     file_passage_vectors: dict[str, Any] | None = None
+    source: Any = None  # the graph or GraphIndex pushed (the edge file's rows come from it)
 
     def digests(self) -> tuple[dict[str, Any], dict[EdgeKey, Any], dict[str, Any]]:
         return ({k: d for k, (_, d) in self.nodes.items()},
@@ -193,6 +201,12 @@ class CypherSync:
         every node (a ``GraphIndex``); the passage file is kept while every passage has one.
         The name token index there is kept the same way (rewritten when node ids, orders
         or names change, written when missing).
+    edge_vectors
+        With ``vector_dir``, keep the edge vector file (``edges``) too: ``edge_vectors(index)``
+        gives its rows (ids, vectors) in edge order (PathRAG's relation texts:
+        :func:`~kgpath.methods.pathrag.dbstore.pathrag_edge_vectors`); it is rewritten
+        whole when an edge moves, changes, comes or goes, or a node is renamed. Without
+        it, such a push removes an edge file found there (module docstring).
 
     Examples
     --------
@@ -212,7 +226,8 @@ class CypherSync:
 
     def __init__(self, driver: Any, *, schema: CypherSchema | None = None,
                  embeddings: bool = True, batch_size: int = 5000,
-                 vector_dir: str | os.PathLike[str] | None = None) -> None:
+                 vector_dir: str | os.PathLike[str] | None = None,
+                 edge_vectors: EdgeVectors | None = None) -> None:
         self.driver: CypherDriver = as_cypher_driver(driver)
         s = self.schema = schema or CypherSchema()
         for name in ("order_property", "edge_order_property", "relation_property"):
@@ -224,6 +239,7 @@ class CypherSync:
         self.embeddings = embeddings
         self.batch_size = batch_size
         self.vector_dir = None if vector_dir is None else user_path(vector_dir, "vector_dir")
+        self.edge_vectors = edge_vectors
         self._dims: dict[str, int] = {}  # dimension of the files last written
         self._written: tuple[dict[str, Any], dict[EdgeKey, Any], dict[str, Any]] | None = None
         self._cache: dict[int, tuple[Any, dict[str, Any], bytes]] = {}
@@ -337,7 +353,7 @@ class CypherSync:
                 passages[p.id] = ({**row, "ord": i, "entities": ents, "embedding": None},
                                   _placed(d, i, ents, vec))
         return _Snapshot(nodes, edges, passages, mat if use_emb else None,
-                         pvec if db_pvec else None, cache, mat, pvec)
+                         pvec if db_pvec else None, cache, mat, pvec, source)
 
     # -- vector files and the name token index
     def _stage(self, now: _Snapshot, old: tuple[dict[str, Any], Any, dict[str, Any]] | None
@@ -353,18 +369,21 @@ class CypherSync:
         try:
             ids = list(now.nodes)
             if (old is None or not NameTokens.exists(self.vector_dir)
-                    or _file_changed(old[0], now.nodes, (1, 3))):
+                    or file_changed(old[0], now.nodes, (1, 3))):
                 staged["names"] = stage_name_tokens(
                     self.vector_dir, ids, [now.nodes[k][0]["name"] for k in ids])
-            if old is None or _file_changed(old[0], now.nodes, (1, 2)):
+            if old is None or file_changed(old[0], now.nodes, (1, 2)):
                 mat = now.file_vectors
                 dim = mat.shape[1] if mat is not None else self._dims.get("nodes")
                 if dim is not None:
                     staged["nodes"] = stage_vector_file(
                         self.vector_dir, "nodes", ids,
                         mat if mat is not None else np.zeros((0, dim), np.float32))
+            if old is None or file_changed(old[1], now.edges, (0, 1)) or file_changed(
+                    old[0], now.nodes, (3, 3)):  # relation texts read the ends' names
+                self._stage_edges(now, staged)
             pv = now.file_passage_vectors
-            if old is None or _file_changed(old[2], now.passages, (1, 3)):
+            if old is None or file_changed(old[2], now.passages, (1, 3)):
                 pids = list(now.passages)
                 if pv is not None and all(p in pv for p in pids) and pids:
                     staged["passages"] = stage_vector_file(
@@ -382,6 +401,16 @@ class CypherSync:
                     w.discard()
             raise
         return staged
+
+    def _stage_edges(self, now: _Snapshot, staged: dict[str, _Staged]) -> None:
+        """The edge file's new generation (``edge_vectors``); else remove one found there."""
+        assert self.vector_dir is not None
+        ids, mat = ([], None) if self.edge_vectors is None or not isinstance(
+            now.source, GraphIndex) else self.edge_vectors(now.source)
+        if len(ids) and mat is not None:
+            staged["edges"] = stage_vector_file(self.vector_dir, "edges", ids, mat)
+        elif (self.vector_dir / "edges.json").exists():
+            staged["edges"] = None  # no rows for it (no edges, or no edge_vectors): unpublish
 
     def _publish(self, staged: dict[str, _Staged]) -> None:
         """Publish the staged generations (after the database holds what they describe)."""
@@ -415,15 +444,15 @@ class CypherSync:
         w.delete(gone_n, passage=False)
         w.delete(gone_p, passage=True)
         w.create_missing(new_n, passage=False)
-        moved_n, set_n2 = _moved(set_n, old_n, now.nodes)
+        moved_n, set_n2 = moved(set_n, old_n, now.nodes)
         w.set_order([{"id": k, "ord": now.nodes[k][0]["ord"]} for k in moved_n], passage=False)
         w.set_nodes([self._node_row(now, k) for k in set_n2])
         w.create_missing_edges([now.edges[k][0] for k in new_e])
-        moved_e, set_e2 = _moved(set_e, old_e, now.edges)
+        moved_e, set_e2 = moved(set_e, old_e, now.edges)
         w.set_ranks([now.edges[k][0] for k in moved_e])
         w.set_edges([now.edges[k][0] for k in set_e2])
         w.create_missing(new_p, passage=True)
-        moved_p, set_p2 = _moved(set_p, old_p, now.passages)
+        moved_p, set_p2 = moved(set_p, old_p, now.passages)
         w.set_order([{"id": k, "ord": now.passages[k][0]["ord"]} for k in moved_p],
                     passage=True)
         w.set_passages([self._passage_row(now, k) for k in set_p2])
@@ -448,40 +477,6 @@ class CypherSync:
         return row if vec is None else {**row, "embedding": encode_vector(vec)}
 
 
-def _file_changed(old: dict[str, Any], now: dict[str, tuple[dict[str, Any], Any]],
-                  parts: tuple[int, int]) -> bool:
-    """Whether the file rows of ``now`` differ: ids, or digest ``parts`` of a row.
-
-    ``(1, 2)``: position and vector (a vector file); ``(1, 3)``: position and name (the
-    name token index).
-    """
-    if len(old) != len(now):
-        return True
-    a, b = parts
-    for k, (_, d) in now.items():
-        was = old.get(k)
-        if was is None or was[a] != d[a] or was[b] != d[b]:
-            return True
-    return False
-
-
-def _moved(keys: list[Any], old: dict[Any, Any],
-           now: dict[Any, Any]) -> tuple[list[Any], list[Any]]:
-    """Split changed rows into those that only moved and the rest (new or changed).
-
-    A row that only moved (same content, citing entities and vector, another position)
-    gets its order property rewritten, not the whole row.
-    """
-    moved, rest = [], []
-    for k in keys:
-        was, new = old.get(k), now[k][1]
-        if was is not None and was[0] == new[0] and was[2:] == new[2:]:
-            moved.append(k)
-        else:
-            rest.append(k)
-    return moved, rest
-
-
 class DatabaseIndex:
     """A :class:`~kgpath.index.GraphIndex` whose graph also lives in a Cypher database.
 
@@ -495,7 +490,7 @@ class DatabaseIndex:
     ----------
     index
         The index (built by ``GraphIndex.from_documents`` for exact updates).
-    driver, schema, embeddings, batch_size, vector_dir
+    driver, schema, embeddings, batch_size, vector_dir, edge_vectors
         As :class:`CypherSync` (``vector_dir``: node and passage vector files and the name
         token index kept equal to the database through every update, for
         ``CypherPCR(..., vectors=vector_dir)`` and ``CypherC2RAG(..., vectors=vector_dir)``).
@@ -514,13 +509,14 @@ class DatabaseIndex:
 
     def __init__(self, index: GraphIndex, driver: Any, *, schema: CypherSchema | None = None,
                  embeddings: bool = True, batch_size: int = 5000, replace: bool = False,
-                 load: bool = True,
-                 vector_dir: str | os.PathLike[str] | None = None) -> None:
+                 load: bool = True, vector_dir: str | os.PathLike[str] | None = None,
+                 edge_vectors: EdgeVectors | None = None) -> None:
         if not isinstance(index, GraphIndex):
             raise ConfigError(f"DatabaseIndex needs a GraphIndex, got {type(index).__name__}")
         self.index = index
         self.sync = CypherSync(driver, schema=schema, embeddings=embeddings,
-                               batch_size=batch_size, vector_dir=vector_dir)
+                               batch_size=batch_size, vector_dir=vector_dir,
+                               edge_vectors=edge_vectors)
         self._lock = threading.Lock()
         self.last_push: SyncReport | None = None
         if load:

@@ -1,4 +1,4 @@
-"""Node and passage vectors beside the database: exact top-k without holding them in memory.
+"""Node, passage and edge vectors beside the database: exact top-k without holding them.
 
 :class:`~kgpath.backends.cypher.CypherBackend` scores the whole corpus (PCR's global
 fallback, Section 3.5; the dense passage top ``N`` of graph-augmented retrieval) either by a
@@ -6,12 +6,16 @@ keyset-paged scan of the vectors stored in the database (one base64 string per r
 in the query process: O(corpus) over the wire per query) or, with ``vectors=``, from a
 :class:`VectorFiles` directory written next to it:
 
-* ``nodes.json`` / ``passages.json``: the header ``{"format", "version", "count", "dim",
-  "generation", "stem"}``, the one file a writer replaces (atomically: temporary sibling,
-  fsync, rename);
+* ``nodes.json`` / ``passages.json`` / ``edges.json``: the header ``{"format", "version",
+  "count", "dim", "generation", "stem"}``, the one file a writer replaces (atomically:
+  temporary sibling, fsync, rename);
 * ``<stem>.f32``: ``count × dim`` little-endian float32 rows, row ``i`` = the node (passage)
   whose order property is ``i`` (:func:`~kgpath.backends.cypher.load_graph` writes the
-  graph's node / passage index there, so file order is the database's order);
+  graph's node / passage index there, so file order is the database's order); in the
+  edge file (PathRAG's relation-text vectors, written by
+  :func:`~kgpath.methods.pathrag.store_pathrag_vectors` given ``vector_dir``) row ``i`` is
+  the edge whose ``edge_order_property`` is ``i``, and its id is a key the store can
+  check (:func:`~kgpath.methods.pathrag.dbstore.edge_file_key`);
 * ``<stem>.off`` / ``<stem>.ids``: ``count + 1`` int64 byte offsets into the UTF-8 ids, so
   the id of a row is two small reads.
 
@@ -54,6 +58,9 @@ and that every returned row's id has that order in the database; otherwise
 :class:`~kgpath.errors.BackendError` (rewrite the files with :func:`write_vector_files` after
 changing the graph by other means). A query that runs while a push is between its
 statements and its header sees the new database with the old files, and may be refused.
+The edge file is checked the same way by its reader
+(:mod:`~kgpath.methods.pathrag.dbfiles`: edge count; each candidate row's rank, ends and
+relation-text digest) and kept by ``CypherSync(..., edge_vectors=)``.
 """
 
 from __future__ import annotations
@@ -340,11 +347,11 @@ def remove_vector_file(directory: str | os.PathLike[str], name: str) -> None:
 
 
 class VectorFiles:
-    """The node and passage :class:`VectorFile` of one database (either may be absent).
+    """The node, passage and edge :class:`VectorFile` of one database (any may be absent).
 
-    :attr:`nodes` and :attr:`passages` follow the directory: when a header was replaced
-    (a new generation published) or removed, the next access opens what it names now. A
-    :class:`VectorFile` taken earlier keeps reading its own generation.
+    :attr:`nodes`, :attr:`passages` and :attr:`edges` follow the directory: when a header
+    was replaced (a new generation published) or removed, the next access opens what it
+    names now. A :class:`VectorFile` taken earlier keeps reading its own generation.
 
     Parameters
     ----------
@@ -358,9 +365,10 @@ class VectorFiles:
             raise PersistenceError(f"no vector directory at {str(self.directory)!r}")
         self._files = {name: Published(self.directory, name,
                                        partial(VectorFile, self.directory, name))
-                       for name in ("nodes", "passages")}
-        if self.nodes is None and self.passages is None:
-            raise PersistenceError(f"{str(self.directory)!r} holds no node or passage vectors")
+                       for name in ("nodes", "passages", "edges")}
+        if self.nodes is None and self.passages is None and self.edges is None:
+            raise PersistenceError(f"{str(self.directory)!r} holds no node or passage vectors "
+                                   "(nor edge vectors)")
 
     @property
     def nodes(self) -> VectorFile | None:
@@ -371,6 +379,11 @@ class VectorFiles:
     def passages(self) -> VectorFile | None:
         """The passage vectors as the directory holds them now (``None`` when absent)."""
         return self._current("passages")
+
+    @property
+    def edges(self) -> VectorFile | None:
+        """The edges' relation-text vectors (PathRAG's high-level keywords), or ``None``."""
+        return self._current("edges")
 
     def _current(self, name: str) -> VectorFile | None:
         return self._files[name].current()

@@ -9,6 +9,9 @@ a :class:`~kgpath.backends.cypher.CypherSchema`.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -17,18 +20,20 @@ import numpy as np
 from kgpath.backends.cypher import CypherBackend, CypherSchema
 from kgpath.backends.cypher.loading import encode_vector
 from kgpath.backends.cypher.schema import edge_from_row
-from kgpath.backends.cypher.vectors import CHUNK_BYTES, VectorFile
+from kgpath.backends.cypher.vectors import CHUNK_BYTES, VectorFile, stage_vector_file
 from kgpath.errors import BackendError, EmbeddingError
 from kgpath.graph import Edge, KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
 from kgpath.index.passage_vectors import text_vectors
 from kgpath.methods.pathrag.prompt import relation_text
+from kgpath.search.vector import top_k
 
 __all__ = [
     "EDGE_VECTOR_PROPERTY", "NAME_VECTOR_PROPERTY", "EndpointDegrees", "TextVectors",
-    "edge_page_query", "edges_between", "file_similarities", "light_rows",
+    "edge_file_key", "edge_page_query", "edges_between", "file_similarities", "light_rows",
     "name_of", "neighbour_pairs",
-    "node_degrees", "node_page_query", "pages", "passage_page_query", "relation_text_of",
+    "node_degrees", "node_page_query", "pages", "passage_page_query", "pathrag_edge_vectors",
+    "relation_text_of",
     "store_pathrag_vectors",
 ]
 
@@ -41,6 +46,7 @@ EDGE_VECTOR_PROPERTY = "text_embedding"
 def store_pathrag_vectors(
     driver: Any, index: GraphIndex, *, schema: CypherSchema | None = None,
     relations: bool = True, batch_size: int = 2000,
+    vector_dir: str | os.PathLike[str] | None = None,
 ) -> None:
     """Write the name and relation-text vectors PathRAG reads into a loaded database.
 
@@ -50,6 +56,13 @@ def store_pathrag_vectors(
     accepts new properties (FalkorDB, Neo4j); without them :class:`CypherPathRAG` embeds
     the texts itself. ``relations=False`` skips the edges (only high-level keywords, from
     an LLM, read them).
+
+    ``vector_dir``: also write the relation-text vectors as the edge vector file there
+    (``edges``, :class:`~kgpath.backends.cypher.vectors.VectorFiles`; row ``i`` = the
+    edge of edge order ``i``, id :func:`edge_file_key`; a new generation published
+    atomically), which ``CypherPathRAG(..., vectors=vector_dir)`` streams instead of
+    scanning the stored vectors. Rewrite it after changing the graph (module docstring of
+    :mod:`~kgpath.methods.pathrag.database`).
     """
     from kgpath.backends.cypher import as_cypher_driver
 
@@ -64,7 +77,9 @@ def store_pathrag_vectors(
         drv.run(q, {"rows": rows[start:start + batch_size]})
     if not g.num_edges or not relations:
         return
-    texts = text_vectors(g, index.embedder, "edge_texts", [relation_text(g, e) for e in g.edges])
+    keys, texts = pathrag_edge_vectors(index)
+    if vector_dir is not None:
+        stage_vector_file(vector_dir, "edges", keys, texts).publish()
     erows = [{"s": e.source, "t": e.target, "rank": j, "v": encode_vector(texts[j])}
              for j, e in enumerate(g.edges)]
     q = (f"UNWIND $rows AS row MATCH (a:{s.n})-[r:{s.rels}]->(b:{s.n}) "
@@ -74,6 +89,35 @@ def store_pathrag_vectors(
          f"SET {s.prop('r', EDGE_VECTOR_PROPERTY)} = row.v")
     for start in range(0, len(erows), batch_size):
         drv.run(q, {"rows": erows[start:start + batch_size]})
+
+
+def pathrag_edge_vectors(index: GraphIndex) -> tuple[list[str], np.ndarray]:
+    """The edge vector file's rows of ``index``: ids (:func:`edge_file_key`) and vectors.
+
+    Every edge in edge order with the in-memory retriever's :func:`relation_text` vector
+    (shared set ``"edge_texts"``: only texts it lacks are embedded). Pass it to
+    ``DatabaseIndex(..., edge_vectors=pathrag_edge_vectors)`` (or ``CypherSync``) to keep
+    the edge file in ``vector_dir`` equal to the database through document updates.
+    """
+    g = index.graph
+    rtexts = [relation_text(g, e) for e in g.edges]
+    if not rtexts:
+        return [], np.zeros((0, 1), np.float32)
+    vecs = np.asarray(text_vectors(g, index.embedder, "edge_texts", rtexts), np.float32)
+    return [edge_file_key(j, e.source, e.target, rtexts[j])
+            for j, e in enumerate(g.edges)], vecs
+
+
+def edge_file_key(rank: int, source: str, target: str, text: str) -> str:
+    """The id of an edge vector file row: ``[rank, source, target, digest of its text]``.
+
+    JSON (unambiguous for any id). The rank is the row; source and target let the store
+    fetch the edge through its indexed node ids (no edge scan) and check that it still has
+    that rank; the digest (BLAKE2b, 8 bytes, of :func:`relation_text`) that the row's
+    vector was embedded from the text the edge has now (a renamed end changes it).
+    """
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+    return json.dumps([int(rank), source, target, digest], ensure_ascii=False)
 
 
 def node_page_query(s: CypherSchema, prop: str | None) -> Callable[[bool], str]:
@@ -200,24 +244,25 @@ class EndpointDegrees:
     """``degree[row]``: the edge's endpoint degrees added (in + out edges, every type).
 
     What ``_edge_degree`` gives in memory, read from the store only for the edges the
-    relation ranking asks about; the first miss fetches the ``n`` most similar edges' ends
-    at once (the ones :func:`retrieve_relations` keeps), later misses one edge each.
+    relation ranking asks about; the first miss fetches the ends of the ``n`` most similar
+    edges at once (the candidates :func:`~kgpath.methods.pathrag.nodes.rank_relations`
+    keeps from), later misses one edge each. ``ends(row)``: the edge's source and target.
     """
 
-    def __init__(self, backend: CypherBackend, edges: Sequence[tuple[Edge, int, Any]],
+    def __init__(self, backend: CypherBackend, ends: Callable[[int], tuple[str, str]],
                  sims: np.ndarray, n: int) -> None:
-        self.backend, self.edges = backend, edges
-        self.first = np.lexsort((np.arange(sims.size), -sims))[:n].tolist()
+        self.backend, self.ends = backend, ends
+        self.first = top_k(np.asarray(sims, np.float32), min(n, sims.size)).tolist()
         self.deg: dict[str, int] = {}
 
     def __getitem__(self, row: int) -> int:
-        e = self.edges[int(row)][0]
-        if e.source not in self.deg or e.target not in self.deg:
+        a, b = self.ends(int(row))
+        if a not in self.deg or b not in self.deg:
             rows = [int(row), *self.first]
             self.first = []
-            ends = {x for r in rows for x in (self.edges[r][0].source, self.edges[r][0].target)}
+            ends = {x for r in rows for x in self.ends(r)}
             self.deg.update(node_degrees(self.backend, sorted(ends - self.deg.keys())))
-        return self.deg[e.source] + self.deg[e.target]
+        return self.deg.get(a, 0) + self.deg.get(b, 0)
 
 
 def node_degrees(backend: CypherBackend, ids: Sequence[str]) -> dict[str, int]:

@@ -8,13 +8,15 @@ keywords, :func:`retrieve_relations`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from kgpath.graph import Edge, Node
+from kgpath.search.vector import top_k
 
 __all__ = ["RetrievedNode", "RetrievedRelation", "node_similarities", "rank_nodes",
-           "retrieve_nodes", "retrieve_relations"]
+           "rank_relations", "retrieve_nodes", "retrieve_relations"]
 
 
 @dataclass(frozen=True)
@@ -147,16 +149,38 @@ def retrieve_relations(
     """Relations for the high-level keywords (``_get_edge_data`` in the authors' code).
 
     ``keyword_vector`` embeds the high-level keywords joined by ``", "`` (as ``kg_query``
-    does). The ``n`` most similar edges at or above ``min_similarity`` (and at or above
-    ``mean + min_z · std`` of all edges' similarities, see :func:`retrieve_nodes`) are kept, then
-    ordered as the code orders them: by edge degree (the degrees of both endpoints added),
-    highest first; ties by similarity, then edge index. Returns ``(edge index, similarity)``.
+    does). :func:`rank_relations` over its cosine to every edge vector, summed row by row
+    as :func:`node_similarities` (so an edge's cosine is the same whether the matrix is
+    held, read in pages or streamed from an edge vector file). Returns
+    ``(edge index, similarity)``.
     """
     ev = np.asarray(edge_vectors, dtype=np.float32)
     if n <= 0 or ev.shape[0] == 0:
         return []
-    sims = ev @ np.asarray(keyword_vector, dtype=np.float32).reshape(-1)
-    order = np.lexsort((np.arange(sims.size), -sims))[:n]
+    sims = node_similarities(keyword_vector, ev)[0]
+    return rank_relations(sims, edge_degree, n, min_similarity, min_z)
+
+
+def rank_relations(
+    sims: np.ndarray,
+    edge_degree: Any,
+    n: int,
+    min_similarity: float | None = None,
+    min_z: float | None = None,
+) -> list[tuple[int, float]]:
+    """The relations kept and their order, from every edge's similarity ``sims``.
+
+    The ``n`` most similar edges (ties by edge index) at or above ``min_similarity`` (and at
+    or above ``mean + min_z · std`` of all edges' similarities, see :func:`retrieve_nodes`)
+    are kept, then ordered as the authors' code orders them: by edge degree
+    (``edge_degree[e]``, the degrees of both endpoints added; read only for the kept
+    edges), highest first; ties by similarity, then edge index. Returns
+    ``(edge index, similarity)``.
+    """
+    sims = np.asarray(sims, dtype=np.float32).reshape(-1)
+    if n <= 0 or sims.size == 0:
+        return []
+    order = top_k(sims, min(int(n), sims.size))
     if min_similarity is not None:
         order = order[sims[order] >= float(min_similarity)]
     if min_z is not None:
