@@ -276,8 +276,9 @@ def edges_among(store: Any, ids: Sequence[str], batch_size: int
     collected once, then every ordered pair of them is matched edge-into (``h^2`` lookups;
     a hub's other edges are never walked nor sent). Measured on the 10^7-edge graph, 600
     heavy nodes of one question: 39 ms, against 80 ms when each one's out-edges were
-    walked and kept when they ended in the list (``b IN hs`` compares with the whole list). ``None`` for any other
-    store, or when the engine refuses the query (the caller then expands the nodes).
+    walked and kept when they ended in the list (``b IN hs`` compares with the whole
+    list). ``None`` for any other store, or when the engine refuses the query (the caller
+    then expands the nodes).
     """
     drv, s = getattr(store, "driver", None), getattr(store, "schema", None)
     if drv is None or s is None or not hasattr(s, "rels"):
