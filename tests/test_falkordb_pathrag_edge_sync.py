@@ -23,14 +23,14 @@ from kgpath.llm import ScriptedLLM
 from kgpath.methods.pathrag import CypherPathRAG, PathRAGConfig, PathRAGRetriever
 from kgpath.methods.pathrag.dbstore import pathrag_edge_vectors, store_pathrag_vectors
 from tests.test_falkordb_names_sync import QUESTIONS, SENTENCES, apply, build, text
-from tests.test_falkordb_pathrag_whole import assert_same, both, question_llm
+from tests.test_falkordb_pathrag_whole import assert_same, both, keyword_llm
 
 CFG = PathRAGConfig(num_nodes=6, num_relations=5, min_similarity_z=None)
 
 
 def reader(db: DatabaseIndex, scan_edges: bool = False) -> CypherPathRAG:
     r = CypherPathRAG(db.driver, embedder=db.embedder, schema=db.schema, config=CFG,
-                      vectors=db.vector_dir, llm=ScriptedLLM(question_llm))
+                      vectors=db.vector_dir, llm=ScriptedLLM(keyword_llm))
 
     def no_scan(*_a, **_k):
         raise AssertionError("the stored vectors were scanned despite the vector files")
@@ -48,7 +48,7 @@ def assert_follows(db: DatabaseIndex, readers: list[CypherPathRAG]) -> int:
     assert vf.ids(range(vf.count)) == ids
     assert np.array_equal(vf.vectors(range(vf.count)), mat)
     relations = 0
-    mem = PathRAGRetriever(db.index, config=CFG, llm=ScriptedLLM(question_llm))
+    mem = PathRAGRetriever(db.index, config=CFG, llm=ScriptedLLM(keyword_llm))
     for q in QUESTIONS:
         for r in readers:
             a, b = both(mem, r, q)
@@ -88,7 +88,7 @@ def test_without_edge_vectors_a_push_unpublishes_the_edge_file(falkordb_graphs, 
     assert_follows(db, [r])
     db.add_documents([("b", text(SENTENCES[4]))])  # new edges: the file would be stale
     assert VectorFiles(db.vector_dir).edges is None
-    mem = PathRAGRetriever(db.index, config=CFG, llm=ScriptedLLM(question_llm))
+    mem = PathRAGRetriever(db.index, config=CFG, llm=ScriptedLLM(keyword_llm))
     for q in QUESTIONS:  # the scan (stored vectors, embedded where none) takes over
         assert_same(*both(mem, r, q))
 
