@@ -10,6 +10,7 @@ refused, never answered from stale rows.
 
 from __future__ import annotations
 
+import os
 import random
 from concurrent.futures import ThreadPoolExecutor
 
@@ -39,6 +40,32 @@ def tied_matrix(n: int, dim: int, seed: int) -> np.ndarray:
     for i in range(0, n, 7):  # every 7th row repeats an earlier one: tied scores
         m[i] = m[rng.integers(0, max(i, 1))]
     return m
+
+
+@pytest.mark.parametrize("chunk_bytes", [4 * 8 * 3, 4 * 8 * 1000, 8 << 20])
+def test_score_rows_are_the_per_row_sums_of_every_query(tmp_path, monkeypatch, chunk_bytes):
+    # chunks of 3 rows start off the page boundary (mapped from the page before)
+    monkeypatch.setattr(vecmod, "CHUNK_BYTES", chunk_bytes)
+    m = tied_matrix(2000, 8, 4)
+    write_vector_files(tmp_path, node_ids=[f"n{i}" for i in range(2000)], node_vectors=m)
+    vf = VectorFile(tmp_path, "nodes")
+    qs = m[[3, 1999, 700]]
+    got = vf.score_rows(qs)
+    assert got.shape == (3, 2000) and got.dtype == np.float32
+    for k, q in enumerate(qs):
+        assert np.array_equal(got[k], np.einsum("ij,j->i", m, q))
+        assert np.array_equal(vf.scores(q), got[k])
+    with pytest.raises(EmbeddingError, match="dimension 4"):
+        vf.score_rows(np.zeros((2, 4), np.float32))
+
+
+def test_a_file_truncated_after_opening_is_refused_not_mapped(tmp_path):
+    m = tied_matrix(300, 8, 3)
+    write_vector_files(tmp_path, node_ids=[f"n{i}" for i in range(300)], node_vectors=m)
+    vf = VectorFile(tmp_path, "nodes")
+    os.truncate(vf.path, 100 * 8 * 4)  # a map past the end would kill the process (SIGBUS)
+    with pytest.raises(PersistenceError, match="ended early"):
+        vf.scores(m[0])
 
 
 @pytest.mark.parametrize("chunk_bytes", [4 * 8 * 3, 4 * 8 * 64, 8 << 20])

@@ -8,20 +8,19 @@ index. It is the in-memory retriever with its data access replaced (a subclass):
 ranking step is the in-memory function, run on what the store returns.
 
 **Section 4.1, node retrieval** scores every node (the ``min_similarity_z`` floor needs the
-mean and spread of a keyword's cosines to *all* nodes). With a vector file
-(``vectors=``, :mod:`~kgpath.backends.cypher.vectors`) and ``node_match="text"``, the
-file's rows are streamed chunk by chunk (:func:`~kgpath.methods.pathrag.dbstore.file_similarities`,
-one pass for all keyword rows) and only the ``|K_q| x |V|`` float32 similarities are held
-(4 MB per keyword at 10^6 nodes); otherwise the stored vectors are read page by page in node
-order (``node_match="text"``: ``schema.embedding_property``, the index's node vectors;
-``"name"``: :data:`NAME_VECTOR_PROPERTY`, written by :func:`store_pathrag_vectors`; there is
-no name file) and stacked. Either way
-:func:`~kgpath.methods.pathrag.retriever.node_hits_from` ranks the similarities, as in
-memory; every cosine is summed row by row (``np.einsum``, on both sides,
-:func:`~kgpath.methods.pathrag.nodes.node_similarities`), so it is bit-equal wherever the row
-sits (a BLAS product is not: it sums a row differently depending on the rows beside it).
-Only the records of the retrieved nodes are fetched (their file rows checked against the
-store's order: a stale file is a :class:`~kgpath.errors.BackendError`).
+mean and spread of a keyword's cosines to *all* nodes). With a vector file (``vectors=``,
+:mod:`~kgpath.backends.cypher.vectors`) and ``node_match="text"``, the file's rows are
+streamed chunk by chunk (:meth:`~kgpath.backends.cypher.vectors.VectorFile.score_rows`, one
+pass for all keyword rows) and only the ``|K_q| x |V|`` float32 similarities are held (4 MB
+per keyword at 10^6 nodes); otherwise the stored vectors are read page by page in node order
+(``node_match="text"``: ``schema.embedding_property``, the index's node vectors; ``"name"``:
+:data:`NAME_VECTOR_PROPERTY`, written by :func:`store_pathrag_vectors`; there is no name
+file) and stacked. Either way :func:`~kgpath.methods.pathrag.retriever.node_hits_from` ranks
+the similarities, as in memory; every cosine is summed row by row (``np.einsum``, on both
+sides, :func:`~kgpath.methods.pathrag.nodes.node_similarities`), so it is bit-equal wherever
+the row sits (a BLAS product is not: it sums a row differently depending on the rows beside
+it). Only the records of the retrieved nodes are fetched (their file rows checked against
+the store's order: a stale file is a :class:`~kgpath.errors.BackendError`).
 **High-level keywords** (an LLM's; the offline keywords have none and read no edge
 vector): with an edge vector file (``VectorFiles.edges``: every edge's
 :func:`~kgpath.methods.pathrag.prompt.relation_text` vector in edge order, written by
@@ -89,7 +88,6 @@ import numpy as np
 
 from kgpath.backends.base import GraphBackend
 from kgpath.backends.cypher import CypherBackend, CypherSchema
-from kgpath.backends.cypher.identifiers import quote_identifier
 from kgpath.backends.cypher.loading import decode_vector
 from kgpath.backends.cypher.queries import fetch_nodes, fetch_passages
 from kgpath.backends.cypher.schema import edge_from_row, node_from_row, passage_from_row
@@ -100,14 +98,13 @@ from kgpath.index.graph_index import check_query
 from kgpath.llm import LLM
 from kgpath.methods.pathrag.config import PathRAGConfig
 from kgpath.methods.pathrag.cypher import HEAVY_DEGREE, DatabasePathPool, pathrag_pool
-from kgpath.methods.pathrag.dbfiles import file_relations, scan_relations
+from kgpath.methods.pathrag.dbfiles import file_relations, scan_relations, start_passage_scores
 from kgpath.methods.pathrag.dbstore import (
     EDGE_VECTOR_PROPERTY,
     NAME_VECTOR_PROPERTY,
     TextVectors,
     edge_page_query,
     edges_between,
-    file_similarities,
     light_rows,
     name_of,
     neighbour_pairs,
@@ -281,7 +278,7 @@ class CypherPathRAG(PathRAGRetriever):
         """Section 4.1 over every node vector: the file's, else the store's (module docstring)."""
         vf = self._node_file(cfg)
         if vf is not None:
-            sims = file_similarities(vf, kv)
+            sims = vf.score_rows(kv)
             hits = node_hits_from(query, kws, cfg, sims)
             del sims
             pos = [i for i, _, _ in hits]
@@ -421,15 +418,19 @@ class CypherPathRAG(PathRAGRetriever):
         """
         t0 = time.perf_counter()
         relations = relations or []
+        pvf = self._passage_file() if cfg.unit_order != "relation_count" else None
+        if pvf is not None:  # the file's scan overlaps the pool's round trips
+            if query_vector is None:
+                query_vector = self.embedder.embed_queries([query])[0]
+            pending = start_passage_scores(self.backend, pvf, query_vector)
         db = (pathrag_pool(self.backend, [n.id for n in nodes], cfg,
                            batch_size=self.batch_size, heavy_degree=self.heavy_degree)
               if len(nodes) >= 2 else None)
-        pvf = self._passage_file() if cfg.unit_order != "relation_count" else None
         if pvf is None:
             sims = self._passage_similarity(query, cfg, query_vector)
             part, orders = self._part(nodes, relations, db, _seed_ids(sims, cfg))
         else:  # the file's scores; the finish reads those of the part's passages only
-            scores = self._file_passage_scores(pvf, query, query_vector)
+            scores = pending.result()
             part, orders = self._part(nodes, relations, db,
                                       _file_seed_ids(pvf, scores, cfg), pvf)
             sims = {pid: float(scores[o]) for pid, o in orders[1].items()}
@@ -553,17 +554,6 @@ class CypherPathRAG(PathRAGRetriever):
         if qv is None:
             qv = self.embedder.embed_queries([query])[0]
         return dict(zip(ids, passage_cosines(mat, qv).tolist(), strict=True))
-
-    def _file_passage_scores(self, vf: VectorFile, query: str,
-                             qv: np.ndarray | None) -> np.ndarray:
-        """The question's cosine to every row of the passage file (streamed, float32)."""
-        if qv is None:
-            qv = self.embedder.embed_queries([query])[0]
-        s = self.backend.schema
-        held = self.backend.driver.run(
-            f"MATCH (p:{quote_identifier(s.passage_label)}) RETURN count(p) AS c", {})
-        check_file_rows(vf, [], [], {}, int(held[0]["c"]))
-        return file_similarities(vf, np.asarray(qv, np.float32))[0]
 
     def _scan_passages(self) -> tuple[list[str], np.ndarray]:
         ids, vecs = [], []

@@ -20,8 +20,8 @@ import numpy as np
 from kgpath.backends.cypher import CypherBackend, CypherSchema
 from kgpath.backends.cypher.loading import encode_vector
 from kgpath.backends.cypher.schema import edge_from_row
-from kgpath.backends.cypher.vectors import CHUNK_BYTES, VectorFile, stage_vector_file
-from kgpath.errors import BackendError, EmbeddingError
+from kgpath.backends.cypher.vectors import stage_vector_file
+from kgpath.errors import BackendError
 from kgpath.graph import Edge, KnowledgeGraph
 from kgpath.index.graph_index import GraphIndex
 from kgpath.index.passage_vectors import text_vectors
@@ -30,7 +30,7 @@ from kgpath.search.vector import top_k
 
 __all__ = [
     "EDGE_VECTOR_PROPERTY", "NAME_VECTOR_PROPERTY", "EndpointDegrees", "TextVectors",
-    "edge_file_key", "edge_page_query", "edges_between", "file_similarities", "light_rows",
+    "edge_file_key", "edge_page_query", "edges_between", "light_rows",
     "name_of", "neighbour_pairs",
     "node_degrees", "node_page_query", "pages", "passage_page_query", "pathrag_edge_vectors",
     "relation_text_of",
@@ -314,37 +314,3 @@ def relation_text_of(edge: Edge, names: tuple[str, str]) -> str:
     if edge.target != edge.source:
         g.add_node(edge.target, names[1])
     return relation_text(g, edge)
-
-
-def file_similarities(vf: VectorFile, queries: np.ndarray) -> np.ndarray:
-    """``(|Q|, count)`` float32: each query row's dot product with every row of ``vf``.
-
-    Streamed: ``CHUNK_BYTES`` of rows at a time, every query scored on a chunk before the
-    next is read (one pass over the file for all keywords), each row summed on its own
-    (``np.einsum``, as :meth:`VectorFile.scores` and
-    :func:`~kgpath.methods.pathrag.nodes.node_similarities`, so the values are the ones the
-    in-memory retriever computes on the same float32 rows). Held: the result and one chunk.
-
-    Raises
-    ------
-    EmbeddingError
-        When the queries' dimension is not the file's.
-    """
-    q = np.atleast_2d(np.asarray(queries, dtype=np.float32))
-    if q.shape[1] != vf.dim:
-        raise EmbeddingError(f"query embedding has dimension {q.shape[1]}, the vectors in "
-                             f"{str(vf.path)!r} have {vf.dim}")
-    if q.shape[0] == 1:
-        return vf.scores(q[0])[None, :]
-    out = np.empty((q.shape[0], vf.count), dtype=np.float32)
-    step = max(1, CHUNK_BYTES // (4 * vf.dim))
-    rows = [np.ascontiguousarray(r) for r in q]
-    with open(vf.path, "rb") as fh:
-        for a in range(0, vf.count, step):
-            m = min(step, vf.count - a)
-            chunk = np.fromfile(fh, dtype="<f4", count=m * vf.dim).reshape(m, vf.dim)
-            if chunk.shape[0] != m:
-                raise BackendError(f"{str(vf.path)!r} ended early at row {a + chunk.shape[0]}")
-            for k, r in enumerate(rows):
-                np.einsum("ij,j->i", chunk, r, out=out[k, a:a + m])
-    return out
