@@ -41,6 +41,7 @@ from kgpath.backends.cypher.sync import DatabaseIndex
 from kgpath.errors import PersistenceError
 from kgpath.ingest import ChunkingConfig
 from kgpath.methods.c2rag import C2RAGResult, ConstraintCheckedRetriever, CypherC2RAG
+from kgpath.testing.falkordb import fail_statement
 from tests.test_falkordb_c2rag import Recorder, close, evidence_rows
 from tests.test_falkordb_delete import Capitalised
 
@@ -358,18 +359,10 @@ def test_names_sync_a_failed_push_keeps_the_old_index(falkordb_graphs, tmp_path,
     head, before = (vdir / "names.json").read_text(), data_files(vdir)
     rows = index_rows(vdir, seen)
     held = NameTokenFiles(vdir).current()
-    calls = itertools.count()
-    real = drv.run
-
-    def flaky(query: str, params: Any = None, **kw: Any) -> Any:
-        if next(calls) == 2:  # the third statement of the push
-            raise BackendError("connection lost (test)")
-        return real(query, params, **kw)
-
-    monkeypatch.setattr(drv, "run", flaky)
+    restore = fail_statement(monkeypatch, drv, at=2)  # the push's third statement fails
     with pytest.raises(BackendError, match="connection lost"):
         db.delete_documents(["a"])
-    monkeypatch.setattr(drv, "run", real)
+    restore()
     assert (vdir / "names.json").read_text() == head and data_files(vdir) == before
     assert index_rows(vdir, seen) == rows  # the old index, whole and readable
     db.push()  # the update the index kept

@@ -179,6 +179,13 @@ def test_retrieve_from_nodes_and_errors(demo):
         _ = db.graph
 
 
+def random_questions(rnd: random.Random, n: int = 4) -> list[str]:
+    """``n`` questions of four words drawn from the demo's vocabulary."""
+    words = ["radium", "Paris", "prize", "Curie", "Bohr", "atom", "Warsaw", "lab", "ore", "who",
+             "linked"]
+    return [" ".join(rnd.choices(words, k=4)) + "?" for _ in range(n)]
+
+
 def random_index(seed: int) -> GraphIndex:
     rnd = random.Random(seed)
     words = ["radium", "Paris", "prize", "Curie", "Bohr", "atom", "Warsaw", "lab", "ore"]
@@ -209,10 +216,7 @@ def test_random_graphs_equal_in_memory(falkordb_driver, preset):
         if seed % 2 == 0:
             store_pathrag_vectors(falkordb_driver, index, schema=schema)
         mem, db = pair(index, falkordb_driver, schema, PRESETS[preset])
-        rnd = random.Random(seed)
-        for _ in range(4):
-            q = " ".join(rnd.choices(["radium", "Paris", "prize", "Curie", "Bohr", "atom",
-                                      "Warsaw", "lab", "ore", "who", "linked"], k=4)) + "?"
+        for q in random_questions(random.Random(seed)):
             a, b = both(mem, db, q)
             assert_same(a, b)
             found += len(a.paths)
@@ -312,10 +316,7 @@ def test_vector_file_equals_in_memory_random(falkordb_driver, tmp_path, preset):
         cfg = dataclasses.replace(FILE_PRESETS[preset], node_query="per_keyword") \
             if seed % 3 == 0 else FILE_PRESETS[preset]  # several keyword rows, one file pass
         mem, db = file_pair(index, falkordb_driver, schema, cfg, vdir)
-        rnd = random.Random(seed)
-        for _ in range(4):
-            q = " ".join(rnd.choices(["radium", "Paris", "prize", "Curie", "Bohr", "atom",
-                                      "Warsaw", "lab", "ore", "who", "linked"], k=4)) + "?"
+        for q in random_questions(random.Random(seed)):
             a, b = both(mem, db, q)
             assert_same(a, b)
             found += len(a.paths)
@@ -418,10 +419,7 @@ def test_edge_file_equals_in_memory_random(falkordb_driver, tmp_path, preset):
         if seed % 4 < 2:  # no floor: the top num_relations are kept, tied ones among them
             cfg = dataclasses.replace(cfg, min_similarity_z=None)
         mem, db = edge_file_pair(index, falkordb_driver, schema, cfg, vdir)
-        rnd = random.Random(seed)
-        for _ in range(4):
-            q = " ".join(rnd.choices(["radium", "Paris", "prize", "Curie", "Bohr", "atom",
-                                      "Warsaw", "lab", "ore", "who", "linked"], k=4)) + "?"
+        for q in random_questions(random.Random(seed)):
             a, b = both(mem, db, q)
             assert_same(a, b)
             relations += len(a.relations)

@@ -39,6 +39,7 @@ from kgpath.ingest import ChunkingConfig
 from kgpath.methods.augmented import GraphAugmentedRetriever
 from kgpath.methods.augmented.cypher import CypherAugmented
 from kgpath.methods.pcr import CypherPCR
+from kgpath.testing.falkordb import fail_statement
 from tests.test_falkordb_replica import Capitalised
 
 _names = itertools.count()
@@ -252,18 +253,11 @@ def test_vector_sync_a_failed_push_keeps_the_old_files(falkordb_graphs, tmp_path
     heads = {n: read_header(vdir, n) for n in ("nodes", "passages")}
     rows = {n: file_rows(vdir, n) for n in heads}
     before = data_files(vdir)
-    calls = itertools.count()
     real = drv.run
-
-    def flaky(query: str, params: Any = None, **kw: Any) -> Any:
-        if next(calls) == 2:  # the third statement of the push
-            raise BackendError("connection lost (test)")
-        return real(query, params, **kw)
-
-    monkeypatch.setattr(drv, "run", flaky)
+    restore = fail_statement(monkeypatch, drv, at=2)  # the push's third statement fails
     with pytest.raises(BackendError, match="connection lost"):
         db.delete_documents(["a"])
-    monkeypatch.setattr(drv, "run", real)
+    restore()
     assert {n: read_header(vdir, n) for n in heads} == heads and data_files(vdir) == before
     for n in heads:
         ids, mat = file_rows(vdir, n)

@@ -10,15 +10,17 @@ servers of their own (:class:`~kgpath.backends.cypher.falkordb_server.FalkorDBSe
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from kgpath.backends.cypher.falkordb import FalkorDBDriver
 from kgpath.backends.cypher.falkordb_server import FalkorDBServer
+from kgpath.errors import BackendError
 
-__all__ = ["falkordb_driver", "falkordb_graphs", "falkordb_server", "pytest_configure"]
+__all__ = ["falkordb_driver", "falkordb_graphs", "falkordb_server", "fail_statement",
+           "pytest_configure"]
 
 _names = itertools.count()
 
@@ -71,3 +73,22 @@ def _drop(drv: FalkorDBDriver) -> None:
     except Exception:  # noqa: BLE001 - a graph never written does not exist
         pass
     drv.close()
+
+
+def fail_statement(monkeypatch: Any, driver: Any, at: int) -> Callable[[], None]:
+    """Make statement number ``at`` (0-based) sent through ``driver.run`` fail.
+
+    It raises ``BackendError("connection lost (test)")``, as a lost connection would;
+    every other statement runs. Returns a function that puts the real ``run`` back (the
+    test's end does too).
+    """
+    calls = itertools.count()
+    real = driver.run
+
+    def flaky(query: str, params: Any = None, **kw: Any) -> Any:
+        if next(calls) == at:
+            raise BackendError("connection lost (test)")
+        return real(query, params, **kw)
+
+    monkeypatch.setattr(driver, "run", flaky)
+    return lambda: monkeypatch.setattr(driver, "run", real)

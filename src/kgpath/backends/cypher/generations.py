@@ -30,7 +30,7 @@ import numpy as np
 from kgpath._files import atomic_write, check_directory, write_chunked
 from kgpath.errors import ConfigError, PersistenceError
 
-__all__ = ["FileGeneration", "Published", "open_generation", "remove_generations"]
+__all__ = ["FileGeneration", "Published", "open_generation", "read_header", "remove_generations"]
 
 T = TypeVar("T")
 _OPEN_ATTEMPTS = 5  # re-reads of the header when a newer generation removed the files
@@ -136,6 +136,27 @@ class FileGeneration:
                     os.unlink(self.base / f"{self.stem}.{ext}")
                 except OSError:
                     pass
+
+
+def read_header(base: Path, name: str, what: str, expect: Mapping[str, Any]) -> dict[str, Any]:
+    """The header ``<base>/<name>.json`` of a ``what``, with the fields ``expect`` names.
+
+    Raises
+    ------
+    PersistenceError
+        If it is missing, unreadable, not a JSON object or a field differs from ``expect``
+        (another format, version or tokenizer).
+    """
+    path = base / f"{name}.json"
+    try:
+        head = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise PersistenceError(f"cannot open the {what} {name!r} in {str(base)!r}: {exc}"
+                               ) from exc
+    if not isinstance(head, dict) or any(head.get(k) != v for k, v in expect.items()):
+        raise PersistenceError(f"{str(path)!r} is not a {what} header "
+                               f"({dict(expect)}): {head}")
+    return head
 
 
 def _generation(base: Path, name: str) -> int:

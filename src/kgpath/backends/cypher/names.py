@@ -57,7 +57,6 @@ push, only during that window.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -68,7 +67,12 @@ from typing import Any
 import numpy as np
 
 from kgpath._files import user_path
-from kgpath.backends.cypher.generations import FileGeneration, Published, open_generation
+from kgpath.backends.cypher.generations import (
+    FileGeneration,
+    Published,
+    open_generation,
+    read_header,
+)
 from kgpath.errors import BackendError, ConfigError, PersistenceError
 
 __all__ = ["NameTokenFiles", "NameTokenWriter", "NameTokens", "name_tokens",
@@ -374,14 +378,5 @@ class NameTokenFiles:
 
 def _read_header(directory: Path, name: str) -> dict[str, Any]:
     """The header ``<directory>/<name>.json``, checked for format, version and tokenizer."""
-    path = directory / f"{name}.json"
-    try:
-        head = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise PersistenceError(f"cannot open the name index in {str(directory)!r}: {exc}"
-                               ) from exc
-    if not isinstance(head, dict) or (head.get("format"), head.get("version"),
-                                      head.get("tokenizer")) != (FORMAT, VERSION, TOKENIZER):
-        raise PersistenceError(f"{str(path)!r} is not a {FORMAT} v{VERSION} index "
-                               f"of this tokenizer: {head}")
-    return head
+    return read_header(directory, name, "name index",
+                       {"format": FORMAT, "version": VERSION, "tokenizer": TOKENIZER})

@@ -69,7 +69,6 @@ relation-text digest) and kept by ``CypherSync(..., edge_vectors=)``.
 
 from __future__ import annotations
 
-import json
 import mmap
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -85,6 +84,9 @@ from kgpath.backends.cypher.generations import (
     Published,
     open_generation,
     remove_generations,
+)
+from kgpath.backends.cypher.generations import (
+    read_header as read_json_header,
 )
 from kgpath.errors import BackendError, ConfigError, PersistenceError
 from kgpath.search.vector import top_k
@@ -355,16 +357,8 @@ def read_header(directory: Path, name: str) -> dict[str, Any]:
     PersistenceError
         If it is missing, unreadable or not a ``kgpath-vectors`` v1 header.
     """
-    path = directory / f"{name}.json"
-    try:
-        head = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise PersistenceError(f"cannot open vector file {name!r} in {str(directory)!r}: {exc}"
-                               ) from exc
-    if not isinstance(head, dict) or head.get("format") != FORMAT or head.get(
-            "version") != VERSION:
-        raise PersistenceError(f"{str(path)!r} is not a {FORMAT} v{VERSION} header: {head}")
-    return head
+    return read_json_header(directory, name, "vector file",
+                            {"format": FORMAT, "version": VERSION})
 
 
 def remove_vector_file(directory: str | os.PathLike[str], name: str) -> None:
