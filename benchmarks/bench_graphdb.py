@@ -38,23 +38,25 @@ method is one entry in each dict.
 re-score) against the kgpath vector file (exact; read in chunks vs memory-mapped) on the
 same random unit vectors: build time, p50/p95 of a top-10, recall@10, RSS.
 
-Measured on this 2-core machine, issue 22, the run after PathRAG's edge-into lookups
-(load average ~2.4 during it: a helper job shared the cores). ``--scale --queries 100``
-(10^6 nodes, 10^7 edges, 2.5·10^5 passages): generated in 8.8 s; bulk load nodes 14.7 s,
-edges 244 s (~41k edges/s), passages 3.9 s; vector files 6.3 s; FalkorDB server RSS
-1,594 MB after loading, peak 1,719 MB with the queries. Per method (question embedding
-included; RSS = the querying process's VmHWM; the two in-memory methods share one process):
+Measured on this 2-core machine, issue 22, the final code (PathRAG's edge-into lookups,
+hiredis, chunk-mapped vector scans, the passage scan overlapping section 4.2), a quiet
+machine. ``--scale --queries 100`` (10^6 nodes, 10^7 edges, 2.5·10^5 passages): generated
+in 8.7 s; bulk load nodes 14.4 s, edges 224 s (~45k edges/s), passages 3.6 s; vector files
+6.4 s; FalkorDB server RSS 1,595 MB after loading, peak 1,723 MB with the queries. Per
+method (question embedding included; RSS = the querying process's VmHWM; the two in-memory
+methods share one process):
 
     method     where                    p50 ms   p95 ms   max ms  peak RSS MB  same top-10
-    pcr        FalkorDB + vector file     33.7     58.1    153.9           91
-               memory int8+float16        31.0    528.7    537.4        2,637      100/100
-    augmented  FalkorDB + vector file     17.9     20.3     21.2           91
-    c2rag      FalkorDB + vector file     21.8     42.1     49.0           91
-    schema     FalkorDB + vector file     51.4     64.6  1,147.1           91
-    pathrag    FalkorDB + vector file    223.3    439.8    660.1           91
-               memory int8+float16     1,848.9  2,679.7  3,319.4        2,637       98/100
+    pcr        FalkorDB + vector file     27.9     44.7     84.2           88
+               memory int8+float16        15.2     37.1     38.9        2,637      100/100
+    augmented  FalkorDB + vector file     14.0     15.5     16.4           88
+    c2rag      FalkorDB + vector file     15.1     29.1     31.8           88
+    schema     FalkorDB + vector file     40.3     47.2    962.9           88
+    pathrag    FalkorDB + vector file    179.8    286.7    599.8           88
+               memory int8+float16     1,575.2  2,306.3  3,020.0        2,637       98/100
 
-Every method is within p95 <= 500 ms on the database. PathRAG's tail before the edge-into
+(An earlier run of the same code but the scan changes, with a helper job sharing the cores:
+PathRAG p50 223 / p95 440 ms, the others within 65 ms p95.) Every method is within p95 <= 500 ms on the database. PathRAG's tail before the edge-into
 lookups (``kgpath.methods.pathrag.cypher.edges_among``, ``dbstore.edges_between``) was
 p50 413 / p95 701 ms; the same 100 questions against one loaded server on a quiet machine
 gave p50 444 / p95 711 before, 206 / 287 after (with hiredis; 275 / 438 with redis-py's
