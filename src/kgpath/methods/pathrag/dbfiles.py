@@ -154,14 +154,16 @@ def edges_at(backend: CypherBackend, keys: Sequence[tuple[int, str, str]], batch
     """``(rank, source, target) -> (edge, relation text)`` for the edges the store holds.
 
     Both ends are bound by id (the node id index), then the edge between them with that
-    rank is matched: no edge is scanned.
+    rank is matched (after ``WITH``: FalkorDB's planner then matches edge-into instead of
+    walking the source's edges, see :func:`~kgpath.methods.pathrag.dbstore.edges_between`):
+    no edge is scanned.
     """
     if not keys:
         return {}
     s, drv = backend.schema, backend.driver
     d = drv.dialect
     q = (f"UNWIND $rows AS row MATCH (a:{s.n}) WHERE {d.id_match(s, 'a', 'row.s')} "
-         f"MATCH (b:{s.n}) WHERE {d.id_match(s, 'b', 'row.t')} "
+         f"MATCH (b:{s.n}) WHERE {d.id_match(s, 'b', 'row.t')} WITH row, a, b "
          f"MATCH (a)-[r:{s.rels}]->(b) WHERE {s.prop('r', s.edge_order_property)} = row.rank "
          f"RETURN {s.prop('a', s.id_property)} AS source, {s.prop('b', s.id_property)} AS "
          f"target, {_name(s, 'a')} AS sname, {_name(s, 'b')} AS tname, "
