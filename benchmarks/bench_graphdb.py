@@ -56,17 +56,18 @@ methods share one process):
                memory int8+float16     1,575.2  2,306.3  3,020.0        2,637       98/100
 
 (An earlier run of the same code but the scan changes, with a helper job sharing the cores:
-PathRAG p50 223 / p95 440 ms, the others within 65 ms p95.) Every method is within p95 <= 500 ms on the database. PathRAG's tail before the edge-into
-lookups (``kgpath.methods.pathrag.cypher.edges_among``, ``dbstore.edges_between``) was
-p50 413 / p95 701 ms; the same 100 questions against one loaded server on a quiet machine
-gave p50 444 / p95 711 before, 206 / 287 after (with hiredis; 275 / 438 with redis-py's
-pure-Python reply parser). Its 2 different top-10 lists were not investigated: the
-in-memory side scores with the compact int8 + float16 store, the database with the file's
-float32 (section 4.1's floor reads every score); with float32 in memory, 10^5 nodes gave
-100/100. Schema's max is the first typed question reading the graph-wide facts once.
-(The in-memory compact process needs 26 s to build the graph and index; the database
-process starts in 0.1 s. Augmented in memory is not run: a compact ``from_arrays`` graph has
-no passages.) ``--vectors --sizes 100000,1000000 --queries 50 --ef-runtime 200``, 64-d:
+PathRAG p50 223 / p95 440 ms, the others within 65 ms p95.) Every method is within p95 <=
+500 ms on the database. PathRAG's tail before the edge-into lookups
+(``kgpath.methods.pathrag.cypher.edges_among``, ``dbstore.edges_between``) was p50 413 / p95
+701 ms; the same 100 questions against one loaded server on a quiet machine gave p50 444 /
+p95 711 before, 206 / 287 after (with hiredis; 275 / 438 with redis-py's pure-Python reply
+parser). Its 2 different top-10 lists were not investigated: the in-memory side scores with
+the compact int8 + float16 store, the database with the file's float32 (section 4.1's floor
+reads every score); with float32 in memory, 10^5 nodes gave 100/100. Schema's max is the
+first typed question reading the graph-wide facts once. (The in-memory compact process needs
+26 s to build the graph and index; the database process starts in 0.1 s. Augmented in memory
+is not run: a compact ``from_arrays`` graph has no passages.) ``--vectors --sizes
+100000,1000000 --queries 50 --ef-runtime 200``, 64-d:
 
            n option                              build s  p50 ms  p95 ms recall@10 exact q  RSS MB
       100000 (b) file, exact, pread                  0.1     3.3     3.6    1.0000     all      59

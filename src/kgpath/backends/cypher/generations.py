@@ -30,7 +30,8 @@ import numpy as np
 from kgpath._files import atomic_write, check_directory, write_chunked
 from kgpath.errors import ConfigError, PersistenceError
 
-__all__ = ["FileGeneration", "Published", "open_generation", "read_header", "remove_generations"]
+__all__ = ["FileGeneration", "GenerationWriter", "Published", "open_generation", "read_header",
+           "remove_generations"]
 
 T = TypeVar("T")
 _OPEN_ATTEMPTS = 5  # re-reads of the header when a newer generation removed the files
@@ -136,6 +137,41 @@ class FileGeneration:
                     os.unlink(self.base / f"{self.stem}.{ext}")
                 except OSError:
                     pass
+
+
+W = TypeVar("W", bound="GenerationWriter")
+
+
+class GenerationWriter:
+    """The life of a writer of one :class:`FileGeneration` (``_gen``), shared by the writers.
+
+    A subclass implements :meth:`publish` (finish, then publish its header). :meth:`close`
+    publishes, :meth:`discard` removes the unpublished files; as a context manager the
+    writer publishes when the block succeeds and discards when it raises.
+    """
+
+    _gen: FileGeneration
+
+    def publish(self) -> None:
+        """Make this generation the one readers open (the subclass's header)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """:meth:`publish`."""
+        self.publish()
+
+    def discard(self) -> None:
+        """Remove this generation's data files (unless published); the old one stays."""
+        self._gen.discard()
+
+    def __enter__(self: W) -> W:
+        return self
+
+    def __exit__(self, exc_type: Any, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.discard()
 
 
 def read_header(base: Path, name: str, what: str, expect: Mapping[str, Any]) -> dict[str, Any]:

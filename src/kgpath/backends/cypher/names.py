@@ -69,6 +69,7 @@ import numpy as np
 from kgpath._files import user_path
 from kgpath.backends.cypher.generations import (
     FileGeneration,
+    GenerationWriter,
     Published,
     open_generation,
     read_header,
@@ -97,7 +98,7 @@ def name_tokens(text: str) -> list[str]:
     return [t.lower() for t in _WORD.findall(text or "")]
 
 
-class NameTokenWriter:
+class NameTokenWriter(GenerationWriter):
     """Collect ``(ids, names)`` in node order; :meth:`close` writes the index (header last).
 
     Holds the distinct tokens and one ``(token, order)`` pair per name token until
@@ -171,23 +172,6 @@ class NameTokenWriter:
         self.finish()
         assert self._head is not None
         self._gen.publish(self._head)
-
-    def close(self) -> None:
-        """:meth:`publish`."""
-        self.publish()
-
-    def discard(self) -> None:
-        """Remove this generation's files (unless published); the previous index stays."""
-        self._gen.discard()
-
-    def __enter__(self) -> NameTokenWriter:
-        return self
-
-    def __exit__(self, exc_type: Any, *exc: object) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.discard()
 
 
 def stage_name_tokens(directory: str | os.PathLike[str], ids: Sequence[str],

@@ -81,6 +81,7 @@ import numpy as np
 from kgpath._files import user_path
 from kgpath.backends.cypher.generations import (
     FileGeneration,
+    GenerationWriter,
     Published,
     open_generation,
     remove_generations,
@@ -256,7 +257,7 @@ class VectorFile:
         return q
 
 
-class VectorFileWriter:
+class VectorFileWriter(GenerationWriter):
     """Append ``(ids, rows)`` chunks to a new generation of ``<directory>/<name>``.
 
     The data files get new names (module docstring); :meth:`close` fsyncs them and
@@ -307,23 +308,6 @@ class VectorFileWriter:
         """Make this generation the one readers open, then remove older ones."""
         self._gen.publish({"format": FORMAT, "version": VERSION, "count": self.count,
                            "dim": self.dim})
-
-    def close(self) -> None:
-        """:meth:`finish` and :meth:`publish`."""
-        self.publish()
-
-    def discard(self) -> None:
-        """Remove this generation's data files (unless published); the old one stays."""
-        self._gen.discard()
-
-    def __enter__(self) -> VectorFileWriter:
-        return self
-
-    def __exit__(self, exc_type: Any, *exc: object) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.discard()
 
 
 def check_file_rows(vf: VectorFile, rows: Sequence[int] | np.ndarray, ids: Sequence[str],
